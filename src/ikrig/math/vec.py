@@ -1,0 +1,108 @@
+"""Vector functions over ``(..., 3)`` (or ``(..., 2)``) arrays.
+
+Every function broadcasts over leading batch axes and keeps float32 as float32. None of them
+divides by zero: degenerate inputs (zero vectors) give the documented fallback.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._checks import float_dtype
+
+
+def _f(x, dtype=None) -> np.ndarray:
+    a = np.asarray(x)
+    if dtype is None:
+        dtype = np.float32 if a.dtype == np.float32 else np.float64
+    return a.astype(dtype, copy=False)
+
+
+def tiny(dtype) -> float:
+    """Smallest length treated as non-zero for ``dtype`` (about 1e-30 / 1e-300 scaled up)."""
+    return 1e-30 if np.dtype(dtype) == np.float32 else 1e-200
+
+
+def dot(a, b) -> np.ndarray:
+    """Dot product over the last axis. ``a, b: (..., D)`` -> ``(...)``."""
+    dt = float_dtype(a, b)
+    return np.sum(_f(a, dt) * _f(b, dt), axis=-1)
+
+
+def cross(a, b) -> np.ndarray:
+    """Cross product. ``a, b: (..., 3)`` -> ``(..., 3)``."""
+    dt = float_dtype(a, b)
+    a, b = _f(a, dt), _f(b, dt)
+    return np.stack(
+        [
+            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+        ],
+        axis=-1,
+    )
+
+
+def norm(v) -> np.ndarray:
+    """Euclidean length over the last axis. ``v: (..., D)`` -> ``(...)``."""
+    v = _f(v)
+    return np.sqrt(np.sum(v * v, axis=-1))
+
+
+def normalize(v, fallback=None) -> np.ndarray:
+    """Unit vectors. ``v: (..., D)`` -> ``(..., D)``.
+
+    Vectors shorter than :func:`tiny` give ``fallback`` (broadcast to ``(..., D)``; default
+    zeros) instead of NaN.
+    """
+    v = _f(v)
+    n = norm(v)[..., None]
+    ok = n > tiny(v.dtype)
+    out = v / np.where(ok, n, 1)
+    fb = np.zeros_like(v) if fallback is None else np.broadcast_to(_f(fallback, v.dtype), v.shape)
+    return np.where(ok, out, fb)
+
+
+def angle_between(a, b) -> np.ndarray:
+    """Unsigned angle in radians, in ``[0, pi]``. ``a, b: (..., 3)`` -> ``(...)``.
+
+    Uses ``atan2(|a x b|, a . b)``, accurate for nearly parallel vectors; a zero vector gives 0.
+    """
+    return np.arctan2(norm(cross(a, b)), dot(a, b))
+
+
+def project_on_plane(v, normal) -> np.ndarray:
+    """Remove the component of ``v`` along ``normal``. ``v, normal: (..., 3)`` -> ``(..., 3)``.
+
+    ``normal`` need not be unit length; a zero normal leaves ``v`` unchanged.
+    """
+    dt = float_dtype(v, normal)
+    v = _f(v, dt)
+    n = normalize(_f(normal, dt))
+    return v - dot(v, n)[..., None] * n
+
+
+def signed_angle_2d(a, b) -> np.ndarray:
+    """Signed angle from ``a`` to ``b`` in radians, in ``(-pi, pi]``, counter-clockwise positive.
+
+    ``a, b: (..., 2)`` -> ``(...)``. A zero vector gives 0.
+    """
+    dt = float_dtype(a, b)
+    a, b = _f(a, dt), _f(b, dt)
+    c = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    d = a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
+    return np.arctan2(c, d)
+
+
+def any_perpendicular(v) -> np.ndarray:
+    """A unit vector perpendicular to ``v``. ``v: (..., 3)`` -> ``(..., 3)``.
+
+    Deterministic: crosses ``v`` with the coordinate axis it is least aligned with. A zero
+    ``v`` gives +X.
+    """
+    v = _f(v)
+    a = np.abs(v)
+    axis = np.zeros_like(v)
+    k = np.argmin(a, axis=-1)
+    np.put_along_axis(axis, k[..., None], 1.0, axis=-1)
+    return normalize(cross(v, axis), fallback=np.array([1.0, 0.0, 0.0], dtype=v.dtype))

@@ -1,0 +1,187 @@
+"""Poses and clips as arrays, forward kinematics and its inverse.
+
+Free functions work on plain arrays (``fk`` loops over joints and vectorises over every
+batch axis); :class:`Motion` bundles the arrays with their :class:`~ikrig.skeleton.Skeleton`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ._checks import as_float, float_dtype
+from .errors import InputError
+from .math.quat import quat_conj, quat_identity, quat_mul, quat_rotate
+from .skeleton import Skeleton
+
+
+def fk(parents, rotations_local, positions_local) -> tuple[np.ndarray, np.ndarray]:
+    """Forward kinematics: local joint transforms to world (model) space.
+
+    Args:
+        parents: ``(J,)`` int, parent index per joint, ``-1`` for roots, ``parents[j] < j``.
+        rotations_local: ``(..., J, 4)`` xyzw, each joint's rotation relative to its parent.
+        positions_local: ``(..., J, 3)``, each joint's translation in its parent's space.
+
+    Returns:
+        ``rotations_world (..., J, 4)`` and ``positions_world (..., J, 3)`` (batch shapes
+        broadcast). A root's world transform is its local transform.
+    """
+    dt = float_dtype(rotations_local, positions_local)
+    rl = np.asarray(rotations_local, dtype=dt)
+    pl = np.asarray(positions_local, dtype=dt)
+    batch = np.broadcast_shapes(rl.shape[:-2], pl.shape[:-2])
+    rot_w = np.empty(batch + rl.shape[-2:], dtype=dt)
+    pos_w = np.empty(batch + pl.shape[-2:], dtype=dt)
+    for j, p in enumerate(parents):
+        if p < 0:
+            rot_w[..., j, :] = rl[..., j, :]
+            pos_w[..., j, :] = pl[..., j, :]
+        else:
+            rot_w[..., j, :] = quat_mul(rot_w[..., p, :], rl[..., j, :])
+            pos_w[..., j, :] = pos_w[..., p, :] + quat_rotate(rot_w[..., p, :], pl[..., j, :])
+    return rot_w, pos_w
+
+
+def to_local(parents, rotations_world, positions_world) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of :func:`fk`: world joint transforms to local ones.
+
+    Args:
+        parents: ``(J,)`` int, as for :func:`fk`.
+        rotations_world: ``(..., J, 4)`` xyzw unit quaternions.
+        positions_world: ``(..., J, 3)``.
+
+    Returns:
+        ``rotations_local (..., J, 4)`` and ``positions_local (..., J, 3)``.
+    """
+    dt = float_dtype(rotations_world, positions_world)
+    rw = np.asarray(rotations_world, dtype=dt)
+    pw = np.asarray(positions_world, dtype=dt)
+    parents = np.asarray(parents)
+    rl, pl = rw.copy(), pw.copy()
+    child = np.flatnonzero(parents >= 0)
+    par = parents[child]
+    inv_parent = quat_conj(rw[..., par, :])
+    rl[..., child, :] = quat_mul(inv_parent, rw[..., child, :])
+    pl[..., child, :] = quat_rotate(inv_parent, pw[..., child, :] - pw[..., par, :])
+    return rl, pl
+
+
+def end_site_positions(skeleton: Skeleton, rotations_world, positions_world) -> np.ndarray:
+    """World positions ``(..., E, 3)`` of the skeleton's end sites, given FK results."""
+    p = skeleton.end_site_parents
+    off = skeleton.end_site_offsets.astype(np.asarray(positions_world).dtype, copy=False)
+    return positions_world[..., p, :] + quat_rotate(rotations_world[..., p, :], off)
+
+
+@dataclass(frozen=True, eq=False)
+class Motion:
+    """Local joint transforms of a skeleton over any batch shape: a pose, a clip or a crowd.
+
+    Attributes:
+        skeleton: the :class:`Skeleton`.
+        rotations_local: ``(..., J, 4)`` xyzw, relative to each joint's parent.
+        positions_local: ``(..., J, 3)``, each joint's translation in its parent's space, in the
+            skeleton's units. For joints that are not animated this is the rest offset.
+        frame_time: seconds per frame for clips (batch axis 0 is time), else ``None``.
+
+    The batch shapes of the two arrays must be equal; float32 stays float32.
+
+    Raises:
+        InputError: wrong joint count or trailing size, or a NaN/infinite value (the message
+            names the frame and joint).
+
+    Example:
+        >>> from ikrig.skeleton import Skeleton
+        >>> sk = Skeleton(("a", "b"), [-1, 0], [[0, 0, 0], [1, 0, 0]])
+        >>> Motion.rest(sk, batch_shape=(10,)).fk()[1].shape
+        (10, 2, 3)
+    """
+
+    skeleton: Skeleton
+    rotations_local: np.ndarray
+    positions_local: np.ndarray
+    frame_time: float | None = None
+
+    def __post_init__(self):
+        J = self.skeleton.num_joints
+        rl = as_float(self.rotations_local, "rotations_local", last=4, finite=False)
+        pl = as_float(self.positions_local, "positions_local", last=3, finite=False)
+        dt = float_dtype(rl, pl)
+        rl, pl = rl.astype(dt, copy=False), pl.astype(dt, copy=False)
+        if rl.ndim < 2 or rl.shape[-2] != J:
+            raise InputError(f"rotations_local: expected shape (..., {J}, 4), got {rl.shape}")
+        if pl.ndim < 2 or pl.shape[-2] != J:
+            raise InputError(f"positions_local: expected shape (..., {J}, 3), got {pl.shape}")
+        if rl.shape[:-2] != pl.shape[:-2]:
+            raise InputError(
+                f"rotations_local {rl.shape} and positions_local {pl.shape} batch shapes differ"
+            )
+        for name, a in (("rotations_local", rl), ("positions_local", pl)):
+            bad = ~np.isfinite(a)
+            if bad.any():
+                where = np.argwhere(bad)[0]
+                frame = ", ".join(map(str, where[:-2])) or "-"
+                raise InputError(
+                    f"{name}: NaN or infinite value at frame {frame}, joint"
+                    f" {self.skeleton.names[where[-2]]!r}"
+                )
+        if self.frame_time is not None and not (float(self.frame_time) > 0):
+            raise InputError(f"frame_time: must be > 0, got {self.frame_time!r}")
+        object.__setattr__(self, "rotations_local", rl)
+        object.__setattr__(self, "positions_local", pl)
+
+    @classmethod
+    def rest(cls, skeleton: Skeleton, batch_shape=(), dtype=np.float64, frame_time=None):
+        """The rest pose (identity rotations, rest offsets) repeated over ``batch_shape``."""
+        batch_shape = tuple(np.atleast_1d(batch_shape)) if np.ndim(batch_shape) else ()
+        rot = quat_identity(batch_shape + (skeleton.num_joints,), dtype=dtype)
+        pos = np.broadcast_to(skeleton.offsets.astype(dtype), rot.shape[:-1] + (3,)).copy()
+        return cls(skeleton, rot, pos, frame_time)
+
+    @classmethod
+    def from_world(cls, skeleton: Skeleton, rotations_world, positions_world, frame_time=None):
+        """A Motion from world rotations ``(..., J, 4)`` and world positions ``(..., J, 3)``."""
+        rl, pl = to_local(skeleton.parents, rotations_world, positions_world)
+        return cls(skeleton, rl, pl, frame_time)
+
+    @property
+    def num_joints(self) -> int:
+        return self.skeleton.num_joints
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """Leading shape: ``()`` for a pose, ``(F,)`` for a clip, ``(C, F)`` for a crowd."""
+        return self.rotations_local.shape[:-2]
+
+    @property
+    def num_frames(self) -> int:
+        """Length of batch axis 0 (frames of a clip); 1 for a single pose."""
+        return self.batch_shape[0] if self.batch_shape else 1
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.rotations_local.dtype
+
+    def fk(self) -> tuple[np.ndarray, np.ndarray]:
+        """World rotations ``(..., J, 4)`` and positions ``(..., J, 3)``; see :func:`fk`."""
+        return fk(self.skeleton.parents, self.rotations_local, self.positions_local)
+
+    def positions_world(self) -> np.ndarray:
+        """World joint positions ``(..., J, 3)``."""
+        return self.fk()[1]
+
+    def __getitem__(self, index) -> Motion:
+        """Index the batch axes (``clip[10]``, ``clip[::2]``), keeping the joint axes."""
+        if not isinstance(index, tuple):
+            index = (index,)
+        if len(index) > len(self.batch_shape):
+            raise InputError(f"too many indices for batch shape {self.batch_shape}")
+        rl = self.rotations_local[index]
+        ft = self.frame_time if rl.ndim > 2 else None
+        return Motion(self.skeleton, rl, self.positions_local[index], ft)
+
+    def replace(self, **changes) -> Motion:
+        """A copy with some fields replaced (``rotations_local=...``, ``frame_time=...``)."""
+        return replace(self, **changes)

@@ -1,0 +1,46 @@
+"""Shared test helpers: paths to the shared data, quaternion comparison, strategies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+SHARED_BVH = SHARED / "data" / "bvh"
+
+BATCH_SHAPES = [(), (1,), (3, 1, 2)]
+DTYPES = [np.float32, np.float64]
+
+
+def shared_bvh_files() -> list[Path]:
+    """The shared mocap clips, or an empty list when ../shared is absent."""
+    return sorted(SHARED_BVH.glob("*.bvh")) if SHARED_BVH.is_dir() else []
+
+
+@pytest.fixture
+def bvh_files():
+    files = shared_bvh_files()
+    if not files:
+        pytest.skip("../shared/data/bvh is not present")
+    return files
+
+
+def assert_quat_close(a, b, atol):
+    """Assert unit quaternions are equal up to sign (q and -q are the same rotation)."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    err = np.minimum(np.abs(a - b).max(axis=-1), np.abs(a + b).max(axis=-1))
+    assert np.all(err <= atol), f"max quaternion error {err.max()} > {atol}"
+
+
+def random_quats(rng, shape, dtype=np.float64):
+    q = rng.normal(size=tuple(shape) + (4,))
+    return (q / np.linalg.norm(q, axis=-1, keepdims=True)).astype(dtype)
+
+
+batch_shapes = st.sampled_from(BATCH_SHAPES + [(5,), (2, 3)])
+dtypes = st.sampled_from(DTYPES)
+seeds = st.integers(0, 2**32 - 1)
