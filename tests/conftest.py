@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,3 +46,7 @@ def random_quats(rng, shape, dtype=np.float64):
 batch_shapes = st.sampled_from(BATCH_SHAPES + [(5,), (2, 3)])
 dtypes = st.sampled_from(DTYPES)
 seeds = st.integers(0, 2**32 - 1)
+
+settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True)
+settings.register_profile("dev", max_examples=50, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

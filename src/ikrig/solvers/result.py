@@ -1,0 +1,34 @@
+"""What every iterative chain solver returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..pose import Motion
+
+
+@dataclass(frozen=True, eq=False)
+class SolveResult:
+    """The outcome of a chain solve, over the problem's batch shape ``(...)``.
+
+    Attributes:
+        positions_world: ``(..., n + 1, 3)`` solved world positions of the chain's joints,
+            root first, end effector last.
+        reached: ``(...)`` bool, the end effector ended within the solver's tolerance.
+        error: ``(...)`` distance from the end effector to the target (the weighted goal
+            residual for multi-goal solvers), in the data's units.
+        iterations: ``(...)`` int, iterations used (0 when the start pose already reached).
+        motion: the new :class:`~ikrig.pose.Motion` when the solve was given one (only the
+            chain's rotations changed), else ``None``.
+        rotations_local: ``(..., n, 4)`` xyzw new local rotations of the solved joints (root
+            to the joint before the effector) when known, else ``None``.
+    """
+
+    positions_world: np.ndarray
+    reached: np.ndarray
+    error: np.ndarray
+    iterations: np.ndarray
+    motion: Motion | None = None
+    rotations_local: np.ndarray | None = None
