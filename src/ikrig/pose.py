@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ._checks import as_float, float_dtype
+from ._numba import notify_compiling
+from ._pose_kernels import fk_kernel
 from .errors import InputError
 from .math.quat import quat_conj, quat_identity, quat_mul, quat_rotate
 from .skeleton import Skeleton
@@ -32,16 +34,17 @@ def fk(parents, rotations_local, positions_local) -> tuple[np.ndarray, np.ndarra
     rl = np.asarray(rotations_local, dtype=dt)
     pl = np.asarray(positions_local, dtype=dt)
     batch = np.broadcast_shapes(rl.shape[:-2], pl.shape[:-2])
-    rot_w = np.empty(batch + rl.shape[-2:], dtype=dt)
-    pos_w = np.empty(batch + pl.shape[-2:], dtype=dt)
-    for j, p in enumerate(parents):
-        if p < 0:
-            rot_w[..., j, :] = rl[..., j, :]
-            pos_w[..., j, :] = pl[..., j, :]
-        else:
-            rot_w[..., j, :] = quat_mul(rot_w[..., p, :], rl[..., j, :])
-            pos_w[..., j, :] = pos_w[..., p, :] + quat_rotate(rot_w[..., p, :], pl[..., j, :])
-    return rot_w, pos_w
+    J = rl.shape[-2]
+    rl = np.ascontiguousarray(np.broadcast_to(rl, batch + rl.shape[-2:])).reshape(-1, J, 4)
+    pl = np.ascontiguousarray(np.broadcast_to(pl, batch + pl.shape[-2:])).reshape(-1, J, 3)
+    rot_w = np.empty_like(rl)
+    pos_w = np.empty_like(pl)
+    par = np.asarray(parents, dtype=np.int64)
+    if len(par) != J:
+        raise InputError(f"parents: {len(par)} entries for {J} joints")
+    notify_compiling()
+    fk_kernel(par, rl, pl, rot_w, pos_w)
+    return rot_w.reshape(batch + (J, 4)), pos_w.reshape(batch + (J, 3))
 
 
 def to_local(parents, rotations_world, positions_world) -> tuple[np.ndarray, np.ndarray]:
