@@ -120,3 +120,20 @@ def test_motion_validation_names_frame_and_joint():
     one = m[1]
     assert one.batch_shape == () and one.frame_time is None
     assert m[1:3].num_frames == 2 and m[1:3].frame_time == pytest.approx(1 / 30)
+
+
+def test_fk_of_real_clips_keeps_bone_lengths(bvh_files):
+    from ikrig.io import read_bvh
+
+    for path in bvh_files:
+        motion = read_bvh(path).motion
+        pw = motion.positions_world()
+        parents = motion.skeleton.parents
+        child = np.flatnonzero(parents >= 0)
+        lengths = np.linalg.norm(pw[:, child] - pw[:, parents[child]], axis=-1)
+        # a child's bone length is its (possibly animated) local translation's length
+        expect = np.linalg.norm(motion.positions_local[:, child], axis=-1)
+        np.testing.assert_allclose(lengths, expect, rtol=1e-9, atol=1e-9, err_msg=path.name)
+        animated = np.ptp(motion.positions_local[:, child], axis=0).max(axis=-1) > 0
+        fixed = lengths[:, ~animated]
+        np.testing.assert_allclose(fixed, fixed[:1].repeat(len(fixed), 0), rtol=1e-9, atol=1e-9)
