@@ -1,0 +1,72 @@
+"""The feet's sole points (heel and toe) and the clip's own floor.
+
+Each foot has two sole points: the heel (the ankle joint) and the toe (the toe joint, else the
+ankle's end site, else the heel again). A point's *planted height* is how far above the
+clip's floor it sits when the foot is on the ground: a low percentile of its height over the
+clip, minus the floor. The floor is the lowest planted level of any sole point. A foot's
+*clearance* over some ground is ``min over points (y - planted height - ground height)``:
+0 when the foot stands on it, negative when it penetrates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..math.quat import quat_rotate
+from ..pose import Motion
+from .legs import Legs
+
+HEEL, TOE = 0, 1
+
+
+@dataclass(frozen=True, eq=False)
+class FootSole:
+    """Sole points of every foot.
+
+    Attributes:
+        joints: ``(feet, 2)`` int; the joint each point hangs from (heel: the ankle).
+        offsets_local: ``(feet, 2, 3)``; the point's offset in that joint's frame (zero for a
+            point at the joint, the end-site offset for an end site).
+        heights: ``(feet, 2)``; planted height of each point above ``floor``.
+        floor: the clip's floor height (world Y), in the clip's units.
+    """
+
+    joints: np.ndarray
+    offsets_local: np.ndarray
+    heights: np.ndarray
+    floor: float
+
+    def points_world(self, rotations_world, positions_world) -> np.ndarray:
+        """World positions ``(..., feet, 2, 3)`` of the sole points from FK ``(..., J, 4/3)``."""
+        rot = rotations_world[..., self.joints, :]
+        pos = positions_world[..., self.joints, :]
+        return pos + quat_rotate(rot, self.offsets_local.astype(pos.dtype))
+
+    def clearance(self, points_world, ground_heights) -> np.ndarray:
+        """Foot clearance ``(..., feet)`` given sole points ``(..., feet, 2, 3)`` and the ground
+        height under each ``(..., feet, 2)``."""
+        return np.min(points_world[..., 1] - self.heights - ground_heights, axis=-1)
+
+
+def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0) -> FootSole:
+    """Sole points of ``legs`` and their planted heights, measured on the clip ``motion (F,)``."""
+    sk = motion.skeleton
+    joints, offsets = [], []
+    for leg in legs.legs:
+        toe_joint, toe_offset = leg.ankle, np.zeros(3)
+        if leg.toe >= 0:
+            toe_joint = leg.toe
+        else:
+            sites = np.flatnonzero(sk.end_site_parents == leg.ankle)
+            if len(sites):
+                toe_offset = sk.end_site_offsets[sites[0]]
+        joints.append([leg.ankle, toe_joint])
+        offsets.append([np.zeros(3), toe_offset])
+    sole = FootSole(np.array(joints), np.array(offsets, dtype=np.float64), np.zeros((0,)), 0.0)
+    rot_w, pos_w = motion.fk()
+    pts = sole.points_world(rot_w, pos_w).reshape(-1, len(joints), 2, 3)
+    levels = np.percentile(pts[..., 1], percentile, axis=0)  # (feet, 2)
+    floor = float(levels.min())
+    return FootSole(sole.joints, sole.offsets_local, levels - floor, floor)

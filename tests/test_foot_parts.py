@@ -1,0 +1,166 @@
+"""Foot-placement building blocks on synthetic cases with known answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ikrig.errors import InputError
+from ikrig.pipelines.contacts import detect_contacts, pinning_curve
+from ikrig.pipelines.envelope import SwingEnvelope
+from ikrig.pipelines.legs import find_legs
+from ikrig.pipelines.locking import lock_feet, new_lock_state
+from ikrig.pipelines.smoothing import Spring, smooth
+from ikrig.skeleton import Skeleton
+
+
+def leg_skeleton(names, toe=True):
+    """Pelvis root with two legs along -Y, left at +X; names: (hip, knee, ankle, toe) per side."""
+    joints, parents, offsets = ["root"], [-1], [[0, 1, 0]]
+    for side, x in (("L", 0.1), ("R", -0.1)):
+        base = len(joints)
+        names_side = [n.format(s=side, side="Left" if side == "L" else "Right",
+                               low=side.lower()) for n in names]  # fmt: skip
+        joints += names_side[: 4 if toe else 3]
+        parents += [0, base, base + 1] + ([base + 2] if toe else [])
+        offsets += [[x, 0, 0], [0, -0.45, 0], [0, -0.42, 0]] + ([[0, -0.05, 0.12]] if toe else [])
+    return Skeleton(tuple(joints), parents, offsets)
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("{side}UpLeg", "{side}Leg", "{side}Foot", "{side}ToeBase"),  # CMU MotionBuilder, Mixamo
+        ("{side}Hip", "{side}Knee", "{side}Ankle", "{side}Toe"),  # CMU 3ds Max
+        ("mixamorig:{side}UpLeg", "mixamorig:{side}Leg", "mixamorig:{side}Foot",
+         "mixamorig:{side}ToeBase"),
+        ("thigh_{low}", "calf_{low}", "foot_{low}", "ball_{low}"),  # Unreal mannequin
+        ("{s}_Hip", "{s}_Knee", "{s}_Ankle", "{s}_Toe"),
+        ("Thigh.{s}", "Shin.{s}", "Foot.{s}", "Toe.{s}"),  # Blender
+        ("Bip01 {s} Thigh", "Bip01 {s} Calf", "Bip01 {s} Foot", "Bip01 {s} Toe0"),
+    ],
+)  # fmt: skip
+def test_legs_found_by_name(names):
+    sk = leg_skeleton(names)
+    legs = find_legs(sk)
+    assert [g.side for g in legs.legs] == ["left", "right"]
+    left = legs.legs[0]
+    assert (left.hip, left.knee, left.ankle, left.toe) == (1, 2, 3, 4)
+    assert legs.leg_length == pytest.approx(0.87)
+
+
+def test_legs_by_topology_and_override():
+    sk = leg_skeleton(("a{s}", "b{s}", "c{s}", "d{s}"))
+    legs = find_legs(sk)  # no useful names: the two lowest leaves on either side
+    assert [(g.hip, g.knee, g.ankle, g.toe) for g in legs.legs] == [(1, 2, 3, 4), (5, 6, 7, 8)]
+    legs = find_legs(sk, "aL,bL,cL;aR,bR,cR,dR")
+    assert legs.legs[0].toe == -1 and legs.legs[1].toe == 8
+    with pytest.raises(InputError, match="not a child"):
+        find_legs(sk, "aL,cL,bL")
+    torso = Skeleton(("hips", "spine", "head"), [-1, 0, 1], [[0, 1, 0], [0, 0.3, 0], [0, 0.3, 0]])
+    with pytest.raises(InputError, match="--legs") as err:
+        find_legs(torso)
+    assert "hips, spine, head" in str(err.value)
+
+
+def test_legs_found_on_every_shared_clip(bvh_files):
+    from ikrig.io import read_bvh
+
+    for path in bvh_files:
+        sk = read_bvh(path).motion.skeleton
+        legs = find_legs(sk)
+        assert [g.side for g in legs.legs] == ["left", "right"], path.name
+        for g in legs.legs:
+            assert sk.names[g.ankle].lower().replace("left", "").replace("right", "") in (
+                "foot", "ankle")  # fmt: skip
+        assert legs.leg_length > 0
+
+
+def test_contacts_hysteresis_span_and_pins():
+    F, dt, L = 60, 1 / 30, 1.0
+    h = np.full((F, 1, 1), 0.5)
+    h[10:30] = 0.01  # planted for 20 frames
+    h[30:32] = 0.065  # above the enter threshold but under the stay one: contact holds
+    h[45] = 0.0  # too short a contact: dropped
+    h[50] = 0.065  # never entered: the enter threshold is stricter
+    s = np.zeros_like(h)
+    c = detect_contacts(h, s, L, dt)[:, 0]
+    assert c[10:32].all() and not c[:10].any() and not c[32:].any()
+    pins = pinning_curve(c[:, None], dt, blend_in=0.1, blend_out=0.1)[:, 0]
+    assert (pins[c] == 1).all() and pins[0] == 0 and pins[-1] == 0
+    assert 0 < pins[8] < 1 and 0 < pins[33] < 1
+    assert np.all(np.abs(np.diff(pins)) < 0.6)
+
+
+def test_contacts_need_slow_feet():
+    h = np.zeros((30, 1, 2))
+    s = np.full_like(h, 5.0)  # fast everywhere: never a contact
+    assert not detect_contacts(h, s, 1.0, 1 / 30).any()
+
+
+def test_spring_is_frame_rate_independent_and_live_equals_offline():
+    t30, t120 = np.arange(0, 2, 1 / 30), np.arange(0, 2, 1 / 120)
+    for fn in (lambda t: np.sin(3 * t), lambda t: np.clip(t - 0.5, 0, None)):
+        a = smooth(fn(t30), 1 / 30, 0.1)
+        b = smooth(fn(t120), 1 / 120, 0.1)[::4]
+        assert np.abs(a - b).max() < 1e-3
+    g = np.r_[np.zeros(5), np.ones(40)]
+    offline = smooth(g, 1 / 30, 0.1)
+    spring = Spring(0.1)
+    live = np.array([spring.update([x], 1 / 30)[0] for x in g])
+    np.testing.assert_array_equal(live, offline)
+    assert offline[-1] == pytest.approx(1, abs=1e-3) and np.all(np.diff(offline) >= -1e-12)
+    np.testing.assert_array_equal(smooth(g, 1 / 30, 0.0), g)
+
+
+class StepGround:
+    """Ground of height 0 for x < 1 and 1 beyond; nothing for x > 5."""
+
+    def height_at(self, xz):
+        xz = np.asarray(xz, dtype=float)
+        h = (xz[..., 0] >= 1.0) * 1.0
+        n = np.zeros(xz.shape[:-1] + (3,))
+        n[..., 1] = 1
+        return h, n, xz[..., 0] <= 5
+
+
+def test_envelope_covers_ground_near_the_foot_and_is_smooth():
+    env = SwingEnvelope(StepGround(), cell=0.05, radius=0.2, blur=0.1)
+    x = np.linspace(-2, 4, 601)
+    pts = np.stack([x, np.cos(x)], axis=-1)
+    s = env.height_at(pts)
+    truth = StepGround().height_at(pts)[0]
+    near = np.array([truth[np.abs(x - xi) <= 0.2].max() for xi in x])
+    assert np.all(s >= near - 1e-12)
+    assert np.all(s <= 1 + 1e-12) and np.all(s[x < 0.2] == 0)
+    assert np.abs(np.diff(s, 2)).max() < 0.05  # no jumps or sharp kinks
+    # tiles are independent of query order
+    env2 = SwingEnvelope(StepGround(), cell=0.05, radius=0.2, blur=0.1)
+    np.testing.assert_array_equal(env2.height_at(pts[::-1])[::-1], s)
+
+
+def test_locking_holds_the_planted_point_then_releases():
+    F = 40
+    contact = np.zeros((F, 1), dtype=bool)
+    contact[5:25] = True
+    pts = np.zeros((F, 1, 2, 2))
+    pts[:, 0, :, 0] = np.arange(F)[:, None] * 0.01  # sliding 1 cm per frame along x
+    planted = np.zeros((F, 1), dtype=int)
+    planted[15:] = 1  # the foot rolls onto the toe halfway through
+    pts[:, 0, 1, 0] += 0.2
+    out = lock_feet(contact, planted, pts, 1 / 30, radius=0.5, halflife=0.05)
+    held = pts[5:25, 0, 0, 0] + out[5:25, 0, 0]
+    np.testing.assert_allclose(held[:10], held[0], atol=1e-12)  # heel held
+    toe = pts[15:25, 0, 1, 0] + out[15:25, 0, 0]
+    np.testing.assert_allclose(toe, toe[0], atol=1e-12)  # then the toe
+    assert abs(out[-1, 0, 0]) < 1e-3  # released after the span
+    # no jump: the release moves the foot back over several frames
+    assert np.abs(np.diff(out[:, 0, 0])).max() <= 0.35 * np.abs(out[:, 0, 0]).max()
+    # past the radius the lock lets go
+    out2 = lock_feet(contact, planted * 0, pts, 1 / 30, radius=0.05, halflife=0.05)
+    assert np.abs(out2[5:25, 0, 0]).max() < 0.07
+    # live, frame by frame, equals offline
+    state = new_lock_state(1)
+    live = np.concatenate([lock_feet(contact[f:f + 1], planted[f:f + 1], pts[f:f + 1],
+                                     1 / 30, 0.5, 0.05, state) for f in range(F)])  # fmt: skip
+    np.testing.assert_array_equal(live, out)
