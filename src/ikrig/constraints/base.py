@@ -1,0 +1,157 @@
+"""The constraint base class and :func:`pack_constraints`, which turns constraint objects into
+the ``(kinds, params)`` arrays the solver kernels read (see :mod:`ikrig.constraints._kernels`
+for the kernel contract).
+
+Every constraint limits the *local rotation* of one solved joint of a chain: its rotation
+relative to its parent joint's frame (for the chain root: relative to the root's parent,
+the identity for a skeleton root). Constraint geometry is given in that parent frame, in
+radians. Each constraint needs two vectors that come from the skeleton, not from the
+constraint itself:
+
+* ``bone_local (3,)``: the bone's direction in the joint's own frame (the offset of the next
+  chain joint, the skeleton's ``offsets[chain.joints[i + 1]]``);
+* ``parent_bone_local (3,)`` or ``None``: the parent bone's direction in the parent frame
+  (``offsets[chain.joints[i]]``); ``None`` for the chain root, where the bone's own rest
+  direction ``bone_local`` stands in for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .._checks import as_float
+from .._numba import notify_compiling
+from ..errors import InputError
+from . import _kernels as K
+
+
+def _unit3(v, name: str) -> tuple[float, float, float]:
+    a = np.asarray(v, dtype=np.float64)
+    if a.shape != (3,) or not np.isfinite(a).all():
+        raise InputError(f"{name}: expected 3 finite numbers, got {v!r}")
+    n = float(np.linalg.norm(a))
+    if n <= 1e-12:
+        raise InputError(f"{name}: must not be the zero vector")
+    return tuple(float(x) for x in a / n)
+
+
+def _angle(value, name: str, bound: float) -> float:
+    v = float(value)
+    if not np.isfinite(v) or abs(v) > bound + 1e-12:
+        raise InputError(
+            f"{name}: must be a finite angle in radians within +-{bound:.4g}, got {value!r}"
+        )
+    return v
+
+
+def _angle_pair(lo, hi, names: tuple[str, str], bound: float = 2 * np.pi) -> tuple[float, float]:
+    a = _angle(lo, names[0], bound)
+    b = _angle(hi, names[1], bound)
+    if a > b:
+        raise InputError(f"{names[0]} ({a!r}) must not exceed {names[1]} ({b!r})")
+    return a, b
+
+
+def _bone_dir(bone_local) -> np.ndarray:
+    """Unit bone direction; ``(1, 0, 0)`` for a zero-length bone."""
+    b = np.asarray(bone_local, dtype=np.float64).reshape(3)
+    n = float(np.linalg.norm(b))
+    return b / n if n > 1e-300 else np.array([1.0, 0.0, 0.0])
+
+
+class Constraint:
+    """Base class of the joint constraints (:class:`AngleLimit2D`, :class:`Cone`,
+    :class:`Hinge`, :class:`TwistLimit`).
+
+    A subclass sets ``kind`` (a ``KIND_*`` code of :mod:`ikrig.constraints._kernels`) and
+    implements :meth:`params`; :meth:`project` and :meth:`violation` are shared and run the
+    same kernel code as the solvers.
+    """
+
+    kind: int = K.KIND_FREE
+
+    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+        """The ``(N_PARAMS,)`` float64 kernel row for this joint (see the kernel contract)."""
+        row = np.zeros(K.N_PARAMS)
+        row[K.P_BONE : K.P_BONE + 3] = _bone_dir(bone_local)
+        return row
+
+    def project(self, rotation_local, bone_local, parent_bone_local=None) -> np.ndarray:
+        """The nearest allowed local rotation.
+
+        Args:
+            rotation_local: ``(..., 4)`` xyzw, the joint's rotation relative to its parent.
+            bone_local: ``(3,)`` the bone's direction in the joint's own frame.
+            parent_bone_local: ``(3,)`` the parent bone's direction in the parent frame, or
+                ``None`` for a chain root (the rest direction ``bone_local`` is used).
+
+        Returns:
+            ``(..., 4)`` xyzw unit quaternions (dtype kept). Allowed rotations come back
+            unchanged; projecting twice gives the same result.
+
+        Raises:
+            InputError: wrong shape or non-finite values.
+        """
+        q = as_float(rotation_local, "rotation_local", last=4)
+        row = self.params(bone_local, parent_bone_local)
+        flat = np.ascontiguousarray(q.reshape(-1, 4), dtype=np.float64)
+        kinds = np.full(flat.shape[0], self.kind, dtype=np.int64)
+        params = np.broadcast_to(row, (flat.shape[0], K.N_PARAMS))
+        out = np.empty_like(flat)
+        notify_compiling()
+        K.project_local_batch(kinds, params, flat, out)
+        return out.reshape(q.shape).astype(q.dtype, copy=False)
+
+    def violation(self, rotation_local, bone_local, parent_bone_local=None) -> np.ndarray:
+        """Angle in radians ``(...)`` between each rotation and its projection (0 if allowed)."""
+        q = as_float(rotation_local, "rotation_local", last=4).astype(np.float64)
+        q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        p = self.project(q, bone_local, parent_bone_local)
+        chord = np.minimum(np.linalg.norm(q - p, axis=-1), np.linalg.norm(q + p, axis=-1))
+        return 4 * np.arcsin(np.clip(0.5 * chord, 0.0, 1.0))
+
+
+def pack_constraints(
+    constraints: Sequence[Constraint | None], bone_local
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pack a chain's constraints for the kernels.
+
+    Args:
+        constraints: ``n`` entries, one per solved joint (root first), a :class:`Constraint`
+            or ``None`` (free).
+        bone_local: ``(n, 3)``: row ``i`` is joint ``i``'s bone (the offset of joint
+            ``i + 1``) in joint ``i``'s own frame. Row ``i - 1`` is also the parent bone's
+            direction for joint ``i`` (used by :class:`Cone`'s default axis and
+            :class:`AngleLimit2D`).
+
+    Returns:
+        ``kinds (n,) int64`` and ``params (n, N_PARAMS) float64`` (read-only arrays).
+
+    Raises:
+        InputError: an entry is not a constraint, or ``bone_local`` has the wrong shape.
+    """
+    cons = list(constraints)
+    n = len(cons)
+    bones = as_float(bone_local, "bone_local", last=3).astype(np.float64, copy=False)
+    if bones.shape != (n, 3):
+        raise InputError(f"bone_local: expected shape ({n}, 3), got {bones.shape}")
+    kinds = np.zeros(n, dtype=np.int64)
+    params = np.zeros((n, K.N_PARAMS))
+    for i, c in enumerate(cons):
+        if c is None:
+            c = _FREE
+        elif not isinstance(c, Constraint):
+            raise InputError(
+                f"constraints[{i}]: expected a constraint from ikrig.constraints or None, got"
+                f" {type(c).__name__}"
+            )
+        kinds[i] = c.kind
+        params[i] = c.params(bones[i], bones[i - 1] if i > 0 else None)
+    kinds.flags.writeable = False
+    params.flags.writeable = False
+    return kinds, params
+
+
+_FREE = Constraint()

@@ -1,0 +1,63 @@
+"""Ball-and-socket joints: :class:`Cone`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._checks import in_range
+from . import _kernels as K
+from .base import Constraint, _bone_dir, _unit3
+
+
+@dataclass(frozen=True)
+class Cone(Constraint):
+    """Ball-and-socket: the bone stays within ``limit`` radians of the cone axis; twist free.
+
+    Attributes:
+        limit: the cone's half-angle in radians, ``0 <= limit <= pi``.
+        axis: the cone axis in the parent joint's frame, or ``None`` (default): the parent
+            bone's direction (the bone may deviate by ``limit`` from straight on), and for
+            the chain root the bone's rest direction.
+
+    Raises:
+        InputError: a limit outside ``[0, pi]`` or a zero axis.
+
+    Example:
+        >>> cone = Cone.degrees(30)
+        >>> q = [0.0, 0.0, np.sin(0.5), np.cos(0.5)]  # bone turned 1 rad about +Z
+        >>> q2 = cone.project(q, [1.0, 0.0, 0.0])
+        >>> round(float(np.degrees(2 * np.arctan2(q2[2], q2[3]))), 6)
+        30.0
+    """
+
+    limit: float
+    axis: tuple[float, float, float] | None = None
+
+    kind = K.KIND_CONE
+
+    def __post_init__(self):
+        object.__setattr__(self, "limit", in_range(self.limit, "limit", 0.0, math.pi))
+        if self.axis is not None:
+            object.__setattr__(self, "axis", _unit3(self.axis, "axis"))
+
+    @classmethod
+    def degrees(cls, limit_deg: float, axis=None) -> Cone:
+        """The cone from a half-angle in degrees."""
+        return cls(math.radians(limit_deg), axis)
+
+    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+        b = _bone_dir(bone_local)
+        if self.axis is not None:
+            a = np.asarray(self.axis)
+        elif parent_bone_local is not None:
+            a = _bone_dir(parent_bone_local)
+        else:
+            a = b
+        row = np.zeros(K.N_PARAMS)
+        row[K.P_LO], row[K.P_HI] = math.cos(self.limit), math.sin(self.limit)
+        row[K.P_AXIS : K.P_AXIS + 3] = a
+        row[K.P_BONE : K.P_BONE + 3] = b
+        return row

@@ -1,0 +1,74 @@
+"""2D angle limits: :class:`AngleLimit2D`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels as K
+from .base import Constraint, _angle_pair, _bone_dir, _unit3
+
+
+@dataclass(frozen=True)
+class AngleLimit2D(Constraint):
+    """Limit the signed angle between a bone and its parent bone in the chain's plane.
+
+    The angle is measured from the parent bone to the bone, counter-clockwise about
+    ``normal`` (a unit vector in the parent joint's frame, ``+Z`` by default: the XY plane
+    of a 2D chain). For the chain root the bone's rest direction stands in for the parent
+    bone, so the angle is the root's rotation from its rest pose. In 3D the joint acts as a
+    hinge about ``normal``: allowed local rotations are rotations about ``normal`` whose
+    resulting angle lies in ``[min_angle, max_angle]``.
+
+    Attributes:
+        min_angle, max_angle: radians, ``-2 pi <= min_angle <= max_angle <= 2 pi``; a range of
+            ``2 pi`` or more means no limit (a free hinge).
+        normal: the plane normal, in the parent joint's frame (normalised on construction).
+
+    Raises:
+        InputError: non-finite, out-of-range or reversed angles; a zero normal.
+
+    Example:
+        >>> lim = AngleLimit2D.degrees(-90, 90)
+        >>> q = [0.0, 0.0, np.sin(1.0), np.cos(1.0)]  # 2 rad about +Z
+        >>> np.round(lim.project(q, [1.0, 0.0, 0.0]), 4)  # clamped to 90 degrees
+        array([0.    , 0.    , 0.7071, 0.7071])
+    """
+
+    min_angle: float
+    max_angle: float
+    normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
+
+    kind = K.KIND_ANGLE_2D
+
+    def __post_init__(self):
+        lo, hi = _angle_pair(self.min_angle, self.max_angle, ("min_angle", "max_angle"))
+        object.__setattr__(self, "min_angle", lo)
+        object.__setattr__(self, "max_angle", hi)
+        object.__setattr__(self, "normal", _unit3(self.normal, "normal"))
+
+    @classmethod
+    def degrees(cls, min_deg: float, max_deg: float, normal=(0.0, 0.0, 1.0)) -> AngleLimit2D:
+        """The limit from angles in degrees."""
+        return cls(math.radians(min_deg), math.radians(max_deg), normal)
+
+    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+        n = np.asarray(self.normal)
+        b = _bone_dir(bone_local)
+        offset = 0.0
+        if parent_bone_local is not None:
+            pb = _bone_dir(parent_bone_local)
+            pb_p = pb - np.dot(pb, n) * n
+            b_p = b - np.dot(b, n) * n
+            if np.linalg.norm(pb_p) > 1e-12 and np.linalg.norm(b_p) > 1e-12:
+                offset = math.atan2(np.dot(np.cross(pb_p, b_p), n), np.dot(pb_p, b_p))
+        row = np.zeros(K.N_PARAMS)
+        if self.max_angle - self.min_angle >= 2 * math.pi:
+            row[K.P_LO], row[K.P_HI] = -K.HINGE_FREE, K.HINGE_FREE
+        else:
+            row[K.P_LO], row[K.P_HI] = self.min_angle - offset, self.max_angle - offset
+        row[K.P_AXIS : K.P_AXIS + 3] = n
+        row[K.P_BONE : K.P_BONE + 3] = b
+        return row

@@ -1,0 +1,63 @@
+"""Twist limits: :class:`TwistLimit`."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _kernels as K
+from .base import Constraint, _angle_pair, _bone_dir
+
+
+@dataclass(frozen=True)
+class TwistLimit(Constraint):
+    """Limit the twist about the bone axis; swing is free.
+
+    The twist of a local rotation ``q`` is the angle of its swing-twist decomposition about
+    the bone axis ``b`` (the bone's direction in the joint's own frame):
+    ``2 atan2(q_xyz . b, q_w)``, 0 in the rest pose. Allowed: twist in ``[min_angle,
+    max_angle]`` (modulo 2 pi).
+
+    Position-based solvers (FABRIK, follow) only see bone directions; they enforce a twist
+    limit by snapping each joint's rotation (see :mod:`ikrig.constraints._kernels`).
+
+    Attributes:
+        min_angle, max_angle: radians, ``-2 pi <= min_angle <= max_angle <= 2 pi``.
+
+    Raises:
+        InputError: non-finite, out-of-range or reversed angles.
+
+    Example:
+        >>> lim = TwistLimit.degrees(-45, 45)
+        >>> q = [np.sin(0.75), 0.0, 0.0, np.cos(0.75)]  # 1.5 rad about the bone (+X)
+        >>> np.round(lim.project(q, [1.0, 0.0, 0.0]), 4)
+        array([0.3827, 0.    , 0.    , 0.9239])
+    """
+
+    min_angle: float
+    max_angle: float
+
+    kind = K.KIND_TWIST
+
+    def __post_init__(self):
+        lo, hi = _angle_pair(self.min_angle, self.max_angle, ("min_angle", "max_angle"))
+        object.__setattr__(self, "min_angle", lo)
+        object.__setattr__(self, "max_angle", hi)
+
+    @classmethod
+    def degrees(cls, min_deg: float, max_deg: float) -> TwistLimit:
+        """The limit from angles in degrees."""
+        return cls(math.radians(min_deg), math.radians(max_deg))
+
+    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+        b = _bone_dir(bone_local)
+        row = np.zeros(K.N_PARAMS)
+        if self.max_angle - self.min_angle >= 2 * math.pi:
+            row[K.P_LO], row[K.P_HI] = -K.HINGE_FREE, K.HINGE_FREE
+        else:
+            row[K.P_LO], row[K.P_HI] = self.min_angle, self.max_angle
+        row[K.P_AXIS : K.P_AXIS + 3] = b
+        row[K.P_BONE : K.P_BONE + 3] = b
+        return row

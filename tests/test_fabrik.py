@@ -1,0 +1,578 @@
+"""FABRIK: reachable targets, bone lengths, fixed root, constraints, batching, degenerate
+chains and the pose-level solver.
+
+Reachable targets come from forward kinematics of random poses of the same chain. FABRIK
+converges only linearly for targets right at the edge of the reachable set (fully
+stretched, or fully folded), so random targets are kept at least 10 % of the chain length
+inside both edges and the reachability tests allow 2000 iterations.
+
+Helpers here are shared with ``test_follow.py``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import random_quats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ikrig.constraints import AngleLimit2D, Cone, Hinge, TwistLimit
+from ikrig.errors import HierarchyError, InputError
+from ikrig.math import quat_conj, quat_from_axis_angle, quat_mul, quat_rotate
+from ikrig.pose import Motion
+from ikrig.skeleton import Skeleton
+from ikrig.solvers.chain import Chain
+from ikrig.solvers.fabrik import FabrikOptions, fabrik, solve_fabrik
+
+BATCHES = st.sampled_from([(), (1,), (4,), (2, 3)])
+DTYPES = st.sampled_from([np.float32, np.float64])
+SEEDS = st.integers(0, 2**32 - 1)
+X = np.array([1.0, 0.0, 0.0])
+
+
+# --------------------------------------------------------------------------------------
+# Helpers (also used by test_follow.py)
+# --------------------------------------------------------------------------------------
+
+
+def chain_from_directions(root, lengths, dirs):
+    """Joint positions ``(..., n + 1, 3)`` from a root, bone lengths and unit directions."""
+    steps = dirs * np.asarray(lengths)[:, None]
+    return np.concatenate([root[..., None, :], root[..., None, :] + np.cumsum(steps, -2)], -2)
+
+
+def random_pose(rng, lengths, batch, root=None):
+    """A random pose of a chain: uniformly random bone directions."""
+    d = rng.normal(size=tuple(batch) + (len(lengths), 3))
+    d /= np.linalg.norm(d, axis=-1, keepdims=True)
+    root = np.zeros(tuple(batch) + (3,)) if root is None else root
+    return chain_from_directions(root, lengths, d)
+
+
+def reachable_targets(rng, lengths, root, margin=0.1):
+    """Effector positions of random poses, at least ``margin * L`` inside both reach edges."""
+    lengths = np.asarray(lengths)
+    total = lengths.sum()
+    inner = max(0.0, 2 * lengths.max() - total)
+    out = np.empty(root.shape)
+    todo = np.ones(root.shape[:-1], dtype=bool)
+    while todo.any():
+        eff = random_pose(rng, lengths, root.shape[:-1], root)[..., -1, :]
+        dist = np.linalg.norm(eff - root, axis=-1)
+        ok = todo & (dist > inner + margin * total) & (dist < (1 - margin) * total)
+        if len(lengths) == 1:
+            ok = todo.copy()
+        out[ok] = eff[ok]
+        todo &= ~ok
+    return out
+
+
+def constrained_pose(rng, lengths, constraints, batch, planar=False):
+    """A random pose of a position-level chain whose local rotations obey the constraints
+    (position-level convention: bones along +X of their frames, root parent = identity)."""
+    n = len(lengths)
+    rot = np.zeros(tuple(batch) + (4,))
+    rot[..., 3] = 1
+    dirs = np.empty(tuple(batch) + (n, 3))
+    for i in range(n):
+        if planar:
+            q = quat_from_axis_angle([0, 0, 1], rng.uniform(-np.pi, np.pi, batch))
+        else:
+            q = random_quats(rng, batch)
+        if constraints[i] is not None:
+            q = constraints[i].project(q, X, X if i > 0 else None)
+        rot = quat_mul(rot, q)
+        dirs[..., i, :] = quat_rotate(rot, X)
+    return chain_from_directions(np.zeros(tuple(batch) + (3,)), lengths, dirs)
+
+
+def bone_lengths(p):
+    return np.linalg.norm(np.diff(np.asarray(p, np.float64), axis=-2), axis=-1)
+
+
+def assert_lengths_kept(p_out, p_in, dtype):
+    rel = 1e-9 if dtype == np.float64 else 2e-5
+    want = bone_lengths(p_in)
+    np.testing.assert_allclose(bone_lengths(p_out), want, rtol=rel, atol=rel * want.max())
+
+
+def max_violation(constraints, rotations_local, bones, parents):
+    """Largest angle (rad) by which any joint breaks its constraint."""
+    worst = 0.0
+    for i, c in enumerate(constraints):
+        if c is not None:
+            v = c.violation(rotations_local[..., i, :], bones[i], parents[i])
+            worst = max(worst, float(np.max(v)))
+    return worst
+
+
+def position_level_violation(constraints, rotations_local):
+    n = len(constraints)
+    return max_violation(constraints, rotations_local, [X] * n, [None] + [X] * (n - 1))
+
+
+def assert_rotations_match_positions(rotations_local, positions, parent=None):
+    """World rotations composed from the local ones point each bone along +X."""
+    rot = np.zeros(positions.shape[:-2] + (4,))
+    rot[..., 3] = 1
+    if parent is not None:
+        rot = rot + parent
+    d = np.diff(positions.astype(np.float64), axis=-2)
+    for i in range(rotations_local.shape[-2]):
+        rot = quat_mul(rot, rotations_local[..., i, :].astype(np.float64))
+        want = d[..., i, :] / np.linalg.norm(d[..., i, :], axis=-1, keepdims=True)
+        np.testing.assert_allclose(quat_rotate(rot, X), want, atol=2e-5)
+
+
+# --------------------------------------------------------------------------------------
+# Position level, free chains
+# --------------------------------------------------------------------------------------
+
+
+@settings(max_examples=40)
+@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS, n=st.integers(1, 8))
+def test_reaches_reachable_targets(batch, dtype, seed, n):
+    rng = np.random.default_rng(seed)
+    lengths = rng.uniform(0.5, 1.5, n)
+    root = rng.normal(size=tuple(batch) + (3,))
+    start = random_pose(rng, lengths, batch, root).astype(dtype)
+    target = reachable_targets(rng, lengths, root).astype(dtype)
+    tol = 1e-3 * lengths.sum()
+    res = fabrik(start, target, FabrikOptions(max_iterations=2000, tolerance=tol))
+    p = res.positions_world
+    assert p.shape == start.shape and p.dtype == np.dtype(dtype)
+    assert res.reached.shape == batch and res.reached.all()
+    assert res.error.shape == batch and res.iterations.shape == batch
+    slack = 1e-9 if dtype == np.float64 else 1e-5 * lengths.sum()
+    err = np.linalg.norm(p[..., -1, :].astype(np.float64) - target, axis=-1)
+    assert np.all(err <= tol + slack)
+    np.testing.assert_allclose(res.error, err, atol=slack + 1e-6)
+    assert_lengths_kept(p, start, dtype)
+    np.testing.assert_array_equal(p[..., 0, :], start[..., 0, :])  # the root stays put
+    assert res.motion is None and res.rotations_local is None
+
+
+@settings(max_examples=25)
+@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS, constrained=st.booleans())
+def test_batched_equals_loop_of_single_solves(batch, dtype, seed, constrained):
+    rng = np.random.default_rng(seed)
+    n = 5
+    lengths = rng.uniform(0.5, 1.5, n)
+    start = random_pose(rng, lengths, batch).astype(dtype)
+    target = (rng.normal(size=tuple(batch) + (3,)) * 2).astype(dtype)
+    cons = [Cone(0.7)] * n if constrained else None
+    opts = FabrikOptions(max_iterations=30, tolerance=1e-4)
+    res = fabrik(start, target, opts, constraints=cons)
+    for idx in np.ndindex(*batch):
+        one = fabrik(start[idx], target[idx], opts, constraints=cons)
+        np.testing.assert_array_equal(one.positions_world, res.positions_world[idx])
+        assert one.iterations == res.iterations[idx] and one.reached == res.reached[idx]
+        np.testing.assert_array_equal(one.error, res.error[idx])
+        if constrained:
+            np.testing.assert_array_equal(one.rotations_local, res.rotations_local[idx])
+
+
+def test_broadcasts_one_chain_over_many_targets():
+    rng = np.random.default_rng(0)
+    start = random_pose(rng, [1.0, 1.0, 1.0], ())
+    targets = rng.normal(size=(7, 3))
+    res = fabrik(start, targets)
+    assert res.positions_world.shape == (7, 4, 3)
+    np.testing.assert_array_equal(res.positions_world[3], fabrik(start, targets[3]).positions_world)
+
+
+@settings(max_examples=25)
+@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS, n=st.integers(1, 6))
+def test_unreachable_points_straight_at_target(batch, dtype, seed, n):
+    rng = np.random.default_rng(seed)
+    lengths = rng.uniform(0.5, 1.5, n)
+    root = rng.normal(size=tuple(batch) + (3,))
+    start = random_pose(rng, lengths, batch, root).astype(dtype)
+    direction = rng.normal(size=tuple(batch) + (3,))
+    direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+    target = (root + direction * lengths.sum() * rng.uniform(1.05, 3.0)).astype(dtype)
+    res = fabrik(start, target)
+    assert not res.reached.any()
+    assert np.all(res.iterations == 1)
+    dirs = np.repeat(direction[..., None, :], n, axis=-2)
+    want = chain_from_directions(start[..., 0, :].astype(np.float64), lengths, dirs)
+    atol = 1e-9 if dtype == np.float64 else 1e-5 * lengths.sum()
+    np.testing.assert_allclose(res.positions_world, want, atol=atol * 10)
+    dist = np.linalg.norm(target.astype(np.float64) - start[..., 0, :], axis=-1)
+    np.testing.assert_allclose(res.error, dist - lengths.sum(), rtol=1e-5, atol=atol * 10)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10])
+@pytest.mark.parametrize("where", [0.5, -0.5, 0.0, 0.9, -0.9])
+def test_straight_chain_with_target_on_its_line_bends(n, where):
+    """Straight ahead, straight behind, at the root: the chain still folds to reach."""
+    lengths = np.full(n, 1.0 / n)
+    start = chain_from_directions(np.zeros(3), lengths, np.tile(X, (n, 1)))
+    target = where * X
+    res = fabrik(start, target, FabrikOptions(max_iterations=500, tolerance=1e-4))
+    assert np.isfinite(res.positions_world).all()
+    if n > 2 or where != 0.0:  # two equal bones fold exactly onto the root, also fine
+        assert res.reached, res.error
+    assert_lengths_kept(res.positions_world, start, np.float64)
+
+
+def test_bend_axis_sets_the_bending_plane():
+    n = 6
+    start = chain_from_directions(np.zeros(3), np.ones(n), np.tile(X, (n, 1)))
+    res = fabrik(start, 2.0 * X, FabrikOptions(bend_axis=(0.0, 1.0, 0.0)))
+    assert res.reached
+    np.testing.assert_allclose(res.positions_world[:, 1], 0, atol=1e-12)  # bent in XZ
+    assert np.abs(res.positions_world[:, 2]).max() > 0.1
+    res = fabrik(start, 2.0 * X)  # default: about +Z for a chain along X, bent in XY
+    np.testing.assert_allclose(res.positions_world[:, 2], 0, atol=1e-12)
+
+
+def test_target_at_root_and_zero_length_bones_are_finite():
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 0]])
+    for target in ([0.0, 0, 0], [1.0, 0.5, 0.0], [1.0, 0, 0], [10.0, 0, 0]):
+        res = fabrik(start, target)
+        assert np.isfinite(res.positions_world).all() and np.isfinite(res.error)
+        assert_lengths_kept(res.positions_world, start, np.float64)
+    # All bones of zero length: nothing can move; the error is the distance to the root.
+    flat = np.zeros((3, 3))
+    res = fabrik(flat, [1.0, 2.0, 2.0])
+    np.testing.assert_array_equal(res.positions_world, flat)
+    assert res.error == pytest.approx(3.0) and not res.reached
+    # A single bone aimed at its own root.
+    res = fabrik(np.array([[0.0, 0, 0], [1, 0, 0]]), [0.0, 0, 0])
+    assert np.isfinite(res.positions_world).all() and res.error == pytest.approx(1.0)
+
+
+def test_already_reached_takes_no_iteration():
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0]])
+    res = fabrik(start, [1.0, 1.0005, 0.0])
+    assert res.iterations == 0 and res.reached
+    np.testing.assert_array_equal(res.positions_world, start)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (np.full((3, 3), np.nan), [1.0, 0, 0]),
+        (np.zeros((3, 3)), [np.inf, 0, 0]),
+        (np.zeros((3, 2)), [1.0, 0, 0]),
+        (np.zeros((1, 3)), [1.0, 0, 0]),
+        (np.zeros((3, 3)), [1.0, 0]),
+        (np.zeros((2, 3, 3)), np.zeros((3, 3))),
+        (np.array([["a", "b", "c"]] * 2), [1.0, 0, 0]),
+    ],
+)
+def test_bad_input_raises(args):
+    with pytest.raises(InputError):
+        fabrik(*args)
+
+
+def test_nan_in_one_batch_element_raises():
+    start = np.zeros((4, 3, 3))
+    start[..., 1, 0], start[..., 2, 0] = 1, 2
+    target = np.ones((4, 3))
+    target[2, 1] = np.nan
+    with pytest.raises(InputError, match="target_world"):
+        fabrik(start, target)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"max_iterations": 0},
+        {"max_iterations": 2.5},
+        {"tolerance": 0.0},
+        {"tolerance": float("nan")},
+        {"bend_axis": (0, 0, 0)},
+        {"bend_axis": (1, 0)},
+    ],
+)
+def test_bad_options_raise(kwargs):
+    with pytest.raises(InputError):
+        FabrikOptions(**kwargs)
+
+
+def test_bad_constraints_raise():
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [2, 0, 0]])
+    with pytest.raises(InputError):
+        fabrik(start, [1.0, 1, 0], constraints=[Cone(0.5)])
+    with pytest.raises(InputError):
+        fabrik(start, [1.0, 1, 0], constraints=[Cone(0.5), "free"])
+    with pytest.raises(InputError):
+        fabrik(start, [1.0, 1, 0], options={"tolerance": 1})
+
+
+# --------------------------------------------------------------------------------------
+# Position level, constrained chains
+# --------------------------------------------------------------------------------------
+
+CONSTRAINED_CASES = {
+    "cones": ([Cone(0.8)] * 6, False),
+    "cones-free-root": ([None] + [Cone(0.5)] * 5, False),
+    "limits-2d": ([AngleLimit2D(-1.2, 1.2)] * 6, True),
+    "limits-2d-one-sided": ([None] + [AngleLimit2D.degrees(0, 60)] * 5, True),
+}
+
+
+@settings(max_examples=30)
+@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS, case=st.sampled_from(sorted(CONSTRAINED_CASES)))
+def test_constrained_joints_end_inside_limits(batch, dtype, seed, case):
+    cons, planar = CONSTRAINED_CASES[case]
+    rng = np.random.default_rng(seed)
+    lengths = rng.uniform(0.5, 1.5, len(cons))
+    start = constrained_pose(rng, lengths, cons, batch, planar).astype(dtype)
+    target = constrained_pose(rng, lengths, cons, batch, planar)[..., -1, :].astype(dtype)
+    res = fabrik(start, target, FabrikOptions(tolerance=1e-3), constraints=cons)
+    tol = 1e-9 if dtype == np.float64 else 1e-5
+    assert position_level_violation(cons, res.rotations_local) <= tol
+    assert res.rotations_local.shape == tuple(batch) + (len(cons), 4)
+    assert res.rotations_local.dtype == np.dtype(dtype)
+    assert_rotations_match_positions(res.rotations_local, res.positions_world)
+    assert_lengths_kept(res.positions_world, start, dtype)
+    np.testing.assert_array_equal(res.positions_world[..., 0, :], start[..., 0, :])
+    if planar:
+        np.testing.assert_allclose(res.positions_world[..., 2], 0, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", sorted(CONSTRAINED_CASES))
+def test_constrained_success_rate(case):
+    """Constrained FABRIK is approximate (see the module docs): most allowed targets are
+    reached, every result is inside the limits."""
+    cons, planar = CONSTRAINED_CASES[case]
+    rng = np.random.default_rng(42)
+    lengths = rng.uniform(0.5, 1.5, len(cons))
+    start = constrained_pose(rng, lengths, cons, (500,), planar)
+    target = constrained_pose(rng, lengths, cons, (500,), planar)[:, -1]
+    tol = 1e-3 * lengths.sum()
+    res = fabrik(start, target, FabrikOptions(tolerance=tol), constraints=cons)
+    assert res.reached.mean() >= 0.9, res.reached.mean()
+    ok = res.reached
+    np.testing.assert_array_less(
+        np.linalg.norm(res.positions_world[ok, -1] - target[ok], axis=-1), tol * (1 + 1e-9)
+    )
+    assert position_level_violation(cons, res.rotations_local) <= 1e-9
+
+
+def test_start_pose_outside_limits_is_snapped():
+    cons = [AngleLimit2D.degrees(-10, 10)] * 3
+    start = np.array([[0.0, 0, 0], [0, 1, 0], [-1, 1, 0], [-1, 0, 0]])  # 90 degree bends
+    res = fabrik(start, start[-1], constraints=cons)  # effector already on the target
+    assert position_level_violation(cons, res.rotations_local) <= 1e-12
+    assert np.isfinite(res.positions_world).all()
+
+
+def test_constrained_unreachable_points_at_target_within_limits():
+    cons = [None, AngleLimit2D.degrees(-20, 20), AngleLimit2D.degrees(-20, 20)]
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]])
+    res = fabrik(start, [0.0, 10.0, 0.0], constraints=cons)
+    assert not res.reached and res.iterations == 1
+    d = np.diff(res.positions_world, axis=0)
+    np.testing.assert_allclose(d, [[0, 1, 0]] * 3, atol=1e-9)  # each bone aims at the target
+    cons = [AngleLimit2D.degrees(-20, 20)] * 3  # the root cannot turn to +Y: as near as allowed
+    res = fabrik(start, [0.0, 10.0, 0.0], constraints=cons)
+    assert position_level_violation(cons, res.rotations_local) <= 1e-12
+    d = np.diff(res.positions_world, axis=0)
+    ang = np.degrees(np.arctan2(d[:, 1], d[:, 0]))
+    np.testing.assert_allclose(ang, [20, 40, 60], atol=1e-9)  # each as far round as allowed
+
+
+def test_parent_rotation_sets_the_root_frame():
+    """A root cone about the parent's +X: turning the parent frame turns the cone."""
+    start = np.array([[0.0, 0, 0], [0, 1, 0], [0, 2, 0]])
+    cons = [Cone(0.1), None]
+    to_y = quat_from_axis_angle([0, 0, 1], np.pi / 2)  # parent +X is world +Y
+    res = fabrik(start, [0.3, 1.5, 0.0], constraints=cons, parent_rotation_world=to_y)
+    d0 = res.positions_world[1] - res.positions_world[0]
+    assert np.arccos(d0[1]) <= 0.1 + 1e-9
+    res = fabrik(start, [0.3, 1.5, 0.0], constraints=cons)  # identity: cone about world +X
+    d0 = res.positions_world[1] - res.positions_world[0]
+    assert np.arccos(d0[0]) <= 0.1 + 1e-9
+
+
+# --------------------------------------------------------------------------------------
+# Pose level
+# --------------------------------------------------------------------------------------
+
+
+def make_skeleton(rng, n):
+    """hips -> spine -> a0 -> ... -> a{n}, plus a side branch on the spine."""
+    names = ["hips", "spine"] + [f"a{i}" for i in range(n + 1)] + ["side"]
+    parents = [-1, 0] + [1] + list(range(2, n + 2)) + [1]
+    offsets = np.concatenate(
+        [[[0, 1, 0], [0, 0.3, 0], [0.2, 0.1, 0]], rng.normal(size=(n, 3)), [[-0.2, 0.1, 0.0]]]
+    )
+    return Skeleton(tuple(names), parents, offsets)
+
+
+def make_limb(rng, n):
+    """Like :func:`make_skeleton`, but the chain's rest offsets run roughly along +Y, as in
+    a limb or a tail (a random bone along a hinge axis makes a near-rigid pair FABRIK
+    handles badly)."""
+    names = ["hips", "spine"] + [f"a{i}" for i in range(n + 1)] + ["side"]
+    parents = [-1, 0] + [1] + list(range(2, n + 2)) + [1]
+    off = np.array([0, 1.0, 0]) * rng.uniform(0.5, 1.5, (n, 1)) + rng.normal(size=(n, 3)) * 0.15
+    offsets = np.concatenate([[[0, 1, 0], [0, 0.3, 0], [0.2, 0.1, 0]], off, [[-0.2, 0.1, 0.0]]])
+    return Skeleton(tuple(names), parents, offsets)
+
+
+def random_motion(rng, sk, batch, dtype):
+    rl = random_quats(rng, tuple(batch) + (sk.num_joints,))
+    pl = np.broadcast_to(sk.offsets, tuple(batch) + sk.offsets.shape).copy()
+    pl[..., 0, :] = rng.normal(size=tuple(batch) + (3,))
+    return Motion(sk, rl.astype(dtype), pl.astype(dtype))
+
+
+def allowed_chain_pose(rng, motion, chain):
+    """The motion with the chain's joints turned to random allowed local rotations."""
+    sk = motion.skeleton
+    rl = motion.rotations_local.astype(np.float64)
+    for i, j in enumerate(chain.joints[:-1]):
+        q = random_quats(rng, motion.batch_shape)
+        c = chain.constraints[i]
+        if c is not None:
+            parent_bone = sk.offsets[j] if i > 0 else None
+            q = c.project(q, sk.offsets[chain.joints[i + 1]], parent_bone)
+        rl[..., j, :] = q
+    return motion.replace(rotations_local=rl.astype(motion.dtype))
+
+
+def chain_violation(motion, chain):
+    sk = motion.skeleton
+    idx = list(chain.joints[:-1])
+    bones = [sk.offsets[j] for j in chain.joints[1:]]
+    parents = [None] + [sk.offsets[j] for j in chain.joints[1:-1]]
+    return max_violation(chain.constraints, motion.rotations_local[..., idx, :], bones, parents)
+
+
+def assert_only_chain_changed(old, new, chain, moved_root=False):
+    others = [j for j in range(old.num_joints) if j not in chain.joints[:-1]]
+    others = [j for j in others if j != chain.joints[-1]]
+    np.testing.assert_array_equal(new.rotations_local[..., others, :],
+                                  old.rotations_local[..., others, :])  # fmt: skip
+    keep = [j for j in range(old.num_joints) if not (moved_root and j == chain.joints[0])]
+    np.testing.assert_array_equal(new.positions_local[..., keep, :],
+                                  old.positions_local[..., keep, :])  # fmt: skip
+    # The effector keeps its world rotation.
+    eff = chain.joints[-1]
+    rw_old, _ = old.fk()
+    rw_new, _ = new.fk()
+    err = np.minimum(
+        np.abs(rw_old[..., eff, :] - rw_new[..., eff, :]).max(-1),
+        np.abs(rw_old[..., eff, :] + rw_new[..., eff, :]).max(-1),
+    )
+    assert err.max() <= (1e-9 if old.dtype == np.float64 else 1e-5)
+
+
+@settings(max_examples=25)
+@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS, n=st.integers(2, 6))
+def test_pose_level_reaches_and_changes_only_the_chain(batch, dtype, seed, n):
+    rng = np.random.default_rng(seed)
+    sk = make_skeleton(rng, n)
+    chain = Chain.between(sk, "a0", f"a{n}")
+    motion = random_motion(rng, sk, batch, dtype)
+    _, pw = motion.fk()
+    lengths = np.linalg.norm(sk.offsets[list(chain.joints[1:])], axis=-1)
+    target = reachable_targets(rng, lengths, pw[..., chain.joints[0], :].astype(np.float64))
+    tol = 1e-3 * lengths.sum()
+    res = solve_fabrik(motion, chain, target.astype(dtype), FabrikOptions(2000, tol))
+    assert res.reached.all()
+    new = res.motion
+    assert new.dtype == np.dtype(dtype) and new.batch_shape == tuple(batch)
+    _, pw_new = new.fk()
+    slack = 1e-9 if dtype == np.float64 else 1e-4 * lengths.sum()
+    err = np.linalg.norm(pw_new[..., chain.joints[-1], :] - target, axis=-1)
+    assert np.all(err <= tol + slack)
+    np.testing.assert_allclose(pw_new[..., list(chain.joints), :], res.positions_world,
+                               atol=slack + 1e-6)  # fmt: skip
+    assert_only_chain_changed(motion, new, chain)
+    assert res.rotations_local.shape == tuple(batch) + (n, 4)
+    np.testing.assert_array_equal(
+        res.rotations_local, new.rotations_local[..., chain.joints[:-1], :]
+    )
+
+
+POSE_CONSTRAINTS = [
+    Cone(0.9),
+    Hinge((0.0, 0.0, 1.0), -2.0, 2.0),
+    TwistLimit(-0.3, 0.3),
+    AngleLimit2D(-1.5, 1.5, normal=(1.0, 0.0, 0.0)),
+]
+
+
+@settings(max_examples=25)
+@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+def test_pose_level_constraints_hold(batch, dtype, seed):
+    rng = np.random.default_rng(seed)
+    sk = make_limb(rng, 4)
+    chain = Chain.between(sk, "a0", "a4", constraints=POSE_CONSTRAINTS)
+    motion = allowed_chain_pose(rng, random_motion(rng, sk, batch, dtype), chain)
+    goal = allowed_chain_pose(rng, motion, chain)
+    target = goal.positions_world()[..., chain.joints[-1], :]
+    res = solve_fabrik(motion, chain, target, FabrikOptions(tolerance=1e-3))
+    assert chain_violation(res.motion, chain) <= (1e-7 if dtype == np.float64 else 1e-4)
+    assert_only_chain_changed(motion, res.motion, chain)
+    _, pw_new = res.motion.fk()
+    np.testing.assert_allclose(pw_new[..., list(chain.joints), :], res.positions_world,
+                               atol=1e-4 if dtype == np.float32 else 1e-9)  # fmt: skip
+    ok = res.reached
+    err = np.linalg.norm(pw_new[..., chain.joints[-1], :] - target, axis=-1)
+    assert np.all(err[ok] <= 1e-3 + (1e-4 if dtype == np.float32 else 1e-9))
+
+
+def test_pose_level_constrained_success_rate():
+    rng = np.random.default_rng(3)
+    sk = make_limb(rng, 4)
+    chain = Chain.between(sk, "a0", "a4", constraints=POSE_CONSTRAINTS)
+    motion = allowed_chain_pose(rng, random_motion(rng, sk, (400,), np.float64), chain)
+    goal = allowed_chain_pose(rng, motion, chain)
+    target = goal.positions_world()[..., chain.joints[-1], :]
+    res = solve_fabrik(motion, chain, target, FabrikOptions(tolerance=1e-3))
+    assert res.reached.mean() >= 0.8, res.reached.mean()
+    assert chain_violation(res.motion, chain) <= 1e-9
+
+
+def test_pose_level_one_pose_many_targets():
+    rng = np.random.default_rng(1)
+    sk = make_skeleton(rng, 3)
+    chain = Chain.between(sk, "a0", "a3")
+    motion = random_motion(rng, sk, (), np.float64)
+    targets = motion.positions_world()[chain.joints[0]] + rng.normal(size=(5, 3)) * 0.3
+    res = solve_fabrik(motion, chain, targets)
+    assert res.motion.batch_shape == (5,)
+    for k in range(5):
+        one = solve_fabrik(motion, chain, targets[k])
+        np.testing.assert_allclose(one.motion.rotations_local, res.motion.rotations_local[k])
+
+
+def test_pose_level_errors():
+    rng = np.random.default_rng(0)
+    sk = make_skeleton(rng, 2)
+    motion = random_motion(rng, sk, (3,), np.float64)
+    with pytest.raises(HierarchyError):
+        solve_fabrik(motion, Chain((0, 3)), [0.0, 0, 0])
+    chain = Chain.between(sk, "a0", "a2")
+    with pytest.raises(InputError):
+        solve_fabrik(motion, chain, np.zeros((4, 3)))
+    with pytest.raises(InputError):
+        solve_fabrik(motion, chain, [np.nan, 0, 0])
+    with pytest.raises(InputError):
+        solve_fabrik(motion.rotations_local, chain, [0.0, 0, 0])
+
+
+def test_pose_level_rotations_keep_twist_without_constraints():
+    """Without constraints each joint turns by the shortest arc (its twist is kept)."""
+    rng = np.random.default_rng(2)
+    sk = make_skeleton(rng, 3)
+    chain = Chain.between(sk, "a0", "a3")
+    motion = random_motion(rng, sk, (), np.float64)
+    rw, pw = motion.fk()
+    target = pw[chain.joints[0]] + 0.5 * (pw[chain.joints[-1]] - pw[chain.joints[0]])
+    res = solve_fabrik(motion, chain, target)
+    rw_new, pw_new = res.motion.fk()
+    for a, b in zip(chain.joints[:-1], chain.joints[1:]):
+        old = pw[b] - pw[a]
+        new = pw_new[b] - pw_new[a]
+        delta = quat_mul(rw_new[a], quat_conj(rw[a]))  # world turn of the joint
+        np.testing.assert_allclose(np.cross(delta[:3], np.cross(old, new)), 0, atol=1e-9)
+        np.testing.assert_allclose(quat_rotate(delta, old), new, atol=1e-9)
