@@ -1,0 +1,407 @@
+"""Damped least squares (DLS, Levenberg-Marquardt style) for chains with several goals.
+
+Every solved joint has 3 rotational degrees of freedom: each iteration computes world-axis
+angular increments ``dtheta = J^T (J J^T + lambda^2 I)^-1 e`` from the weighted Jacobian ``J``
+of all goals and their residuals ``e``, applies them to the local rotations (exponential
+map) and projects each joint onto its constraint. Steps that would increase the error are
+undone and retried with more damping, so the error never grows. A goal is a joint of the chain (its
+*effector*, an index into the chain's joints) with a world position target, an optional
+world orientation target, and weights.
+
+Two entry points share one Numba kernel: :func:`dls` on bare joint positions (identity
+frames, as :func:`ikrig.solvers.ccd.ccd`) and :func:`solve_dls` on a
+:class:`~ikrig.pose.Motion` and a :class:`~ikrig.solvers.chain.Chain`. Both are batched over
+any leading shape, keep float32 as float32 and never raise or return NaN for per-element
+trouble. Units: the position tolerance, the damping and the residual clamp are fractions of
+the chain's length ``L`` (sum of its bone lengths); angles are radians; in the residual an
+orientation error of one radian weighs like a position error of ``L``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._numba import notify_compiling
+from ..errors import InputError
+from ..pose import Motion
+from . import _dls_kernels as K
+from .ccd import (
+    F32,
+    F64,
+    _array,
+    _batch,
+    _check_axis,
+    _check_iterations,
+    _check_nonneg,
+    _check_step,
+    _first_bones,
+    _flat,
+    _options,
+    _raise_nonfinite,
+    _validate_pose,
+    pack_chain_constraints,
+)
+from .chain import Chain, bone_vectors_local, write_chain
+from .result import SolveResult
+
+__all__ = ["DLSOptions", "dls", "solve_dls"]
+
+
+@dataclass(frozen=True)
+class DLSOptions:
+    """Options of the damped-least-squares solver (validated on construction).
+
+    Attributes:
+        max_iterations: iterations before giving up (0 only measures the start pose).
+        tolerance: a position goal is met within ``tolerance * L`` (``L``: chain length).
+        rotation_tolerance: an orientation goal is met within this angle, radians.
+        damping: the smallest ``lambda / L``, > 0. The damping adapts per problem
+            (Levenberg-Marquardt): a step that would increase the error is undone and the
+            damping raised, an accepted step lowers it back toward this floor. Smaller
+            floors take longer steps when the goals are well inside reach.
+        max_step: largest turn of any joint per iteration, radians (the whole step is scaled
+            down to respect it), or ``None``.
+        clamp: per iteration the goals' residuals are scaled down together so that none
+            exceeds ``clamp * L`` (position) or ``clamp`` radians (orientation): far targets
+            are approached in steps.
+        bend_axis: world axis about which the chain bends when the chain and its targets lie
+            on one line (where the Jacobian cannot move the effector toward the target);
+            ``None`` picks a perpendicular of the chain deterministically.
+        keep_effector_world: pose level only: keep the last chain joint's world rotation
+            (else its local one). Ignored (treated as False) when that joint has an
+            orientation goal, which is only reachable through its local rotation.
+
+    Raises:
+        InputError: any value out of its range (``damping`` and ``clamp`` must be > 0).
+
+    Example:
+        >>> DLSOptions(damping=0.05, max_step=0.3).damping
+        0.05
+    """
+
+    max_iterations: int = 100
+    tolerance: float = 1e-3
+    rotation_tolerance: float = 1e-3
+    damping: float = 0.05
+    max_step: float | None = None
+    clamp: float = 0.2
+    bend_axis: tuple[float, float, float] | None = None
+    keep_effector_world: bool = True
+    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        s = object.__setattr__
+        s(self, "max_iterations", _check_iterations(self.max_iterations))
+        s(self, "tolerance", _check_nonneg(self.tolerance, "tolerance"))
+        s(self, "rotation_tolerance", _check_nonneg(self.rotation_tolerance, "rotation_tolerance"))
+        for name in ("damping", "clamp"):
+            v = _check_nonneg(getattr(self, name), name)
+            if v <= 0:
+                raise InputError(f"{name}: must be > 0, got {getattr(self, name)!r}")
+            s(self, name, v)
+        s(self, "max_step", _check_step(self.max_step))
+        s(self, "bend_axis", _check_axis(self.bend_axis))
+        s(self, "keep_effector_world", bool(self.keep_effector_world))
+
+    def _consts(self, dtype):
+        got = self._cache.get(dtype)
+        if got is None:
+            bend = np.zeros(3, dtype=dtype)
+            if self.bend_axis is not None:
+                bend[:] = self.bend_axis
+            consts = K.make_consts(
+                dtype,
+                self.tolerance,
+                self.rotation_tolerance,
+                self.damping,
+                self.max_step,
+                self.clamp,
+            )
+            got = self._cache[dtype] = (consts, bend)
+        return got
+
+
+_DEFAULT = DLSOptions()
+
+
+_WEIGHTS: dict = {}
+_EFFECTOR_N: dict = {}
+_IDENTITY_ROWS: dict = {}
+
+
+def _effector_n(n):
+    got = _EFFECTOR_N.get(n)
+    if got is None:
+        got = _EFFECTOR_N[n] = np.array([n], dtype=np.int64)
+    return got
+
+
+def _goals(n, effectors, target_world, target_rotation_world, position_weights, rw):
+    """Checked goal set-up.
+
+    Returns ``(effectors (G,) int64, multi, tpos (..., G, 3) or None, trot (..., G, 4) or
+    None, wpos (G,), wrot (G,))``; ``multi`` says whether the goal axis is explicit.
+    """
+    if effectors is None:
+        eff, multi = _effector_n(n), False
+    elif isinstance(effectors, (int, np.integer)) and not isinstance(effectors, bool):
+        eff, multi = [int(effectors)], False
+    else:
+        try:
+            eff = [int(e) for e in effectors]
+        except (TypeError, ValueError):
+            raise InputError(f"effectors: expected joint indices, got {effectors!r}") from None
+        multi = True
+        if not eff:
+            raise InputError("effectors: needs at least one goal")
+    if effectors is not None:
+        for e in eff:
+            if not -(n + 1) <= e <= n:
+                raise InputError(f"effectors: index {e} out of range for a chain of {n + 1} joints")
+        eff = np.array([e % (n + 1) for e in eff], dtype=np.int64)
+    G = len(eff)
+    extra = 1 if multi else 0
+
+    def weights(value, name, default):
+        if value is None:
+            key = (G, default)
+            got = _WEIGHTS.get(key)
+            if got is None:
+                got = _WEIGHTS[key] = np.full(G, default, dtype=np.float64)
+                got.flags.writeable = False
+            return got
+        w = np.asarray(value, dtype=np.float64)
+        if w.ndim > 1 or (w.ndim == 1 and w.shape != (G,)):
+            raise InputError(f"{name}: expected a number or {G} numbers, got shape {w.shape}")
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise InputError(f"{name}: weights must be finite and >= 0, got {value!r}")
+        return np.broadcast_to(w, (G,)).copy()
+
+    if target_world is None and target_rotation_world is None:
+        raise InputError("target_world: needs a position target or a target_rotation_world")
+    tpos = None if target_world is None else _array(target_world, "target_world", 3, 1 + extra)
+    trot = None
+    if target_rotation_world is not None:
+        trot = _array(target_rotation_world, "target_rotation_world", 4, 1 + extra)
+    wpos = weights(position_weights, "position_weights", 1.0 if tpos is not None else 0.0)
+    if tpos is None and position_weights is not None and (wpos > 0).any():
+        raise InputError("position_weights: given without target_world")
+    wrot = weights(rw, "rotation_weights", 1.0 if trot is not None else 0.0)
+    if trot is None and rw is not None and (wrot > 0).any():
+        raise InputError("rotation_weights: given without target_rotation_world")
+    for name, a in (("target_world", tpos), ("target_rotation_world", trot)):
+        if a is not None and multi and a.shape[-2] != G:
+            raise InputError(f"{name}: expected {G} goals on axis -2, got shape {a.shape}")
+    return eff, multi, tpos, trot, wpos, wrot
+
+
+def _goal_arrays(tpos, trot, multi, batch, G, dt):
+    """Flat ``(N, G, 3)`` positions and ``(N, G, 4)`` unit rotations (identity if absent)."""
+    if tpos is None:
+        tp = np.zeros((int(np.prod(batch, dtype=np.int64)), G, 3), dtype=dt)
+    else:
+        a = tpos if multi else tpos[..., None, :]
+        tp = _flat(a, batch, (G, 3), dt)
+    if trot is None:  # one identity row, which the kernel broadcasts
+        tr = _IDENTITY_ROWS.get((G, dt))
+        if tr is None:
+            tr = np.zeros((1, G, 4), dtype=dt)
+            tr[..., 3] = 1
+            _IDENTITY_ROWS[(G, dt)] = tr
+    else:
+        a = trot if multi else trot[..., None, :]
+        tr = _flat(a, batch, (G, 4), dt)
+        if not np.isfinite(tr).all():
+            _raise_nonfinite(trot, "target_rotation_world", 4)
+        nrm = np.sqrt(np.sum(tr * tr, axis=-1, keepdims=True))
+        if (nrm <= 1e-12).any():
+            raise InputError("target_rotation_world: contains a zero quaternion")
+        tr = tr / nrm
+    return tp, tr
+
+
+def _target_batch(tpos, trot, multi):
+    extra = 1 if multi else 0
+    shapes = [a.shape[: a.ndim - 1 - extra] for a in (tpos, trot) if a is not None]
+    if len(shapes) == 2:
+        return _batch(shapes[0], shapes[1], "target_world", "target_rotation_world")
+    return shapes[0]
+
+
+def dls(
+    positions_world,
+    target_world,
+    options: DLSOptions | None = None,
+    *,
+    effectors=None,
+    target_rotation_world=None,
+    position_weights=None,
+    rotation_weights=None,
+    constraints=None,
+) -> SolveResult:
+    """Solve chains given by joint positions with damped least squares.
+
+    The chain's joints are taken to have identity local rotations; bone ``i`` is
+    ``positions_world[..., i + 1, :] - positions_world[..., i, :]``, so a joint's world
+    orientation starts as the identity. The root stays in place; bones keep their lengths.
+
+    Args:
+        positions_world: ``(..., n + 1, 3)`` world positions of the chain's joints, root
+            first (``n >= 1``).
+        target_world: world position targets: ``(..., 3)`` for a single goal (``effectors``
+            ``None`` or an int), ``(..., G, 3)`` for ``effectors`` a sequence of ``G``
+            indices. ``None`` for orientation-only goals.
+        options: :class:`DLSOptions`.
+        effectors: chain-joint index (``0 .. n``, negative counts from the end) of each goal;
+            default the last joint ``n``.
+        target_rotation_world: ``None`` or world orientation targets ``(..., 4)`` /
+            ``(..., G, 4)`` xyzw of the effectors' frames (which start as the identity).
+        position_weights, rotation_weights: ``(G,)`` (or a number) weights >= 0; 0 disables
+            that part of a goal. Defaults: 1 for each given kind of target, else 0.
+        constraints: ``None`` or ``n`` constraint objects / ``None``, one per solved joint,
+            on the identity frames (packed from the first problem's bones, as for
+            :func:`ikrig.solvers.ccd.ccd`).
+
+    Returns:
+        :class:`~ikrig.solvers.result.SolveResult`: ``positions_world (..., n + 1, 3)``,
+        ``rotations_local (..., n, 4)``, ``reached (...)`` (every active goal within
+        tolerance), ``error (...)`` (norm of the weighted residual: position errors in data
+        units times their weights, orientation errors in radians times ``L`` and their
+        weights; the plain distance for a single position goal), ``iterations (...)``.
+
+    Failure behaviour: unreachable targets leave the chain stretched toward them
+    (``reached`` False); targets at the root, zero-length bones and straight chains with a
+    target on their line give finite output. Raises :class:`~ikrig.errors.InputError` for
+    wrong shapes, bad weights or indices, and NaN/infinite inputs (naming the argument).
+
+    Example:
+        >>> import numpy as np
+        >>> chain = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0], [3, 0, 0]], dtype=float)
+        >>> res = dls(chain, [1.0, 2.0, 0.5])
+        >>> bool(res.reached), res.rotations_local.shape
+        (True, (3, 4))
+    """
+    opts = _options(options, DLSOptions, _DEFAULT)
+    pos = _array(positions_world, "positions_world", 3, 2)
+    if pos.shape[-2] < 2:
+        raise InputError(f"positions_world: a chain needs at least 2 joints, got {pos.shape}")
+    n = pos.shape[-2] - 1
+    eff, multi, tpos, trot, wpos, wrot = _goals(
+        n, effectors, target_world, target_rotation_world, position_weights, rotation_weights
+    )
+    dt = F32
+    for a in (pos, tpos, trot):
+        if a is not None and a.dtype != F32:
+            dt = F64
+    batch = _batch(pos.shape[:-2], _target_batch(tpos, trot, multi), "positions_world", "targets")
+    p = _flat(pos, batch, (n + 1, 3), dt)
+    tp, tr = _goal_arrays(tpos, trot, multi, batch, len(eff), dt)
+    consts, bend = opts._consts(dt)
+    kinds, params = pack_chain_constraints(constraints, n, lambda: _first_bones(p))
+    notify_compiling()
+    status, pw, rl, _, err, it, ok = K.dls_positions_kernel(
+        p, eff, tp, tr, wpos, wrot, bend, kinds, params, consts,
+        opts.max_iterations,
+    )  # fmt: skip
+    if status == 1:
+        _raise_nonfinite(positions_world, "positions_world", 3)
+    if status:
+        _raise_nonfinite(target_world, "target_world", 3)
+    return SolveResult(
+        positions_world=pw.reshape(batch + (n + 1, 3)),
+        reached=ok.reshape(batch),
+        error=err.reshape(batch),
+        iterations=it.reshape(batch),
+        rotations_local=rl.reshape(batch + (n, 4)),
+    )
+
+
+def solve_dls(
+    motion,
+    chain,
+    target_world,
+    options: DLSOptions | None = None,
+    *,
+    effectors=None,
+    target_rotation_world=None,
+    position_weights=None,
+    rotation_weights=None,
+) -> SolveResult:
+    """Solve a chain of a pose (or clip) with damped least squares.
+
+    Only the local rotations of ``chain.joints[:-1]`` change (with ``chain.constraints``),
+    plus the last chain joint's when its world rotation is kept (see
+    :attr:`DLSOptions.keep_effector_world`).
+
+    Args:
+        motion: :class:`~ikrig.pose.Motion`, batch shape ``(...)``.
+        chain: :class:`~ikrig.solvers.chain.Chain`.
+        target_world: ``(..., 3)`` or ``(..., G, 3)`` world position targets (or ``None``);
+            batch shapes broadcast with the motion's.
+        options: :class:`DLSOptions`.
+        effectors: indices into ``chain.joints`` (default: the last one), as for :func:`dls`.
+        target_rotation_world: ``None`` or ``(..., 4)`` / ``(..., G, 4)`` xyzw world
+            rotation targets of the effector joints.
+        position_weights, rotation_weights: as for :func:`dls`.
+
+    Returns:
+        :class:`~ikrig.solvers.result.SolveResult` with ``motion`` (the new Motion, in the
+        motion's dtype) and ``rotations_local (..., n, 4)`` of the solved joints; the other
+        fields as for :func:`dls`.
+
+    Failure behaviour: as for :func:`dls`; a chain that does not match the skeleton raises
+    :class:`~ikrig.errors.HierarchyError`.
+
+    Example:
+        >>> from ikrig.pose import Motion
+        >>> from ikrig.skeleton import Skeleton
+        >>> from ikrig.solvers.chain import Chain
+        >>> sk = Skeleton(("a", "b", "c", "d"), [-1, 0, 1, 2], [[0, 0, 0], [1, 0, 0]] * 2)
+        >>> res = solve_dls(Motion.rest(sk), Chain.between(sk, "a", "d"), [1.0, 1.5, 0.5])
+        >>> bool(res.reached)
+        True
+    """
+    opts = _options(options, DLSOptions, _DEFAULT)
+    if not isinstance(motion, Motion):
+        raise InputError(f"motion: expected a Motion, got {type(motion).__name__}")
+    if not isinstance(chain, Chain):
+        raise InputError(f"chain: expected a Chain, got {type(chain).__name__}")
+    n = chain.num_bones
+    eff, multi, tpos, trot, wpos, wrot = _goals(
+        n, effectors, target_world, target_rotation_world, position_weights, rotation_weights
+    )
+    tb = _target_batch(tpos, trot, multi)
+    # _validate_pose broadcasts the motion with a stand-in target of the targets' batch shape.
+    motion, _, batch, frames, rot_w = _validate_pose(motion, chain, np.zeros(tb + (3,)))
+    bone, rl, pq, root = frames
+    dt = motion.dtype
+    tp, tr = _goal_arrays(tpos, trot, multi, batch, len(eff), dt)
+    eff_joint = chain.joints[-1]
+    eff_local = _flat(motion.rotations_local[..., eff_joint, :], batch, (4,), dt)
+    consts, bend = opts._consts(dt)
+    kinds, params = pack_chain_constraints(
+        chain.constraints, n, bone_vectors_local(motion.skeleton, chain)
+    )
+    notify_compiling()
+    status, pw, _, rw_new, err, it, ok = K.dls_kernel(
+        bone, rl, pq, root, eff_local, eff, tp, tr, wpos, wrot, bend,
+        kinds, params, consts, opts.max_iterations,
+    )  # fmt: skip
+    if status == 7:
+        _raise_nonfinite(target_world, "target_world", 3)
+    if status:
+        _raise_nonfinite(target_rotation_world, "target_rotation_world", 4)
+    keep = opts.keep_effector_world and not bool(((eff == n) & (wrot > 0)).any())
+    new_motion, local = write_chain(
+        motion, chain, rw_new[:, :n].reshape(batch + (n, 4)), keep_effector_world=keep
+    )
+    return SolveResult(
+        positions_world=pw.reshape(batch + (n + 1, 3)),
+        reached=ok.reshape(batch),
+        error=err.reshape(batch),
+        iterations=it.reshape(batch),
+        motion=new_motion,
+        rotations_local=local,
+    )
