@@ -1,0 +1,211 @@
+"""The ground interface: :class:`Hits` (the result of a ray cast) and the :class:`Ground`
+protocol every ground implements, plus the input handling the grounds share.
+
+Space and units: every position is in world space (``_world``), Y up, in the data's own
+length units; distances are measured along the *normalised* ray direction, so they are
+lengths in the same units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from .._checks import as_float, broadcast_batch, float_dtype
+from .._numba import notify_compiling
+from ..errors import InputError
+
+
+@dataclass(frozen=True, eq=False)
+class Hits:
+    """Where a batch of rays meets the ground.
+
+    Attributes:
+        mask: ``(...) bool``, True where the ray hit the ground within ``max_dist``.
+        distance: ``(...)``, distance from the origin to the hit along the ray, in length
+            units (``0 <= distance <= max_dist``).
+        point: ``(..., 3)`` world-space hit point, ``origin + unit_direction * distance``.
+        normal: ``(..., 3)`` unit surface normal at the hit, turned to face the side the ray
+            came from (against the ray direction).
+
+    Misses are flagged by ``mask``, never by an exception or NaN: a miss has
+    ``distance = max_dist``, ``point = origin + unit_direction * max_dist`` (the origin
+    itself when ``max_dist`` is infinite, and for a zero direction) and ``normal = +Y``.
+
+    The arrays have the broadcast batch shape of the query and the dtype of its inputs
+    (float32 stays float32, anything else is float64).
+    """
+
+    mask: np.ndarray
+    distance: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The batch shape ``(...)``."""
+        return self.mask.shape
+
+
+@runtime_checkable
+class Ground(Protocol):
+    """Anything the foot-placement pipeline can plant feet on.
+
+    Implementations: :class:`~ikrig.ground.Plane`, :class:`~ikrig.ground.Heightfield`,
+    :class:`~ikrig.ground.MeshGround` and the procedural grounds of
+    :mod:`ikrig.ground.procedural`.
+    """
+
+    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+        """Nearest intersection of each ray with the ground.
+
+        Args:
+            origins: ``(..., 3)`` world-space ray origins.
+            directions: ``(..., 3)`` ray directions, any length (normalised internally); a
+                zero direction is a miss.
+            max_dist: ``(...)`` or scalar, ``>= 0`` (may be ``inf``): hits farther than this
+                are misses.
+
+        Returns:
+            :class:`Hits` with the broadcast batch shape of the arguments.
+
+        Raises:
+            InputError: wrong trailing size, NaN or infinite coordinates, NaN or negative
+                ``max_dist``, or batch shapes that do not broadcast.
+        """
+        ...
+
+    def height_at(self, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Vertical queries: the ground's height under (or over) world positions.
+
+        Args:
+            xz: ``(..., 2)`` world-space ``(x, z)`` positions.
+
+        Returns:
+            ``(heights (...), normals (..., 3), mask (...))``: the height (world Y) of the
+            topmost ground surface at each position, its unit normal turned up
+            (``normal_y >= 0``), and True where there is ground there. Where ``mask`` is
+            False the height is 0 and the normal +Y.
+
+        Raises:
+            InputError: wrong trailing size or NaN/infinite input.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class RayBatch:
+    """Validated, broadcast and flattened ray-cast inputs (float64, C-contiguous)."""
+
+    dtype: np.dtype
+    shape: tuple[int, ...]
+    origins: np.ndarray  # (N, 3)
+    directions: np.ndarray  # (N, 3), not normalised
+    max_dist: np.ndarray  # (N,)
+
+
+def prepare_rays(origins, directions, max_dist=np.inf) -> RayBatch:
+    """Validate and flatten ray-cast arguments (see :meth:`Ground.raycast`)."""
+    dtype = float_dtype(origins, directions)
+    o = as_float(origins, "origins", last=3)
+    d = as_float(directions, "directions", last=3)
+    md = as_float(max_dist, "max_dist", finite=False, dtype=np.float64)
+    if np.isnan(md).any():
+        raise InputError("max_dist: contains NaN")
+    if (md < 0).any():
+        raise InputError(f"max_dist: must be >= 0, got minimum {md.min()!r}")
+    shape, (o, d, md) = broadcast_batch(
+        ("origins", o, 1), ("directions", d, 1), ("max_dist", md, 0)
+    )
+    n = int(np.prod(shape, dtype=np.int64))
+    return RayBatch(
+        dtype=dtype,
+        shape=shape,
+        origins=np.ascontiguousarray(o.reshape(n, 3), dtype=np.float64),
+        directions=np.ascontiguousarray(d.reshape(n, 3), dtype=np.float64),
+        max_dist=np.ascontiguousarray(md.reshape(n), dtype=np.float64),
+    )
+
+
+def prepare_xz(xz) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
+    """Validate and flatten vertical-query positions: ``(dtype, batch shape, (N, 2) f64)``."""
+    dtype = float_dtype(xz)
+    a = as_float(xz, "xz", last=2)
+    shape = a.shape[:-1]
+    return dtype, shape, np.ascontiguousarray(a.reshape(-1, 2), dtype=np.float64)
+
+
+def empty_outputs(n: int):
+    """Kernel output buffers ``(mask, dist, point, normal)`` for ``n`` rays."""
+    return (
+        np.empty(n, dtype=np.bool_),
+        np.empty(n, dtype=np.float64),
+        np.empty((n, 3), dtype=np.float64),
+        np.empty((n, 3), dtype=np.float64),
+    )
+
+
+def run_ray_kernel(kernel, args, rays: RayBatch) -> Hits:
+    """Call a ray kernel (see :mod:`ikrig.ground._kernels`) and shape its outputs."""
+    mask, dist, point, normal = empty_outputs(rays.origins.shape[0])
+    notify_compiling()
+    kernel(*args, rays.origins, rays.directions, rays.max_dist, mask, dist, point, normal)
+    return make_hits(rays, mask, dist, point, normal)
+
+
+def make_hits(rays: RayBatch, mask, dist, point, normal) -> Hits:
+    """Reshape flat results to the batch shape and cast them to the batch dtype."""
+    s, dt = rays.shape, rays.dtype
+    return Hits(
+        mask=mask.reshape(s),
+        distance=dist.reshape(s).astype(dt, copy=False),
+        point=point.reshape(s + (3,)).astype(dt, copy=False),
+        normal=normal.reshape(s + (3,)).astype(dt, copy=False),
+    )
+
+
+def run_height_kernel(kernel, args, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Call a vertical-query kernel on ``xz (..., 2)`` and shape its outputs."""
+    dtype, shape, flat = prepare_xz(xz)
+    n = flat.shape[0]
+    h = np.empty(n, dtype=np.float64)
+    nrm = np.empty((n, 3), dtype=np.float64)
+    mask = np.empty(n, dtype=np.bool_)
+    notify_compiling()
+    kernel(*args, flat, h, nrm, mask)
+    return (
+        h.reshape(shape).astype(dtype, copy=False),
+        nrm.reshape(shape + (3,)).astype(dtype, copy=False),
+        mask.reshape(shape),
+    )
+
+
+def height_from_raycast(kernel, args, xz, top: float, bottom: float):
+    """Vertical queries answered by a ray kernel casting rays straight down from above.
+
+    ``kernel(*args, origins, directions, max_dist, mask, dist, point, normal)`` is a ray
+    kernel (see :mod:`ikrig.ground._kernels`); ``top``/``bottom``: the ground's highest and
+    lowest world Y. Returns the topmost surface, normals turned up (the rays come from
+    above), height 0 and normal +Y where nothing is hit.
+    """
+    dtype, shape, flat = prepare_xz(xz)
+    n = flat.shape[0]
+    span = max(top - bottom, 0.0)
+    start = top + 0.5 * span + 1e-6 * (abs(top) + abs(bottom)) + 1e-9  # above everything
+    origins = np.empty((n, 3))
+    origins[:, 0] = flat[:, 0]
+    origins[:, 1] = start
+    origins[:, 2] = flat[:, 1]
+    directions = np.zeros((n, 3))
+    directions[:, 1] = -1.0
+    mask, dist, point, normal = empty_outputs(n)
+    notify_compiling()
+    kernel(*args, origins, directions, np.full(n, np.inf), mask, dist, point, normal)
+    h = np.where(mask, point[:, 1], 0.0)
+    return (
+        h.reshape(shape).astype(dtype, copy=False),
+        normal.reshape(shape + (3,)).astype(dtype, copy=False),
+        mask.reshape(shape),
+    )
