@@ -7,7 +7,6 @@ import pytest
 
 from ikrig.errors import InputError
 from ikrig.pipelines.contacts import detect_contacts, pinning_curve
-from ikrig.pipelines.envelope import SwingEnvelope
 from ikrig.pipelines.legs import find_legs
 from ikrig.pipelines.locking import lock_feet, new_lock_state
 from ikrig.pipelines.smoothing import Spring, smooth
@@ -111,32 +110,6 @@ def test_spring_is_frame_rate_independent_and_live_equals_offline():
     np.testing.assert_array_equal(live, offline)
     assert offline[-1] == pytest.approx(1, abs=1e-3) and np.all(np.diff(offline) >= -1e-12)
     np.testing.assert_array_equal(smooth(g, 1 / 30, 0.0), g)
-
-
-class StepGround:
-    """Ground of height 0 for x < 1 and 1 beyond; nothing for x > 5."""
-
-    def height_at(self, xz):
-        xz = np.asarray(xz, dtype=float)
-        h = (xz[..., 0] >= 1.0) * 1.0
-        n = np.zeros(xz.shape[:-1] + (3,))
-        n[..., 1] = 1
-        return h, n, xz[..., 0] <= 5
-
-
-def test_envelope_covers_ground_near_the_foot_and_is_smooth():
-    env = SwingEnvelope(StepGround(), cell=0.05, radius=0.2, blur=0.1)
-    x = np.linspace(-2, 4, 601)
-    pts = np.stack([x, np.cos(x)], axis=-1)
-    s = env.height_at(pts)
-    truth = StepGround().height_at(pts)[0]
-    near = np.array([truth[np.abs(x - xi) <= 0.2].max() for xi in x])
-    assert np.all(s >= near - 1e-12)
-    assert np.all(s <= 1 + 1e-12) and np.all(s[x < 0.2] == 0)
-    assert np.abs(np.diff(s, 2)).max() < 0.05  # no jumps or sharp kinks
-    # tiles are independent of query order
-    env2 = SwingEnvelope(StepGround(), cell=0.05, radius=0.2, blur=0.1)
-    np.testing.assert_array_equal(env2.height_at(pts[::-1])[::-1], s)
 
 
 def test_locking_holds_the_planted_point_then_releases():

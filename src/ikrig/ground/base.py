@@ -123,10 +123,16 @@ def prepare_rays(origins, directions, max_dist=np.inf) -> RayBatch:
     return RayBatch(
         dtype=dtype,
         shape=shape,
-        origins=np.ascontiguousarray(o.reshape(n, 3), dtype=np.float64),
-        directions=np.ascontiguousarray(d.reshape(n, 3), dtype=np.float64),
-        max_dist=np.ascontiguousarray(md.reshape(n), dtype=np.float64),
+        origins=_kernel_array(o.reshape(n, 3)),
+        directions=_kernel_array(d.reshape(n, 3)),
+        max_dist=_kernel_array(md.reshape(n)),
     )
+
+
+def _kernel_array(a) -> np.ndarray:
+    """C-contiguous, writeable float64: one compiled signature per kernel (Numba compiles
+    read-only arrays, such as broadcast views, as a separate type)."""
+    return np.require(a, dtype=np.float64, requirements=["C", "W"])
 
 
 def prepare_xz(xz) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
@@ -134,7 +140,7 @@ def prepare_xz(xz) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
     dtype = float_dtype(xz)
     a = as_float(xz, "xz", last=2)
     shape = a.shape[:-1]
-    return dtype, shape, np.ascontiguousarray(a.reshape(-1, 2), dtype=np.float64)
+    return dtype, shape, _kernel_array(a.reshape(-1, 2))
 
 
 def empty_outputs(n: int):

@@ -116,8 +116,10 @@ def detect_contacts(heights, speeds, leg_length: float, frame_time: float, optio
     stay = ((h < o.height_off) & (s < o.speed_off)).any(axis=-1)
     min_frames = int(round(o.min_span / frame_time))
     gap_frames = int(round(o.max_gap / frame_time))
-    cols = [_clean(_hysteresis(enter[:, k], stay[:, k]), min_frames, gap_frames)
-            for k in range(enter.shape[1])]  # fmt: skip
+    cols = [
+        _clean(_hysteresis(enter[:, k], stay[:, k]), min_frames, gap_frames)
+        for k in range(enter.shape[1])
+    ]
     return np.stack(cols, axis=-1) if cols else np.zeros(h.shape[:2], dtype=bool)
 
 
@@ -153,5 +155,7 @@ def pinning_curve(contacts, frame_time: float, blend_in: float, blend_out: float
         since = np.where(prev >= 0, t - t[idx[np.maximum(prev, 0)]], np.inf)
         w_in = _smoothstep(1 - after / blend_in) if blend_in > 0 else (after == 0) * 1.0
         w_out = _smoothstep(1 - since / blend_out) if blend_out > 0 else (since == 0) * 1.0
-        out[:, k] = np.maximum(np.maximum(w_in, w_out), c[:, k])
+        # 1 - (1 - a)(1 - b): like max(a, b) where one ramp is 0, but without its kink
+        # where the placing and lifting ramps of a short swing cross
+        out[:, k] = np.maximum(1 - (1 - w_in) * (1 - w_out), c[:, k])
     return out

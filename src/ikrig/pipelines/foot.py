@@ -1,0 +1,669 @@
+"""Foot placement on uneven ground: take a clip recorded on flat ground and plant its feet on
+stairs, slopes and rough ground, offline over whole clips or live frame by frame.
+
+The pipeline, as numbered steps (:func:`place_feet` runs them over all frames at once,
+:class:`FootPlacer` over one frame with carried state; both call the same step functions):
+
+1. **Legs**: hip, knee, ankle, toe of each leg from joint names (or topology, or
+   ``legs=``); the leg length is the unit of every threshold.
+2. **Contacts**: per-foot contact from the animation and a pinning curve (1 planted,
+   0 in the air, ramps between), or user-supplied curves.
+3. **Root on the ground**: the root follows the ground under the character's planted feet
+   (a soft minimum, so the lower foot's leg keeps its extension), smoothed; its horizontal
+   path is kept exactly.
+4. **Foot goals**: vertical ground queries along each sole (heel to toe) with normals; a
+   planted foot stands exactly on the ground; a swinging foot moves from its lift-off
+   height to its landing height on a smooth curve, lifted just enough to clear the ground
+   (offline this is planned over the whole swing; live it is estimated causally, or taken
+   from the same plan).
+5. **Pelvis offset**: the pelvis comes down (limited, smoothed) when a foot target would
+   need the leg straighter than the source or ``max_extension``; the other leg bends.
+6. **Leg IK**: two-bone hip-knee-ankle, the pole from the animated knee, ``soften``,
+   blended out where there is no ground.
+7. **Foot alignment**: the ankle turns so the sole follows the ground normal, limited to
+   ``align_max_angle``, blended by the pinning curve.
+8. **Smoothing**: every offset and normal moves on a half-life spring (frame-rate
+   independent).
+9. **Foot locking**: a planted foot keeps its horizontal position until the span ends or
+   it drifts past ``lock_radius``, then returns smoothly.
+
+Modes compare recipes on the same clips: ``trace-offset`` (the simple game recipe: trace
+down from each foot, lower the body by the lower foot's offset, lift the other by the
+difference), ``goal-blend`` (rays from the hip through the ankle give ground goals, blended
+by the pinning curve, hips sink to avoid over-stretching) and ``full`` (all nine steps).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._checks import in_range, positive
+from ..errors import InputError
+from ..math.quat import quat_conj, quat_identity, quat_mul, quat_nlerp
+from ..pose import Motion
+from ..solvers.two_bone import TwoBoneOptions, two_bone_positions
+from . import foot_steps as steps
+from .contacts import ContactOptions, detect_contacts, horizontal_speed, pinning_curve
+from .legs import Legs, find_legs
+from .locking import lock_feet, new_lock_state
+from .sole import FootSole, estimate_sole
+
+MODES = ("trace-offset", "goal-blend", "full")
+
+
+@dataclass(frozen=True)
+class FootOptions:
+    """Foot-placement settings. Lengths in leg lengths, times in seconds, angles in radians.
+
+    Attributes:
+        mode: ``"full"`` (default), ``"goal-blend"`` or ``"trace-offset"``.
+        contacts: contact detection and pinning ramps (:class:`ContactOptions`).
+        root_halflife: smoothing of the root following the ground (0.15 s).
+        pelvis_halflife: how slowly the pelvis comes back up after a drop (0.12 s).
+        offset_halflife: smoothing of foot offsets in ``trace-offset`` mode (0.06 s).
+        max_extension: a leg may straighten to this fraction of its length, or to what the
+            source already had, before the pelvis drops (0.97).
+        max_pelvis_drop: the largest pelvis drop (0.35 leg lengths).
+        soften: two-bone soft-IK start, fraction of the leg length (1 = off).
+        align: turn feet to the ground normal (full mode).
+        align_max_angle: limit of that turn; steeper ground counts as flat (35 degrees).
+        normal_halflife: smoothing of the ground normal (0.05 s).
+        lock: foot locking (full mode).
+        lock_radius: a lock is released past this drift (0.1 leg lengths).
+        lock_halflife: return of a released lock (0.08 s).
+        max_swing_bump: the highest a swinging foot is lifted above its planned path to
+            clear the ground (0.4 leg lengths).
+        swing_halflife: live placement without a plan: smoothing of a swinging foot's
+            height (0.05 s).
+        trace_reach: ``trace-offset``: a trace that finds no ground within this distance of
+            the foot blends IK out (0.5 leg lengths).
+        plant_softness: a planted foot keeps ``c^2 / (c + k)`` of the animation's own
+            clearance ``c`` over its floor, ``k`` = this (0.03 leg lengths), so that planting
+            never snaps a foot down.
+        root_softness: width of the soft minimum over the planted feet that sets how high
+            the character stands (0.05 leg lengths).
+        weight_halflife: blending IK in and out where the ground is missing (0.08 s).
+    """
+
+    mode: str = "full"
+    contacts: ContactOptions = field(default_factory=ContactOptions)
+    root_halflife: float = 0.15
+    pelvis_halflife: float = 0.12
+    offset_halflife: float = 0.06
+    max_extension: float = 0.97
+    max_pelvis_drop: float = 0.35
+    soften: float = 1.0
+    align: bool = True
+    align_max_angle: float = float(np.radians(35.0))
+    normal_halflife: float = 0.05
+    lock: bool = True
+    lock_radius: float = 0.1
+    lock_halflife: float = 0.08
+    max_swing_bump: float = 0.4
+    swing_halflife: float = 0.05
+    trace_reach: float = 0.5
+    plant_softness: float = 0.03
+    root_softness: float = 0.05
+    weight_halflife: float = 0.08
+
+    def __post_init__(self):
+        if self.mode not in MODES:
+            raise InputError(f"mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
+        for name in (
+            "root_halflife",
+            "pelvis_halflife",
+            "offset_halflife",
+            "normal_halflife",
+            "lock_halflife",
+            "weight_halflife",
+            "swing_halflife",
+        ):
+            in_range(getattr(self, name), name, 0.0, 10.0)
+        in_range(self.max_extension, "max_extension", 0.5, 1.0)
+        in_range(self.max_pelvis_drop, "max_pelvis_drop", 0.0, 1.0)
+        in_range(self.soften, "soften", 0.0, 1.0)
+        in_range(self.align_max_angle, "align_max_angle", 0.0, np.pi / 2)
+        for name in (
+            "lock_radius",
+            "max_swing_bump",
+            "trace_reach",
+            "plant_softness",
+            "root_softness",
+            "swing_halflife",
+        ):
+            positive(getattr(self, name), name)
+
+    def replace(self, **changes) -> FootOptions:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, eq=False)
+class FootSetup:
+    """What is known about a character before any frame is solved.
+
+    Attributes:
+        legs: the legs (step 1) and the leg length.
+        sole: sole points and planted heights, and the clip's floor.
+        leg_lengths: ``(feet,)`` thigh plus shin of each leg.
+        root: index of the root joint.
+    """
+
+    legs: Legs
+    sole: FootSole
+    leg_lengths: np.ndarray
+    root: int
+
+    @classmethod
+    def create(cls, skeleton, legs: Legs, sole: FootSole) -> FootSetup:
+        off = skeleton.offsets
+        lengths = np.array(
+            [np.linalg.norm(off[g.knee]) + np.linalg.norm(off[g.ankle]) for g in legs.legs]
+        )
+        return cls(legs, sole, lengths, int(np.flatnonzero(skeleton.parents < 0)[0]))
+
+    def index(self, attr: str) -> np.ndarray:
+        """``(feet,)`` joint index of ``attr`` ("hip", "knee", "ankle") for every leg."""
+        return np.array([getattr(g, attr) for g in self.legs.legs])
+
+
+@dataclass(eq=False)
+class FootState:
+    """Everything the pipeline carries from one frame to the next (springs and locks)."""
+
+    root: tuple | None = None
+    pelvis: tuple | None = None
+    normals: tuple | None = None
+    weight: tuple | None = None
+    offsets: tuple | None = None
+    lock: np.ndarray | None = None
+    swing: tuple | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class FootGoals:
+    """Step 4 goals of ``F`` frames (see :func:`foot_goals`).
+
+    Attributes:
+        rotations_world, positions_world: FK of the source frames ``(F, J, 4/3)``.
+        points: ``(F, feet, 2, 3)`` heel and toe after the ground alignment.
+        align: ``(F, feet, 4)`` the alignment turn of each ankle (world, identity if off).
+        planted: ``(F, feet)`` offset at which each sole touches the ground.
+        stance: ``(F, feet)`` offset of each foot when planted.
+        found: ``(F, feet)`` the ground was found under the whole sole.
+    """
+
+    rotations_world: np.ndarray
+    positions_world: np.ndarray
+    points: np.ndarray
+    align: np.ndarray
+    planted: np.ndarray
+    stance: np.ndarray
+    found: np.ndarray
+
+    def slice(self, a: int, b: int) -> FootGoals:
+        """The goals of frames ``a`` to ``b``."""
+        return FootGoals(*(getattr(self, f.name)[a:b] for f in dataclasses.fields(self)))
+
+
+@dataclass(frozen=True, eq=False)
+class FrameInfo:
+    """Per-frame by-products of a solve: ``root_offset (F,)``, ``pelvis_drop (F,)``,
+    ``targets_world (F, feet, 3)``, ``reached (F, feet)``, ``ground_found (F, feet)``."""
+
+    root_offset: np.ndarray
+    pelvis_drop: np.ndarray
+    targets_world: np.ndarray
+    reached: np.ndarray
+    ground_found: np.ndarray
+
+
+def foot_goals(setup: FootSetup, ground, options: FootOptions, motion: Motion, pins, state):
+    """Step 4a (and 7a): where each foot's sole is, how it turns to the ground, and the
+    vertical offsets that would stand it there. Causal: ``state`` carries the normal spring.
+
+    Args:
+        motion: source frames, batch shape ``(F,)``.
+        pins: ``(F, feet)`` pinning weights.
+        state: :class:`FootState`, updated in place.
+    """
+    dt = float(motion.frame_time)
+    sole, floor = setup.sole, setup.sole.floor
+    rot_w, pos_w = motion.fk()
+    points = sole.points_world(rot_w, pos_w)
+    ankles = pos_w[:, setup.index("ankle")]
+    align = quat_identity(ankles.shape[:2])
+    _, normals, hit = steps.ground_heights(ground, points, floor)
+    if options.mode == "full" and options.align:
+        normals, state.normals = steps.foot_normals(
+            normals, options.align_max_angle, dt, options.normal_halflife, state.normals
+        )
+        align = steps.align_rotations(normals, pins * hit.all(axis=-1), options.align_max_angle)
+        points = steps.rotate_about(points, ankles, align)
+    planted, found = steps.planted_offsets(ground, points, sole.heights, floor)
+    source_clear = np.maximum(np.min(points[..., 1] - sole.heights - floor, axis=-1), 0.0)
+    k = options.plant_softness * setup.legs.leg_length
+    stance = planted + steps.soft_clearance(source_clear, k)
+    return FootGoals(rot_w, pos_w, points, align, planted, stance, found)
+
+
+def plan_offsets(setup: FootSetup, options: FootOptions, goals: FootGoals, contacts):
+    """Step 4b, offline: every foot's vertical offset over the whole clip, swings planned
+    from lift-off to landing (:func:`~ikrig.pipelines.foot_steps.plan_foot_offsets`)."""
+    return steps.plan_foot_offsets(
+        goals.planted, goals.stance, contacts, options.max_swing_bump * setup.legs.leg_length
+    )
+
+
+def apply_feet(
+    setup,
+    ground,
+    options,
+    motion: Motion,
+    goals: FootGoals,
+    offsets,
+    pins,
+    contacts,
+    state: FootState,
+):
+    """Steps 3, 5, 6, 7b and 9 on ``F`` frames: root, pelvis, leg IK, ankle turn, locking.
+
+    Args:
+        motion: source frames ``(F,)``; goals: their :class:`FootGoals`.
+        offsets: ``(F, feet)`` vertical foot offsets (planned or live).
+        pins: ``(F, feet)``; contacts: ``(F, feet)`` bool.
+        state: :class:`FootState`, updated in place.
+
+    Returns:
+        ``(motion, FrameInfo)``: only rotations and the root translation change.
+    """
+    dt = float(motion.frame_time)
+    L = setup.legs.leg_length
+    floor = setup.sole.floor
+    rot_w, pos_w = goals.rotations_world, goals.positions_world
+    hip_i, knee_i, ankle_i = setup.index("hip"), setup.index("knee"), setup.index("ankle")
+    ankles = pos_w[:, ankle_i]
+    F, K = ankles.shape[:2]
+    found = goals.found
+    align_q = goals.align
+
+    if options.mode == "trace-offset":
+        # 3. the character (root) follows the ground under it, as a character controller
+        gh_root, _, hit_root = steps.ground_heights(ground, pos_w[:, setup.root], floor)
+        base = np.where(hit_root, gh_root - floor, 0.0)
+        # 4-5. trace down from each ankle, relative to the character: the body drops by the
+        # lower foot's offset, the other foot lifts by the difference; no ground within
+        # reach blends that foot's IK out
+        th, _, thit = steps.ground_heights(ground, ankles, floor)
+        elev = th - floor - base[:, None]
+        found = thit & (np.abs(elev) <= options.trace_reach * L)
+        elev = np.where(found, elev, 0.0)
+        body = np.where(found.any(axis=1), np.where(found, elev, np.inf).min(axis=1), 0.0)
+        goal = base[:, None] + np.concatenate([elev, body[:, None]], axis=1)
+        sm, state.offsets = steps.smooth_stateful(goal, dt, options.offset_halflife, state.offsets)
+        root_offset, drop = sm[:, K], np.zeros(F)
+        targets = ankles + sm[:, :K, None] * steps.UP
+    else:
+        # 3. the root follows the ground under the planted feet
+        goal = steps.root_goal(offsets, pins * found, options.root_softness * L)
+        sm, state.root = steps.smooth_stateful(goal[:, None], dt, options.root_halflife, state.root)
+        root_offset = sm[:, 0]
+        if options.mode == "goal-blend":
+            targets = _goal_blend_targets(setup, ground, pos_w, hip_i, ankles, root_offset, pins)
+        else:
+            # 9. foot locking (horizontal), then the ankle targets
+            shift = np.zeros((F, K, 2))
+            if options.lock:
+                if state.lock is None:
+                    state.lock = new_lock_state(K)
+                gh, _, _ = steps.ground_heights(ground, goals.points, floor)
+                which = steps.planted_point(goals.points, setup.sole.heights, gh)
+                shift = lock_feet(
+                    contacts & found,
+                    which,
+                    goals.points[..., [0, 2]],
+                    dt,
+                    options.lock_radius * L,
+                    options.lock_halflife,
+                    state.lock,
+                )
+            targets = ankles + np.stack([shift[..., 0], offsets, shift[..., 1]], axis=-1)
+        # 5. the pelvis comes down when a leg would have to straighten beyond the source's
+        # extension or max_extension (smooth maxima: no kinks, no knee pops)
+        band = 0.03 * L
+        hips = pos_w[:, hip_i] + root_offset[:, None, None] * steps.UP
+        src_reach = np.linalg.norm(ankles - pos_w[:, hip_i], axis=-1)
+        reach = steps.smooth_max(src_reach, options.max_extension * setup.leg_lengths, band)
+        reach = np.minimum(reach - band, setup.leg_lengths)
+        need = steps.pelvis_drop(hips, targets, reach).max(axis=1)
+        need = np.minimum(need, options.max_pelvis_drop * L)
+        held, state.pelvis = steps.smooth_stateful(
+            need[:, None], dt, options.pelvis_halflife, state.pelvis
+        )
+        drop = steps.smooth_max(need, held[:, 0], band) - 0.5 * band
+        root_offset = root_offset - drop
+
+    # 6. leg IK on the shifted pose, weighted out where no ground was found
+    weight, state.weight = steps.smooth_stateful(
+        found.astype(np.float64), dt, options.weight_halflife, state.weight
+    )
+    weight = np.clip(weight, 0.0, 1.0)
+    up = root_offset[:, None, None] * steps.UP
+    tb = two_bone_positions(
+        pos_w[:, hip_i] + up,
+        pos_w[:, knee_i] + up,
+        ankles + up,
+        targets,
+        weight=weight,
+        options=TwoBoneOptions(soften=options.soften),
+    )
+    # 7b. new world rotations: hip and knee from the IK, the ankle turned to the ground
+    hip_w = quat_mul(tb.root_rotation_world, rot_w[:, hip_i])
+    knee_w = quat_mul(tb.mid_rotation_world, rot_w[:, knee_i])
+    ankle_w = quat_mul(quat_nlerp(quat_identity((F, K)), align_q, weight), rot_w[:, ankle_i])
+    rl = motion.rotations_local.copy()
+    pl = motion.positions_local.copy()
+    pl[:, setup.root, 1] += root_offset
+    rl[:, hip_i] = quat_mul(quat_conj(rot_w[:, motion.skeleton.parents[hip_i]]), hip_w)
+    rl[:, knee_i] = quat_mul(quat_conj(hip_w), knee_w)
+    rl[:, ankle_i] = quat_mul(quat_conj(knee_w), ankle_w)
+    out = motion.replace(rotations_local=rl, positions_local=pl)
+    return out, FrameInfo(root_offset, drop, targets, np.asarray(tb.reached), found)
+
+
+def _goal_blend_targets(setup, ground, pos_w, hip_i, ankles, root_offset, pins):
+    """Goal-blend step 4: rays from the hip through the ankle (limited to the leg: the
+    current goal; unlimited: the future goal); the ankle goal sits above the hit by the
+    ankle's height over the sole; the pinning curve blends animated and goal positions."""
+    shift = root_offset[:, None, None] * steps.UP
+    hips = pos_w[:, hip_i] + shift
+    anim = ankles + shift
+    d = anim - hips
+    heel = setup.sole.heights[:, 0]
+    limit = setup.leg_lengths + heel
+    near = ground.raycast(hips, d, np.broadcast_to(limit, d.shape[:-1]))
+    far = ground.raycast(hips, d, np.inf)
+    hit = near.mask | far.mask
+    point = np.where(near.mask[..., None], near.point, far.point)
+    normal = np.where(near.mask[..., None], near.normal, far.normal)
+    goal = point + normal * heel[:, None]
+    goal = np.where(hit[..., None], goal, anim)
+    w = pins[..., None]
+    return anim * (1 - w) + goal * w - shift
+
+
+# ----------------------------------------------------------------------------------------
+# Offline
+
+
+@dataclass(frozen=True, eq=False)
+class FootResult:
+    """Offline result: the clip, the baseline (root on ground, no IK), and what was used.
+
+    Attributes:
+        motion: the new clip.
+        baseline: the do-nothing baseline clip (root following the ground, no IK).
+        legs, sole: steps 1 and 2 inputs as used.
+        contacts: ``(F, feet)`` bool; pins: ``(F, feet)`` pinning curve.
+        info: :class:`FrameInfo` of the result.
+        offsets: ``(F, feet)`` the planned vertical foot offsets (step 4b).
+    """
+
+    motion: Motion
+    baseline: Motion
+    legs: Legs
+    sole: FootSole
+    contacts: np.ndarray
+    pins: np.ndarray
+    info: FrameInfo
+    offsets: np.ndarray
+
+
+def detect_foot_contacts(motion: Motion, legs: Legs, sole: FootSole, options: ContactOptions):
+    """Step 2: contact flags ``(F, feet)`` and pinning curve ``(F, feet)`` of a clip."""
+    rot_w, pos_w = motion.fk()
+    pts = sole.points_world(rot_w, pos_w)
+    heights = pts[..., 1] - sole.floor - sole.heights
+    speeds = horizontal_speed(pts, motion.frame_time)
+    contacts = detect_contacts(heights, speeds, legs.leg_length, motion.frame_time, options)
+    pins = pinning_curve(contacts, motion.frame_time, options.blend_in, options.blend_out)
+    return contacts, pins
+
+
+def _check_clip(clip: Motion) -> None:
+    if clip.rotations_local.ndim != 3:
+        raise InputError(
+            f"clip: expected a clip with batch shape (frames,), got {clip.batch_shape}"
+        )
+    if clip.frame_time is None:
+        raise InputError("clip: frame_time is needed for foot placement")
+
+
+def place_feet(
+    clip: Motion,
+    ground,
+    options: FootOptions | None = None,
+    legs: Legs | str | None = None,
+    contacts=None,
+    progress: bool = False,
+    chunk: int = 4096,
+) -> FootResult:
+    """Plant a clip's feet on ``ground`` (the offline pipeline).
+
+    Args:
+        clip: a clip, batch shape ``(F,)``, with ``frame_time``.
+        ground: a ground from :mod:`ikrig.ground` (``height_at``, ``raycast``), in the clip's
+            world coordinates and units.
+        options: :class:`FootOptions`.
+        legs: :class:`Legs`, an override string ``"hip,knee,ankle[,toe];..."``, or None to
+            find them by name and topology.
+        contacts: ``(F, feet)`` user-supplied pinning curve in [0, 1] (contacts where > 0.5),
+            or None to detect them.
+        progress: show a progress bar (tqdm) on clips longer than ``chunk`` frames.
+        chunk: frames per batch; the state carries over, so the result does not depend on it.
+
+    Returns:
+        :class:`FootResult`. Only joint rotations and the root translation change; frame
+        count and frame time are kept. No NaN anywhere: where the ground is missing, IK
+        blends out (``result.info.ground_found`` says where).
+
+    Raises:
+        InputError: no legs found (the message lists joints and shows the override), a
+            clip without frame time, or a user curve of the wrong shape.
+    """
+    options = options or FootOptions()
+    _check_clip(clip)
+    # 1. legs
+    if not isinstance(legs, Legs):
+        legs = find_legs(clip.skeleton, legs)
+    sole = estimate_sole(clip, legs, options.contacts.floor_percentile)
+    # 2. contacts and pinning curves
+    if contacts is None:
+        contact_flags, pins = detect_foot_contacts(clip, legs, sole, options.contacts)
+    else:
+        pins = np.asarray(contacts, dtype=np.float64)
+        if pins.shape != (clip.num_frames, len(legs.legs)):
+            raise InputError(
+                f"contacts: expected shape ({clip.num_frames}, {len(legs.legs)}), got {pins.shape}"
+            )
+        pins = np.clip(pins, 0.0, 1.0)
+        contact_flags = pins > 0.5
+    setup = FootSetup.create(clip.skeleton, legs, sole)
+    # 4a. goals of every frame (causal: in chunks, the state carried over)
+    state = FootState()
+    chunks = [
+        (a, min(a + chunk, clip.num_frames)) for a in range(0, clip.num_frames, max(int(chunk), 1))
+    ]
+    goals = _concat_goals(
+        [foot_goals(setup, ground, options, clip[a:b], pins[a:b], state) for a, b in chunks]
+    )
+    # 4b. plan every swing from lift-off to landing
+    offsets = plan_offsets(setup, options, goals, contact_flags)
+    # 3, 5-7, 9. root, pelvis, leg IK, ankle turn and locking, in chunks
+    steps_iter = chunks
+    if progress and len(chunks) > 1:
+        from tqdm import tqdm
+
+        steps_iter = tqdm(chunks, desc="foot placement", unit="chunk", leave=False)
+    parts = [
+        apply_feet(
+            setup,
+            ground,
+            options,
+            clip[a:b],
+            goals.slice(a, b),
+            offsets[a:b],
+            pins[a:b],
+            contact_flags[a:b],
+            state,
+        )
+        for a, b in steps_iter
+    ]
+    motion = _concat([p[0] for p in parts])
+    info = FrameInfo(
+        *(
+            np.concatenate([getattr(p[1], f.name) for p in parts])
+            for f in dataclasses.fields(FrameInfo)
+        )
+    )
+    baseline = make_baseline(clip, setup, options, offsets, pins * goals.found)
+    return FootResult(motion, baseline, legs, sole, contact_flags, pins, info, offsets)
+
+
+def _concat(motions: list[Motion]) -> Motion:
+    if len(motions) == 1:
+        return motions[0]
+    rl = np.concatenate([m.rotations_local for m in motions])
+    pl = np.concatenate([m.positions_local for m in motions])
+    return motions[0].replace(rotations_local=rl, positions_local=pl)
+
+
+def make_baseline(clip: Motion, setup: FootSetup, options: FootOptions, offsets, pins):
+    """The do-nothing baseline: the root follows the ground under the character (step 3,
+    from the same foot ``offsets (F, feet)`` and ``pins``), no IK."""
+    goal = steps.root_goal(offsets, pins, options.root_softness * setup.legs.leg_length)
+    sm, _ = steps.smooth_stateful(goal[:, None], clip.frame_time, options.root_halflife, None)
+    pl = clip.positions_local.copy()
+    pl[:, setup.root, 1] += sm[:, 0]
+    return clip.replace(positions_local=pl)
+
+
+def _concat_goals(parts: list[FootGoals]) -> FootGoals:
+    if len(parts) == 1:
+        return parts[0]
+    return FootGoals(
+        *(
+            np.concatenate([getattr(p, f.name) for p in parts])
+            for f in dataclasses.fields(FootGoals)
+        )
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# Live
+
+
+class FootPlacer:
+    """Live foot placement: one pose per :meth:`update`, with its own state.
+
+    Runs the same step functions as :func:`place_feet`. Given the same frames, frame time and
+    pinning values (for example the curve of the clip being played, as engines store it),
+    it returns the same frames as the offline pipeline. Without pinning values it detects
+    contacts causally from the pose (height and speed with hysteresis; ramps start when a
+    contact starts, not before), which the offline pipeline, seeing the whole clip, does
+    better.
+
+    Example:
+        >>> from ikrig.data.walk import walk_clip
+        >>> from ikrig.ground import load_ground
+        >>> clip = walk_clip(seconds=1.0)
+        >>> ground = load_ground("flat", clip.positions_world()[:, 0, [0, 2]], 0.85)
+        >>> placer = FootPlacer.from_clip(clip, ground)
+        >>> pose = placer.update(clip[0], dt=clip.frame_time)
+    """
+
+    def __init__(self, setup: FootSetup, ground, options: FootOptions | None = None):
+        self.setup = setup
+        self.ground = ground
+        self.options = options or FootOptions()
+        self.state = FootState()
+        self._contact = np.zeros(len(setup.legs.legs), dtype=bool)
+        self._pin = np.zeros(len(setup.legs.legs))
+        self._last_points = None
+
+    @classmethod
+    def from_clip(cls, reference: Motion, ground, options=None, legs=None) -> FootPlacer:
+        """A placer for the character of ``reference`` (a clip of it), whose legs, sole
+        points and floor are measured on that clip."""
+        options = options or FootOptions()
+        _check_clip(reference)
+        if not isinstance(legs, Legs):
+            legs = find_legs(reference.skeleton, legs)
+        sole = estimate_sole(reference, legs, options.contacts.floor_percentile)
+        return cls(FootSetup.create(reference.skeleton, legs, sole), ground, options)
+
+    def _detect(self, pose: Motion, dt: float):
+        o = self.options.contacts
+        L = self.setup.legs.leg_length
+        rot_w, pos_w = pose.fk()
+        pts = self.setup.sole.points_world(rot_w, pos_w)
+        h = (pts[..., 1] - self.setup.sole.floor - self.setup.sole.heights) / L
+        if self._last_points is None:
+            speed = np.zeros(h.shape)
+        else:
+            speed = np.linalg.norm((pts - self._last_points)[..., [0, 2]], axis=-1) / dt / L
+        self._last_points = pts
+        enter = ((h < o.height_on) & (speed < o.speed_on)).any(axis=-1)
+        stay = ((h < o.height_off) & (speed < o.speed_off)).any(axis=-1)
+        self._contact = np.where(self._contact, stay, enter)
+        rate_in = dt / o.blend_in if o.blend_in > 0 else 1.0
+        rate_out = dt / o.blend_out if o.blend_out > 0 else 1.0
+        self._pin = np.where(
+            self._contact,
+            np.minimum(self._pin + rate_in, 1.0),
+            np.maximum(self._pin - rate_out, 0.0),
+        )
+        return self._pin.copy(), self._contact.copy()
+
+    def update(self, pose: Motion, dt: float, pin=None, contact=None, offset=None) -> Motion:
+        """Place the feet of one pose.
+
+        Args:
+            pose: a single pose (batch shape ``()``) of the character.
+            dt: seconds since the previous update.
+            pin: ``(feet,)`` pinning weights for this frame, or None to detect them.
+            contact: ``(feet,)`` bool contact flags (default ``pin > 0.5``).
+            offset: ``(feet,)`` planned vertical foot offsets for this frame (the offline
+                plan, :func:`plan_offsets`), or None to estimate them causally.
+
+        Returns:
+            The new pose (batch shape ``()``).
+        """
+        if pose.batch_shape != ():
+            raise InputError(f"pose: expected a single pose, got batch shape {pose.batch_shape}")
+        positive(dt, "dt")
+        frame = Motion(pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt)
+        if pin is None:
+            pins, flags = self._detect(pose, dt)
+        else:
+            pins = np.clip(np.asarray(pin, dtype=np.float64).reshape(-1), 0.0, 1.0)
+            flags = pins > 0.5 if contact is None else np.asarray(contact, dtype=bool).reshape(-1)
+        pins, flags = pins[None], flags[None]
+        goals = foot_goals(self.setup, self.ground, self.options, frame, pins, self.state)
+        if offset is None:
+            offsets, self.state.swing = steps.live_foot_offsets(
+                goals.planted,
+                goals.stance,
+                flags,
+                dt,
+                self.options.swing_halflife,
+                self.state.swing,
+            )
+        else:
+            offsets = np.asarray(offset, dtype=np.float64).reshape(1, -1)
+        out, self.last_info = apply_feet(
+            self.setup, self.ground, self.options, frame, goals, offsets, pins, flags, self.state
+        )
+        return out[0]

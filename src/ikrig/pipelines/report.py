@@ -1,0 +1,42 @@
+"""The foot-placement report: metrics of the result beside the do-nothing baseline (and any
+other modes run for comparison), as a JSON-ready dict and a printed table."""
+
+from __future__ import annotations
+
+from ..metrics import foot_metrics, metrics_table
+from .foot import FootResult
+
+
+def foot_report(results: dict[str, FootResult], source, ground, extra: dict | None = None):
+    """Metrics for the baseline and every result.
+
+    Args:
+        results: label (a mode name) -> :class:`FootResult`, all from the same ``source``.
+        source: the input clip.
+        ground: the ground used.
+        extra: more fields to put in the report (clip path, ground name, ...).
+
+    Returns:
+        ``(report dict, table text)``. The report has ``rows`` (label -> metrics), the legs,
+        leg length, floor, frame count and the frames where the ground was missing.
+    """
+    first = next(iter(results.values()))
+    rows = {
+        "baseline": foot_metrics(
+            first.baseline, source, ground, first.legs, first.sole, first.contacts
+        )
+    }
+    for label, r in results.items():
+        rows[label] = foot_metrics(r.motion, source, ground, r.legs, r.sole, r.contacts)
+    report = {
+        **(extra or {}),
+        "frames": int(source.num_frames),
+        "frame_time": float(source.frame_time),
+        "legs": first.legs.describe(source.skeleton),
+        "leg_length": float(first.legs.leg_length),
+        "floor": float(first.sole.floor),
+        "contact_fraction": [float(v) for v in first.contacts.mean(axis=0)],
+        "ground_missing_frames": int((~first.info.ground_found).any(axis=1).sum()),
+        "rows": rows,
+    }
+    return report, metrics_table(list(rows.items()))
