@@ -70,7 +70,9 @@ class Spring:
 
     Example:
         >>> s = Spring(halflife=0.1)
-        >>> float(s.update(np.array([1.0]), dt=1 / 30)[0]) < 1.0
+        >>> float(s.update(np.array([0.0]), dt=1 / 30)[0])  # starts at rest on the goal
+        0.0
+        >>> 0.0 < float(s.update(np.array([1.0]), dt=1 / 30)[0]) < 1.0
         True
     """
 
