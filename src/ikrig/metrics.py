@@ -10,10 +10,11 @@ Sole points and clearance
     The sole points are ``sole.points_world(*motion.fk())``, shape ``(F, feet, 2, 3)``
     (heel = ankle, toe). The ground height under each point is a vertical query
     ``ground.height_at(points[..., [0, 2]])``. The clearance of a foot in a frame is
-    ``sole.clearance(points, heights)``: the minimum over its two points of
-    ``y - planted height - ground height``; 0 when the foot stands on the ground, negative
-    when it penetrates. A (frame, foot) where the query misses for either point is left out
-    of every ground metric and counted in ``misses``.
+    ``sole.sole_clearance(points, ground)``: the minimum, over the sole sampled at five
+    points from heel to toe (planted heights interpolated), of ``y - planted height -
+    ground height``; 0 when the foot stands on the ground (a midfoot resting on a step's
+    edge counts), negative when any part of the sole penetrates. A (frame, foot) where a
+    query misses is left out of every ground metric and counted in ``misses``.
 
 ``pen_mean``, ``pen_p95``, ``pen_max`` (% leg length)
     Penetration ``max(0, -clearance)``: mean over all kept frames (frames above the ground
@@ -348,7 +349,9 @@ def foot_metrics(
     pts = sole.points_world(rot_r, pos_r)
     heights, kept = _ground_query(ground, pts)
     point_clear = _point_clearance(sole, pts, heights)
-    clear = sole.clearance(pts, heights) * (100.0 / unit)
+    clear, sole_kept = sole.sole_clearance(pts, ground)
+    kept &= sole_kept
+    clear = clear * (100.0 / unit)
     pen = np.maximum(0.0, -clear)
     flt = np.maximum(0.0, clear)
     skate = _skate_samples(pts, point_clear, c, kept, dt)

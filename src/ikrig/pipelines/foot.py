@@ -190,6 +190,7 @@ class FootGoals:
         rotations_world, positions_world: FK of the source frames ``(F, J, 4/3)``.
         points: ``(F, feet, 2, 3)`` heel and toe after the ground alignment.
         align: ``(F, feet, 4)`` the alignment turn of each ankle (world, identity if off).
+        shift: ``(F, feet, 2)`` the horizontal (X, Z) shift of each foot from locking.
         planted: ``(F, feet)`` offset at which each sole touches the ground.
         stance: ``(F, feet)`` offset of each foot when planted.
         found: ``(F, feet)`` the ground was found under the whole sole.
@@ -199,6 +200,7 @@ class FootGoals:
     positions_world: np.ndarray
     points: np.ndarray
     align: np.ndarray
+    shift: np.ndarray
     planted: np.ndarray
     stance: np.ndarray
     found: np.ndarray
@@ -220,13 +222,16 @@ class FrameInfo:
     ground_found: np.ndarray
 
 
-def foot_goals(setup: FootSetup, ground, options: FootOptions, motion: Motion, pins, state):
-    """Step 4a (and 7a): where each foot's sole is, how it turns to the ground, and the
-    vertical offsets that would stand it there. Causal: ``state`` carries the normal spring.
+def foot_goals(
+    setup: FootSetup, ground, options: FootOptions, motion: Motion, pins, contacts, state
+):
+    """Steps 4a, 7a and 9: where each foot's sole is, how it turns to the ground, where
+    locking holds it, and the vertical offsets that would stand it there. Causal: ``state``
+    carries the normal spring and the locks.
 
     Args:
         motion: source frames, batch shape ``(F,)``.
-        pins: ``(F, feet)`` pinning weights.
+        pins: ``(F, feet)`` pinning weights; contacts: ``(F, feet)`` bool.
         state: :class:`FootState`, updated in place.
     """
     dt = float(motion.frame_time)
@@ -242,11 +247,31 @@ def foot_goals(setup: FootSetup, ground, options: FootOptions, motion: Motion, p
         )
         align = steps.align_rotations(normals, pins * hit.all(axis=-1), options.align_max_angle)
         points = steps.rotate_about(points, ankles, align)
-    planted, found = steps.planted_offsets(ground, points, sole.heights, floor)
+    shift = np.zeros(ankles.shape[:2] + (2,))
+    if options.mode == "full" and options.lock:
+        # 9. foot locking: a planted foot keeps its horizontal place
+        if state.lock is None:
+            state.lock = new_lock_state(ankles.shape[1])
+        gh, _, hit = steps.ground_heights(ground, points, floor)
+        which = steps.planted_point(points, sole.heights, gh)
+        L = setup.legs.leg_length
+        shift = lock_feet(
+            contacts & hit.all(axis=-1),
+            which,
+            points[..., [0, 2]],
+            dt,
+            options.lock_radius * L,
+            options.lock_halflife,
+            state.lock,
+        )
+        points = (
+            points + np.stack([shift[..., 0], 0 * shift[..., 0], shift[..., 1]], -1)[..., None, :]
+        )
+    planted, found = steps.planted_offsets(ground, sole, points)
     source_clear = np.maximum(np.min(points[..., 1] - sole.heights - floor, axis=-1), 0.0)
     k = options.plant_softness * setup.legs.leg_length
     stance = planted + steps.soft_clearance(source_clear, k)
-    return FootGoals(rot_w, pos_w, points, align, planted, stance, found)
+    return FootGoals(rot_w, pos_w, points, align, shift, planted, stance, found)
 
 
 def plan_offsets(setup: FootSetup, options: FootOptions, goals: FootGoals, contacts):
@@ -313,22 +338,7 @@ def apply_feet(
         if options.mode == "goal-blend":
             targets = _goal_blend_targets(setup, ground, pos_w, hip_i, ankles, root_offset, pins)
         else:
-            # 9. foot locking (horizontal), then the ankle targets
-            shift = np.zeros((F, K, 2))
-            if options.lock:
-                if state.lock is None:
-                    state.lock = new_lock_state(K)
-                gh, _, _ = steps.ground_heights(ground, goals.points, floor)
-                which = steps.planted_point(goals.points, setup.sole.heights, gh)
-                shift = lock_feet(
-                    contacts & found,
-                    which,
-                    goals.points[..., [0, 2]],
-                    dt,
-                    options.lock_radius * L,
-                    options.lock_halflife,
-                    state.lock,
-                )
+            shift = goals.shift
             targets = ankles + np.stack([shift[..., 0], offsets, shift[..., 1]], axis=-1)
         # 5. the pelvis comes down when a leg would have to straighten beyond the source's
         # extension or max_extension (smooth maxima: no kinks, no knee pops)
@@ -497,7 +507,10 @@ def place_feet(
         (a, min(a + chunk, clip.num_frames)) for a in range(0, clip.num_frames, max(int(chunk), 1))
     ]
     goals = _concat_goals(
-        [foot_goals(setup, ground, options, clip[a:b], pins[a:b], state) for a, b in chunks]
+        [
+            foot_goals(setup, ground, options, clip[a:b], pins[a:b], contact_flags[a:b], state)
+            for a, b in chunks
+        ]
     )
     # 4b. plan every swing from lift-off to landing
     offsets = plan_offsets(setup, options, goals, contact_flags)
@@ -651,7 +664,7 @@ class FootPlacer:
             pins = np.clip(np.asarray(pin, dtype=np.float64).reshape(-1), 0.0, 1.0)
             flags = pins > 0.5 if contact is None else np.asarray(contact, dtype=bool).reshape(-1)
         pins, flags = pins[None], flags[None]
-        goals = foot_goals(self.setup, self.ground, self.options, frame, pins, self.state)
+        goals = foot_goals(self.setup, self.ground, self.options, frame, pins, flags, self.state)
         if offset is None:
             offsets, self.state.swing = steps.live_foot_offsets(
                 goals.planted,

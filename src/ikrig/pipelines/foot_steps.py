@@ -14,7 +14,6 @@ from .contacts import _spans
 from .smoothing import smooth
 
 UP = np.array([0.0, 1.0, 0.0])
-SOLE_SAMPLES = np.linspace(0.0, 1.0, 5)  # heel .. toe fractions checked against the ground
 
 
 def ground_heights(ground, points_world, floor: float):
@@ -85,25 +84,18 @@ def rotate_about(points, pivot, q):
     return pivot[..., None, :] + quat_rotate(q[..., None, :], points - pivot[..., None, :])
 
 
-def planted_offsets(ground, points, planted_heights, floor):
+def planted_offsets(ground, sole, points):
     """Step 4a: the vertical offset ``(F, feet)`` that stands each foot on the ground.
 
-    The sole is sampled from heel to toe (:data:`SOLE_SAMPLES`), each sample's planted height
-    interpolated; the offset puts the lowest sample exactly on the ground beneath it, so no
-    part of the sole cuts into a step edge or a bump.
-
-    Args:
-        points: ``(F, feet, 2, 3)`` heel and toe (after alignment).
-        planted_heights: ``(feet, 2)``.
+    The sole is checked from heel to toe (:meth:`FootSole.sole_clearance`): the offset puts
+    its lowest sample exactly on the ground beneath it, so no part of the sole cuts into a
+    step edge or a bump. ``points: (F, feet, 2, 3)`` heel and toe (after alignment).
 
     Returns:
         ``(offsets (F, feet), ground found under every sample (F, feet))``.
     """
-    f = SOLE_SAMPLES[:, None]
-    samples = points[..., :1, :] + (points[..., 1:, :] - points[..., :1, :]) * f
-    heights = planted_heights[:, :1] + (planted_heights[:, 1:] - planted_heights[:, :1]) * f[:, 0]
-    gh, _, hit = ground_heights(ground, samples, floor)
-    return -np.min(samples[..., 1] - heights - gh, axis=-1), hit.all(axis=-1)
+    clearance, found = sole.sole_clearance(points, ground)
+    return -clearance, found
 
 
 def soft_clearance(c, k):
@@ -153,23 +145,29 @@ def plan_foot_offsets(planted, stance, contacts, max_bump):
         if not spans:
             out[:, k] = np.maximum.accumulate(planted[:, k])
             continue
-        gaps = [(-1, spans[0][0], spans[0][0])]  # (last frame of contact, next contact, ...)
-        gaps += [(e0 - 1, s1, s1) for (_, e0), (s1, _) in zip(spans, spans[1:])]
-        gaps.append((spans[-1][1] - 1, F, spans[-1][1] - 1))
+        # air phases: (last contact frame or -1, next contact frame or F)
+        gaps = [(-1, spans[0][0])]
+        gaps += [(e0 - 1, s1) for (_, e0), (s1, _) in zip(spans, spans[1:])]
+        gaps.append((spans[-1][1] - 1, F))
         for s, e in spans:
             out[s:e, k] = stance[s:e, k]
-        for a, b, land in gaps:
+        for a, b in gaps:
             lo, hi = a + 1, b  # frames in the air
             if hi <= lo:
                 continue
-            d_a = stance[a, k] if a >= 0 else stance[land, k]
+            d_a = stance[a, k] if a >= 0 else stance[b, k]
             d_b = stance[b, k] if b < F else d_a
             u = (t[lo:hi] - a) / max(b - a, 1)
             base = d_a + (d_b - d_a) * _smootherstep(u)
-            w = np.maximum(_bump(u), 0.05)
+            if a < 0:  # before the first contact: high at the start, down to the landing
+                shape = _smootherstep(2 * (1 - u))
+            elif b >= F:  # after the last contact: up from the lift-off, then held
+                shape = _smootherstep(2 * u)
+            else:
+                shape = _bump(u)
             need = np.maximum(planted[lo:hi, k] - base, 0.0)
-            amp = min(float(np.max(need / w)), max_bump) if len(need) else 0.0
-            out[lo:hi, k] = base + amp * _bump(u)
+            amp = min(float(np.max(need / np.maximum(shape, 0.05))), max_bump)
+            out[lo:hi, k] = base + amp * shape
     return out
 
 

@@ -19,6 +19,8 @@ from ..pose import Motion
 from .legs import Legs
 
 HEEL, TOE = 0, 1
+SOLE_SAMPLES = np.linspace(0.0, 1.0, 5)
+"""Fractions from heel to toe at which a sole is checked against the ground."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,6 +45,26 @@ class FootSole:
         rot = rotations_world[..., self.joints, :]
         pos = positions_world[..., self.joints, :]
         return pos + quat_rotate(rot, self.offsets_local.astype(pos.dtype))
+
+    def samples(self, points_world) -> tuple[np.ndarray, np.ndarray]:
+        """The sole sampled from heel to toe (:data:`SOLE_SAMPLES`).
+
+        ``points_world: (..., feet, 2, 3)`` -> ``(samples (..., feet, S, 3), planted heights
+        (feet, S))``, the heights interpolated between heel and toe.
+        """
+        f = SOLE_SAMPLES[:, None]
+        heel, toe = points_world[..., :1, :], points_world[..., 1:, :]
+        h = self.heights
+        return heel + (toe - heel) * f, h[:, :1] + (h[:, 1:] - h[:, :1]) * SOLE_SAMPLES
+
+    def sole_clearance(self, points_world, ground) -> tuple[np.ndarray, np.ndarray]:
+        """Clearance of the whole sole over ``ground``: the lowest heel-to-toe sample's
+        ``y - planted height - ground height`` ``(..., feet)``, and whether the ground was
+        found under every sample ``(..., feet)`` (misses count as the clip's floor)."""
+        samples, heights = self.samples(points_world)
+        gh, _, hit = ground.height_at(samples[..., [0, 2]])
+        gh = np.where(hit, gh, self.floor)
+        return np.min(samples[..., 1] - heights - gh, axis=-1), hit.all(axis=-1)
 
     def clearance(self, points_world, ground_heights) -> np.ndarray:
         """Foot clearance ``(..., feet)`` given sole points ``(..., feet, 2, 3)`` and the ground
