@@ -79,9 +79,9 @@ def test_contacts_hysteresis_span_and_pins():
     F, dt, L = 60, 1 / 30, 1.0
     h = np.full((F, 1, 1), 0.5)
     h[10:30] = 0.01  # planted for 20 frames
-    h[30:32] = 0.065  # above the enter threshold but under the stay one: contact holds
+    h[30:32] = 0.04  # above the enter threshold but under the stay one: contact holds
     h[45] = 0.0  # too short a contact: dropped
-    h[50] = 0.065  # never entered: the enter threshold is stricter
+    h[50] = 0.04  # never entered: the enter threshold is stricter
     s = np.zeros_like(h)
     c = detect_contacts(h, s, L, dt)[:, 0]
     assert c[10:32].all() and not c[:10].any() and not c[32:].any()

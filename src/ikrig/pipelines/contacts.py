@@ -21,8 +21,8 @@ class ContactOptions:
     """Thresholds for contact detection (lengths in leg lengths, times in seconds).
 
     Attributes:
-        height_on: a sole point this close to its floor level may start a contact (0.05).
-        height_off: ... and must stay this close to keep it (0.08).
+        height_on: a sole point this close to its floor level may start a contact (0.03).
+        height_off: ... and must stay this close to keep it (0.05).
         speed_on: horizontal speed (leg lengths per second) to start a contact (0.45).
         speed_off: ... and to keep it (0.75).
         min_span: shorter contacts are dropped (0.08 s).
@@ -32,8 +32,8 @@ class ContactOptions:
         blend_out: seconds of ramp after a contact, while the foot lifts (0.12).
     """
 
-    height_on: float = 0.05
-    height_off: float = 0.08
+    height_on: float = 0.03
+    height_off: float = 0.05
     speed_on: float = 0.45
     speed_off: float = 0.75
     min_span: float = 0.08

@@ -66,6 +66,9 @@ class FootOptions:
         offset_halflife: smoothing of foot offsets in ``trace-offset`` mode (0.06 s).
         max_extension: a leg may straighten to this fraction of its length, or to what the
             source already had, before the pelvis drops (0.97).
+        extension_cap: no leg straightens beyond this fraction of its length, even where
+            the source did (0.995): near full extension the knee angle swings wildly with the
+            smallest change of hip height, which shows as knee pops.
         max_pelvis_drop: the largest pelvis drop (0.35 leg lengths).
         soften: two-bone soft-IK start, fraction of the leg length (1 = off).
         align: turn feet to the ground normal (full mode).
@@ -81,7 +84,7 @@ class FootOptions:
         trace_reach: ``trace-offset``: a trace that finds no ground within this distance of
             the foot blends IK out (0.5 leg lengths).
         plant_softness: a planted foot keeps ``c^2 / (c + k)`` of the animation's own
-            clearance ``c`` over its floor, ``k`` = this (0.03 leg lengths), so that planting
+            clearance ``c`` over its floor, ``k`` = this (0.005 leg lengths), so that planting
             never snaps a foot down.
         root_softness: width of the soft minimum over the planted feet that sets how high
             the character stands (0.05 leg lengths).
@@ -94,6 +97,7 @@ class FootOptions:
     pelvis_halflife: float = 0.12
     offset_halflife: float = 0.06
     max_extension: float = 0.97
+    extension_cap: float = 0.995
     max_pelvis_drop: float = 0.35
     soften: float = 1.0
     align: bool = True
@@ -105,7 +109,7 @@ class FootOptions:
     max_swing_bump: float = 0.4
     swing_halflife: float = 0.05
     trace_reach: float = 0.5
-    plant_softness: float = 0.03
+    plant_softness: float = 0.005
     root_softness: float = 0.05
     weight_halflife: float = 0.08
 
@@ -123,6 +127,7 @@ class FootOptions:
         ):
             in_range(getattr(self, name), name, 0.0, 10.0)
         in_range(self.max_extension, "max_extension", 0.5, 1.0)
+        in_range(self.extension_cap, "extension_cap", self.max_extension, 1.0)
         in_range(self.max_pelvis_drop, "max_pelvis_drop", 0.0, 1.0)
         in_range(self.soften, "soften", 0.0, 1.0)
         in_range(self.align_max_angle, "align_max_angle", 0.0, np.pi / 2)
@@ -240,6 +245,8 @@ def foot_goals(
     points = sole.points_world(rot_w, pos_w)
     ankles = pos_w[:, setup.index("ankle")]
     align = quat_identity(ankles.shape[:2])
+    # the animation's own clearance over its flat floor, before any change
+    source_clear = np.maximum(np.min(points[..., 1] - sole.heights - floor, axis=-1), 0.0)
     _, normals, hit = steps.ground_heights(ground, points, floor)
     if options.mode == "full" and options.align:
         normals, state.normals = steps.foot_normals(
@@ -268,7 +275,6 @@ def foot_goals(
             points + np.stack([shift[..., 0], 0 * shift[..., 0], shift[..., 1]], -1)[..., None, :]
         )
     planted, found = steps.planted_offsets(ground, sole, points)
-    source_clear = np.maximum(np.min(points[..., 1] - sole.heights - floor, axis=-1), 0.0)
     k = options.plant_softness * setup.legs.leg_length
     stance = planted + steps.soft_clearance(source_clear, k)
     return FootGoals(rot_w, pos_w, points, align, shift, planted, stance, found)
@@ -342,11 +348,14 @@ def apply_feet(
             targets = ankles + np.stack([shift[..., 0], offsets, shift[..., 1]], axis=-1)
         # 5. the pelvis comes down when a leg would have to straighten beyond the source's
         # extension or max_extension (smooth maxima: no kinks, no knee pops)
-        band = 0.03 * L
+        band = 0.01 * L
         hips = pos_w[:, hip_i] + root_offset[:, None, None] * steps.UP
         src_reach = np.linalg.norm(ankles - pos_w[:, hip_i], axis=-1)
+        # (a smooth max that never exceeds the larger of the two by more than rounding)
         reach = steps.smooth_max(src_reach, options.max_extension * setup.leg_lengths, band)
-        reach = np.minimum(reach - band, setup.leg_lengths)
+        reach = steps.smooth_min(
+            reach - 0.5 * band, options.extension_cap * setup.leg_lengths, band
+        )
         need = steps.pelvis_drop(hips, targets, reach).max(axis=1)
         need = np.minimum(need, options.max_pelvis_drop * L)
         held, state.pelvis = steps.smooth_stateful(

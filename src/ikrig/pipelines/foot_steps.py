@@ -45,6 +45,11 @@ def smooth_max(a, b, k):
     return 0.5 * (a + b + np.sqrt((a - b) ** 2 + k * k))
 
 
+def smooth_min(a, b, k):
+    """A smooth minimum: ``<= min(a, b)``, within ``k / 2`` of it (see :func:`smooth_max`)."""
+    return 0.5 * (a + b - np.sqrt((a - b) ** 2 + k * k))
+
+
 def foot_normals(normals, max_angle: float, frame_time, halflife, state):
     """Step 7a: the ground normal under each foot, smoothed.
 
@@ -166,7 +171,9 @@ def plan_foot_offsets(planted, stance, contacts, max_bump):
             else:
                 shape = _bump(u)
             need = np.maximum(planted[lo:hi, k] - base, 0.0)
-            amp = min(float(np.max(need / np.maximum(shape, 0.05))), max_bump)
+            # near lift-off and landing the foot is still on the ground: a scuff there is
+            # not worth a high bump (shape ~ 0), so the amplitude divides by at least 0.25
+            amp = min(float(np.max(need / np.maximum(shape, 0.25))), max_bump)
             out[lo:hi, k] = base + amp * shape
     return out
 
