@@ -86,6 +86,10 @@ class FootOptions:
         plant_softness: a planted foot keeps ``c^2 / (c + k)`` of the animation's own
             clearance ``c`` over its floor, ``k`` = this (0.005 leg lengths), so that planting
             never snaps a foot down.
+        plant_ramp: offline, a planted foot's own clearance in the animation is blended out
+            over this long after the contact starts and back in before it ends (0.12 s), so
+            a flat foot stands exactly on the ground while heel strike and push-off keep the
+            animation's motion. (Live placement without a plan uses ``plant_softness``.)
         root_softness: width of the soft minimum over the planted feet that sets how high
             the character stands (0.05 leg lengths).
         weight_halflife: blending IK in and out where the ground is missing (0.08 s).
@@ -110,6 +114,7 @@ class FootOptions:
     swing_halflife: float = 0.05
     trace_reach: float = 0.5
     plant_softness: float = 0.005
+    plant_ramp: float = 0.12
     root_softness: float = 0.05
     weight_halflife: float = 0.08
 
@@ -197,7 +202,8 @@ class FootGoals:
         align: ``(F, feet, 4)`` the alignment turn of each ankle (world, identity if off).
         shift: ``(F, feet, 2)`` the horizontal (X, Z) shift of each foot from locking.
         planted: ``(F, feet)`` offset at which each sole touches the ground.
-        stance: ``(F, feet)`` offset of each foot when planted.
+        stance: ``(F, feet)`` offset of each foot when planted (live estimate).
+        source_clearance: ``(F, feet)`` the animation's clearance over its own floor.
         found: ``(F, feet)`` the ground was found under the whole sole.
     """
 
@@ -208,6 +214,7 @@ class FootGoals:
     shift: np.ndarray
     planted: np.ndarray
     stance: np.ndarray
+    source_clearance: np.ndarray
     found: np.ndarray
 
     def slice(self, a: int, b: int) -> FootGoals:
@@ -277,14 +284,21 @@ def foot_goals(
     planted, found = steps.planted_offsets(ground, sole, points)
     k = options.plant_softness * setup.legs.leg_length
     stance = planted + steps.soft_clearance(source_clear, k)
-    return FootGoals(rot_w, pos_w, points, align, shift, planted, stance, found)
+    return FootGoals(rot_w, pos_w, points, align, shift, planted, stance, source_clear, found)
 
 
-def plan_offsets(setup: FootSetup, options: FootOptions, goals: FootGoals, contacts):
+def plan_offsets(
+    setup: FootSetup, options: FootOptions, goals: FootGoals, contacts, frame_time: float
+):
     """Step 4b, offline: every foot's vertical offset over the whole clip, swings planned
     from lift-off to landing (:func:`~ikrig.pipelines.foot_steps.plan_foot_offsets`)."""
+    ramp = options.plant_ramp / frame_time
     return steps.plan_foot_offsets(
-        goals.planted, goals.stance, contacts, options.max_swing_bump * setup.legs.leg_length
+        goals.planted,
+        goals.source_clearance,
+        contacts,
+        ramp,
+        options.max_swing_bump * setup.legs.leg_length,
     )
 
 
@@ -410,7 +424,7 @@ def _goal_blend_targets(setup, ground, pos_w, hip_i, ankles, root_offset, pins):
     goal = point + normal * heel[:, None]
     goal = np.where(hit[..., None], goal, anim)
     w = pins[..., None]
-    return anim * (1 - w) + goal * w - shift
+    return anim * (1 - w) + goal * w
 
 
 # ----------------------------------------------------------------------------------------
@@ -522,7 +536,7 @@ def place_feet(
         ]
     )
     # 4b. plan every swing from lift-off to landing
-    offsets = plan_offsets(setup, options, goals, contact_flags)
+    offsets = plan_offsets(setup, options, goals, contact_flags, clip.frame_time)
     # 3, 5-7, 9. root, pelvis, leg IK, ankle turn and locking, in chunks
     steps_iter = chunks
     if progress and len(chunks) > 1:

@@ -122,20 +122,23 @@ def _bump(u):
     return 16 * u * u * (1 - u) ** 2
 
 
-def plan_foot_offsets(planted, stance, contacts, max_bump):
+def plan_foot_offsets(planted, source_clearance, contacts, ramp_frames, max_bump):
     """Step 4b, offline: the vertical offset of each foot over the whole clip.
 
-    In contact a foot stands on the ground (``stance``: the planted offset plus a soft share
-    of the animation's own clearance). Between two contacts the offset moves from the
-    lift-off value to the landing value on a smootherstep (zero velocity and acceleration at
-    both ends), plus a smooth bump just high enough that the sole clears the ground all
-    along (``planted``, the offset at which the sole would touch it), at most ``max_bump``.
-    Before the first and after the last contact the offset holds.
+    In contact a foot stands on the ground: the planted offset, plus the animation's own
+    clearance (``source_clearance``) blended out over ``ramp_frames`` after the contact
+    starts and back in before it ends, so heel strike and push-off keep the animation's
+    motion while a flat foot stands exactly on the ground. Between two contacts the offset
+    moves from the lift-off value to the landing value on a smootherstep (zero velocity and
+    acceleration at both ends), plus a smooth bump just high enough that the sole clears
+    the ground all along (``planted``, the offset at which the sole would touch it), at
+    most ``max_bump``. Before the first and after the last contact the offset holds.
 
     Args:
         planted: ``(F, feet)`` offsets at which each foot's sole touches the ground.
-        stance: ``(F, feet)`` offsets of a planted foot.
+        source_clearance: ``(F, feet)`` the animation's clearance over its own floor (>= 0).
         contacts: ``(F, feet)`` bool.
+        ramp_frames: frames over which the clearance is blended out and back in.
         max_bump: the largest bump, in the data's units.
 
     Returns:
@@ -145,8 +148,14 @@ def plan_foot_offsets(planted, stance, contacts, max_bump):
     F, K = planted.shape
     out = np.empty((F, K))
     t = np.arange(F, dtype=np.float64)
+    ramp = max(float(ramp_frames), 1.0)
+    stance = planted + source_clearance
     for k in range(K):
         spans = _spans(contacts[:, k])
+        for s, e in spans:  # blend the animation's own clearance out mid-contact
+            u = t[s:e]
+            keep = 1 - _smootherstep((u - s + 1) / ramp) * _smootherstep((e - u) / ramp)
+            stance[s:e, k] = planted[s:e, k] + source_clearance[s:e, k] * keep
         if not spans:
             out[:, k] = np.maximum.accumulate(planted[:, k])
             continue
@@ -182,8 +191,10 @@ def live_foot_offsets(planted, stance, contacts, frame_time, halflife, state):
     """Step 4b, live (no plan): a causal estimate of :func:`plan_foot_offsets`.
 
     In contact the foot stands on the ground; in the air it holds its lift-off offset, raised
-    to clear the ground beneath it, on a spring (``halflife``) so it never jumps. ``state`` is
-    None or ``(held (feet,), spring state)``; returns ``(offsets (F, feet), state)``.
+    to clear the ground beneath it, on a spring (``halflife``) that it never lags below the
+    ground. Without knowing where the foot will land this is reactive: rising ground lifts
+    the foot as it arrives over it. ``state`` is None or ``(held (feet,), spring state)``;
+    returns ``(offsets (F, feet), state)``.
     """
     F, K = planted.shape
     held = state[0] if state is not None else stance[0].copy()
@@ -193,7 +204,7 @@ def live_foot_offsets(planted, stance, contacts, frame_time, halflife, state):
         held = np.where(contacts[f], stance[f], held)
         goals[f] = np.where(contacts[f], stance[f], np.maximum(held, planted[f]))
     out, spring = smooth_stateful(goals, frame_time, halflife, spring)
-    return np.where(contacts, stance, out), (held, spring)
+    return np.where(contacts, stance, np.maximum(out, planted)), (held, spring)
 
 
 def root_goal(offsets, pins, softness, floor_weight=0.02):

@@ -1,0 +1,234 @@
+"""Foot placement: each step on synthetic cases with known answers, offline == live, and the
+real clips on every built-in ground."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import shared_bvh_files
+
+from ikrig.data.walk import humanoid_skeleton, walk_clip
+from ikrig.errors import InputError
+from ikrig.ground import GROUND_NAMES, Plane, load_ground
+from ikrig.io import parse_bvh, read_bvh
+from ikrig.io.bvh import format_bvh
+from ikrig.metrics import foot_metrics
+from ikrig.pipelines.foot import FootOptions, FootPlacer, place_feet
+from ikrig.pipelines.legs import find_legs
+from ikrig.pipelines.sole import estimate_sole
+from ikrig.pose import Motion
+from ikrig.skeleton import Skeleton
+
+LEG = 0.85  # the built-in humanoid's leg length
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return walk_clip(seconds=2.0, fps=60.0)
+
+
+def standing(frames=40, fps=30.0) -> Motion:
+    """The humanoid's rest pose (straight legs, feet on y = 0), held still."""
+    return Motion.rest(humanoid_skeleton(), (frames,), frame_time=1.0 / fps)
+
+
+def floor_of(clip: Motion) -> float:
+    """The clip's own floor as the pipeline measures it (the lowest sole point's level)."""
+    return estimate_sole(clip, find_legs(clip.skeleton)).floor
+
+
+class SplitGround:
+    """Height ``left`` where x > 0 (the character's left), ``right`` elsewhere; nothing beyond
+    ``z > miss_after`` (so rays miss there)."""
+
+    def __init__(self, left=0.0, right=0.0, miss_after=np.inf):
+        self.left, self.right, self.miss_after = left, right, miss_after
+
+    def height_at(self, xz):
+        xz = np.asarray(xz, dtype=float)
+        h = np.where(xz[..., 0] > 0, self.left, self.right)
+        n = np.zeros(xz.shape[:-1] + (3,))
+        n[..., 1] = 1.0
+        return h, n, xz[..., 1] <= self.miss_after
+
+    def raycast(self, origins, directions, max_dist=np.inf):
+        return Plane([0, self.right, 0], [0, 1, 0]).raycast(origins, directions, max_dist)
+
+
+def sole_clearance(result, ground):
+    rot, pos = result.motion.fk()
+    clear, _ = result.sole.sole_clearance(result.sole.points_world(rot, pos), ground)
+    return clear
+
+
+@pytest.mark.parametrize("mode", ["full", "goal-blend", "trace-offset"])
+def test_raised_flat_ground_lifts_everything(mode):
+    clip = standing()
+    ground = Plane([0, floor_of(clip) + 0.1, 0], [0, 1, 0])
+    r = place_feet(clip, ground, FootOptions(mode=mode))
+    # the root follows the ground up by 0.1 (the pelvis then drops a little in full and
+    # goal-blend modes: the rest pose's legs are straight, beyond the extension cap)
+    np.testing.assert_allclose((r.info.root_offset + r.info.pelvis_drop)[5:], 0.1, atol=2e-3)
+    np.testing.assert_allclose(sole_clearance(r, ground)[5:], 0.0, atol=2e-3)
+    assert np.isfinite(r.motion.rotations_local).all()
+
+
+def test_foot_on_a_step_ends_on_it():
+    # the left foot stands on a step 0.1 high, the right one on the floor
+    clip = standing()
+    floor = floor_of(clip)
+    ground = SplitGround(left=floor + 0.1, right=floor)
+    r = place_feet(clip, ground)
+    clear = sole_clearance(r, ground)
+    np.testing.assert_allclose(clear[10:], 0.0, atol=2e-3)
+    pos = r.motion.positions_world()
+    legs = r.legs.legs
+    left_ankle, right_ankle = pos[-1, legs[0].ankle], pos[-1, legs[1].ankle]
+    assert left_ankle[1] - right_ankle[1] == pytest.approx(0.1, abs=2e-3)
+    assert r.info.reached[10:].all()
+
+
+def test_trace_offset_grounds_the_far_foot_and_lifts_the_near_one():
+    clip = standing()
+    floor = floor_of(clip)
+    ground = SplitGround(left=floor - 0.08, right=floor)  # the left foot's is farther away
+    r = place_feet(clip, ground, FootOptions(mode="trace-offset"))
+    src = clip.positions_world()
+    pos = r.motion.positions_world()
+    left, right = r.legs.legs
+    # the body comes down by the larger trace distance ...
+    np.testing.assert_allclose(r.info.root_offset[-1], -0.08, atol=2e-3)
+    # ... so the far (left) foot reaches its ground, the near (right) one keeps the floor:
+    # relative to the lowered body it is lifted by the difference of the two distances
+    assert pos[-1, left.ankle, 1] - src[-1, left.ankle, 1] == pytest.approx(-0.08, abs=2e-3)
+    assert pos[-1, right.ankle, 1] - src[-1, right.ankle, 1] == pytest.approx(0.0, abs=2e-3)
+    right_vs_body = (pos[-1, right.ankle, 1] - pos[-1, 0, 1]) - (
+        src[-1, right.ankle, 1] - src[-1, 0, 1]
+    )
+    assert right_vs_body == pytest.approx(0.08, abs=2e-3)
+
+
+def test_missing_ground_blends_ik_out_without_nan(walk):
+    path_z = walk.positions_world()[:, 0, 2]
+    ground = SplitGround(left=0.1, right=0.1, miss_after=float(np.median(path_z)))
+    r = place_feet(walk, ground)
+    assert np.isfinite(r.motion.rotations_local).all()
+    assert np.isfinite(r.motion.positions_local).all()
+    missing = ~r.info.ground_found.all(axis=1)
+    assert missing.any() and not missing[:10].any()
+    # well after the ground ends, the legs are back to the source's (IK weight 0)
+    late = np.flatnonzero(missing)[-1]
+    src_rl = walk.rotations_local[late]
+    legs = [j for g in r.legs.legs for j in (g.hip, g.knee)]
+    err = np.abs(np.abs(np.sum(r.motion.rotations_local[late, legs] * src_rl[legs], -1)) - 1)
+    assert err.max() < 1e-6
+
+
+def test_offline_and_live_give_the_same_frames(walk):
+    ground = load_ground("stairs", walk.positions_world()[:, 0, [0, 2]], LEG, 0.0)
+    r = place_feet(walk, ground, FootOptions(), chunk=37)  # chunks must not matter either
+    r_whole = place_feet(walk, ground, FootOptions())
+    np.testing.assert_allclose(r.motion.rotations_local, r_whole.motion.rotations_local,
+                               atol=1e-12)  # fmt: skip
+    placer = FootPlacer.from_clip(walk, ground)
+    live = [
+        placer.update(walk[f], walk.frame_time, pin=r.pins[f], contact=r.contacts[f],
+                      offset=r.offsets[f])
+        for f in range(walk.num_frames)
+    ]  # fmt: skip
+    rl = np.stack([p.rotations_local for p in live])
+    pl = np.stack([p.positions_local for p in live])
+    np.testing.assert_allclose(rl, r.motion.rotations_local, atol=1e-9)
+    np.testing.assert_allclose(pl, r.motion.positions_local, atol=1e-9)
+
+
+def test_live_without_a_plan_stays_on_the_ground(walk):
+    ground = load_ground("slope", walk.positions_world()[:, 0, [0, 2]], LEG, 0.0)
+    placer = FootPlacer.from_clip(walk, ground)
+    frames = [placer.update(walk[f], walk.frame_time) for f in range(walk.num_frames)]
+    out = Motion(walk.skeleton, np.stack([p.rotations_local for p in frames]),
+                 np.stack([p.positions_local for p in frames]), walk.frame_time)  # fmt: skip
+    legs = find_legs(walk.skeleton)
+    sole = estimate_sole(walk, legs)
+    clear, _ = sole.sole_clearance(sole.points_world(*out.fk()), ground)
+    assert np.isfinite(out.rotations_local).all()
+    assert np.percentile(-clear, 95) < 0.02 * LEG  # no deep penetration
+
+
+def test_only_rotations_and_root_translation_change(walk):
+    ground = load_ground("bumps", walk.positions_world()[:, 0, [0, 2]], LEG, 0.0)
+    r = place_feet(walk, ground)
+    changed = np.abs(r.motion.positions_local - walk.positions_local).max(axis=(0, 2)) > 0
+    assert list(np.flatnonzero(changed)) == [0]
+    root_xz = r.motion.positions_local[:, 0, [0, 2]]
+    np.testing.assert_array_equal(root_xz, walk.positions_local[:, 0, [0, 2]])
+
+
+def test_bad_input():
+    clip = standing()
+    torso = Skeleton(("a", "b"), [-1, 0], [[0, 1, 0], [0, 0.5, 0]])
+    with pytest.raises(InputError, match="--legs"):
+        place_feet(Motion.rest(torso, (5,), frame_time=0.1), Plane([0, 0, 0], [0, 1, 0]))
+    with pytest.raises(InputError, match="frame_time"):
+        place_feet(clip.replace(frame_time=None), Plane([0, 0, 0], [0, 1, 0]))
+    with pytest.raises(InputError, match="contacts"):
+        place_feet(clip, Plane([0, 0, 0], [0, 1, 0]), contacts=np.ones((3, 2)))
+    with pytest.raises(InputError, match="mode"):
+        FootOptions(mode="teleport")
+
+
+CLIPS = shared_bvh_files()
+
+
+@pytest.fixture(scope="module")
+def shared_results():
+    if not CLIPS:
+        pytest.skip("../shared/data/bvh is not present")
+    out = {}
+    for path in CLIPS:
+        clip = read_bvh(path)
+        legs = find_legs(clip.motion.skeleton)
+        sole = estimate_sole(clip.motion, legs)
+        path_xz = clip.motion.positions_world()[:, 0, [0, 2]]
+        for name in GROUND_NAMES:
+            ground = load_ground(name, path_xz, legs.leg_length, sole.floor)
+            full = place_feet(clip.motion, ground, FootOptions(mode="full"), legs=legs)
+            trace = place_feet(clip.motion, ground, FootOptions(mode="trace-offset"), legs=legs)
+            out[path.name, name] = (clip, ground, full, trace)
+    return out
+
+
+def test_every_clip_on_every_ground_writes_a_valid_bvh(shared_results):
+    for (clip_name, ground), (clip, _, full, _) in shared_results.items():
+        text = format_bvh(clip.with_motion(full.motion))
+        back = parse_bvh(text)
+        assert back.num_frames == clip.num_frames, (clip_name, ground)
+        assert back.channels == clip.channels
+        assert back.frame_time == pytest.approx(clip.frame_time)
+        np.testing.assert_allclose(back.motion.positions_world(), full.motion.positions_world(),
+                                   atol=1e-3 * full.legs.leg_length)  # fmt: skip
+
+
+def test_full_mode_quality_on_every_clip_and_ground(shared_results):
+    """The issue's bar: penetration p95 <= 0.5 % of leg length, float during contact mean
+    <= 1 %, skating not above the source's, bone lengths kept, root path unchanged, and
+    better than both the baseline and trace-offset on penetration and on the whole ground
+    error (penetration plus float). Float alone is not always lower than the baseline's on
+    slopes: full mode keeps the animation's own small in-contact float at heel strike and
+    push-off, while the baseline buries its feet (its float is low because its penetration
+    is high); the closing note of the issue gives the numbers."""
+    for key, (clip, ground, full, trace) in shared_results.items():
+        m = foot_metrics(full.motion, clip.motion, ground, full.legs, full.sole, full.contacts)
+        base = foot_metrics(full.baseline, clip.motion, ground, full.legs, full.sole,
+                            full.contacts)  # fmt: skip
+        tr = foot_metrics(trace.motion, clip.motion, ground, full.legs, full.sole, full.contacts)
+        assert m["pen_p95"] <= 0.5, key
+        assert m["float_mean"] <= 1.0, key
+        assert m["skate_rel"] is None or m["skate_rel"] <= 1.0, key
+        assert m["bone_drift"] < 1e-6, key
+        assert m["root_dev"] < 1e-9, key
+        if key[1] != "flat":  # on flat ground everything is (nearly) perfect already
+            assert m["pen_mean"] < base["pen_mean"] and m["pen_mean"] < tr["pen_mean"], key
+            ground_error = m["pen_mean"] + m["float_mean"]
+            assert ground_error < base["pen_mean"] + base["float_mean"], key
+            assert ground_error < tr["pen_mean"] + tr["float_mean"], key
