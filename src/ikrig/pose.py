@@ -183,7 +183,18 @@ class Motion:
             raise InputError(f"too many indices for batch shape {self.batch_shape}")
         rl = self.rotations_local[index]
         ft = self.frame_time if rl.ndim > 2 else None
-        return Motion(self.skeleton, rl, self.positions_local[index], ft)
+        return Motion._trusted(self.skeleton, rl, self.positions_local[index], ft)
+
+    @classmethod
+    def _trusted(cls, skeleton, rotations_local, positions_local, frame_time=None) -> Motion:
+        """Build without validation, for arrays ikrig derived from a validated Motion
+        (slices, results of its own solvers). Internal: user input goes through ``__init__``."""
+        m = object.__new__(cls)
+        object.__setattr__(m, "skeleton", skeleton)
+        object.__setattr__(m, "rotations_local", rotations_local)
+        object.__setattr__(m, "positions_local", positions_local)
+        object.__setattr__(m, "frame_time", frame_time)
+        return m
 
     def replace(self, **changes) -> Motion:
         """A copy with some fields replaced (``rotations_local=...``, ``frame_time=...``)."""

@@ -235,7 +235,7 @@ class FrameInfo:
 
 
 def foot_goals(
-    setup: FootSetup, ground, options: FootOptions, motion: Motion, pins, contacts, state
+    setup: FootSetup, ground, options: FootOptions, motion: Motion, pins, contacts, state, fk=None
 ):
     """Steps 4a, 7a and 9: where each foot's sole is, how it turns to the ground, where
     locking holds it, and the vertical offsets that would stand it there. Causal: ``state``
@@ -245,10 +245,11 @@ def foot_goals(
         motion: source frames, batch shape ``(F,)``.
         pins: ``(F, feet)`` pinning weights; contacts: ``(F, feet)`` bool.
         state: :class:`FootState`, updated in place.
+        fk: ``(rotations_world, positions_world)`` of ``motion`` if already computed.
     """
     dt = float(motion.frame_time)
     sole, floor = setup.sole, setup.sole.floor
-    rot_w, pos_w = motion.fk()
+    rot_w, pos_w = motion.fk() if fk is None else fk
     points = sole.points_world(rot_w, pos_w)
     ankles = pos_w[:, setup.index("ankle")]
     align = quat_identity(ankles.shape[:2])
@@ -402,7 +403,7 @@ def apply_feet(
     rl[:, hip_i] = quat_mul(quat_conj(rot_w[:, motion.skeleton.parents[hip_i]]), hip_w)
     rl[:, knee_i] = quat_mul(quat_conj(hip_w), knee_w)
     rl[:, ankle_i] = quat_mul(quat_conj(knee_w), ankle_w)
-    out = motion.replace(rotations_local=rl, positions_local=pl)
+    out = Motion._trusted(motion.skeleton, rl, pl, motion.frame_time)
     return out, FrameInfo(root_offset, drop, targets, np.asarray(tb.reached), found)
 
 
@@ -454,9 +455,12 @@ class FootResult:
     offsets: np.ndarray
 
 
-def detect_foot_contacts(motion: Motion, legs: Legs, sole: FootSole, options: ContactOptions):
-    """Step 2: contact flags ``(F, feet)`` and pinning curve ``(F, feet)`` of a clip."""
-    rot_w, pos_w = motion.fk()
+def detect_foot_contacts(
+    motion: Motion, legs: Legs, sole: FootSole, options: ContactOptions, fk=None
+):
+    """Step 2: contact flags ``(F, feet)`` and pinning curve ``(F, feet)`` of a clip
+    (``fk``: its world rotations and positions, if already computed)."""
+    rot_w, pos_w = motion.fk() if fk is None else fk
     pts = sole.points_world(rot_w, pos_w)
     heights = pts[..., 1] - sole.floor - sole.heights
     speeds = horizontal_speed(pts, motion.frame_time)
@@ -511,10 +515,11 @@ def place_feet(
     # 1. legs
     if not isinstance(legs, Legs):
         legs = find_legs(clip.skeleton, legs)
-    sole = estimate_sole(clip, legs, options.contacts.floor_percentile)
+    fk = clip.fk()
+    sole = estimate_sole(clip, legs, options.contacts.floor_percentile, fk=fk)
     # 2. contacts and pinning curves
     if contacts is None:
-        contact_flags, pins = detect_foot_contacts(clip, legs, sole, options.contacts)
+        contact_flags, pins = detect_foot_contacts(clip, legs, sole, options.contacts, fk=fk)
     else:
         pins = np.asarray(contacts, dtype=np.float64)
         if pins.shape != (clip.num_frames, len(legs.legs)):
@@ -531,7 +536,16 @@ def place_feet(
     ]
     goals = _concat_goals(
         [
-            foot_goals(setup, ground, options, clip[a:b], pins[a:b], contact_flags[a:b], state)
+            foot_goals(
+                setup,
+                ground,
+                options,
+                clip[a:b],
+                pins[a:b],
+                contact_flags[a:b],
+                state,
+                fk=(fk[0][a:b], fk[1][a:b]),
+            )
             for a, b in chunks
         ]
     )
@@ -573,7 +587,7 @@ def _concat(motions: list[Motion]) -> Motion:
         return motions[0]
     rl = np.concatenate([m.rotations_local for m in motions])
     pl = np.concatenate([m.positions_local for m in motions])
-    return motions[0].replace(rotations_local=rl, positions_local=pl)
+    return Motion._trusted(motions[0].skeleton, rl, pl, motions[0].frame_time)
 
 
 def make_baseline(clip: Motion, setup: FootSetup, options: FootOptions, offsets, pins):
@@ -583,7 +597,7 @@ def make_baseline(clip: Motion, setup: FootSetup, options: FootOptions, offsets,
     sm, _ = steps.smooth_stateful(goal[:, None], clip.frame_time, options.root_halflife, None)
     pl = clip.positions_local.copy()
     pl[:, setup.root, 1] += sm[:, 0]
-    return clip.replace(positions_local=pl)
+    return Motion._trusted(clip.skeleton, clip.rotations_local, pl, clip.frame_time)
 
 
 def _concat_goals(parts: list[FootGoals]) -> FootGoals:
@@ -680,7 +694,9 @@ class FootPlacer:
         if pose.batch_shape != ():
             raise InputError(f"pose: expected a single pose, got batch shape {pose.batch_shape}")
         positive(dt, "dt")
-        frame = Motion(pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt)
+        frame = Motion._trusted(
+            pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt
+        )
         if pin is None:
             pins, flags = self._detect(pose, dt)
         else:

@@ -72,8 +72,9 @@ class FootSole:
         return np.min(points_world[..., 1] - self.heights - ground_heights, axis=-1)
 
 
-def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0) -> FootSole:
-    """Sole points of ``legs`` and their planted heights, measured on the clip ``motion (F,)``."""
+def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0, fk=None) -> FootSole:
+    """Sole points of ``legs`` and their planted heights, measured on the clip ``motion (F,)``
+    (``fk``: its world rotations and positions, if already computed)."""
     sk = motion.skeleton
     joints, offsets = [], []
     for leg in legs.legs:
@@ -87,7 +88,7 @@ def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0) -> FootSo
         joints.append([leg.ankle, toe_joint])
         offsets.append([np.zeros(3), toe_offset])
     sole = FootSole(np.array(joints), np.array(offsets, dtype=np.float64), np.zeros((0,)), 0.0)
-    rot_w, pos_w = motion.fk()
+    rot_w, pos_w = motion.fk() if fk is None else fk
     pts = sole.points_world(rot_w, pos_w).reshape(-1, len(joints), 2, 3)
     levels = np.percentile(pts[..., 1], percentile, axis=0)  # (feet, 2)
     floor = float(levels.min())
