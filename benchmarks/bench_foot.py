@@ -63,8 +63,9 @@ def main():
     sole = estimate_sole(clip, legs)
     path_xz = clip.positions_world()[:, 0, [0, 2]]
     ground = load_ground("bumps", path_xz, legs.leg_length, sole.floor)
+    fps = 1 / clip.frame_time
     print(
-        f"clip: {clip.num_joints} joints, {clip.num_frames} frames at {1 / clip.frame_time:.0f} fps;"
+        f"clip: {clip.num_joints} joints, {clip.num_frames} frames at {fps:.0f} fps;"
         f" ground: bumps ({type(ground).__name__})"
     )
 
