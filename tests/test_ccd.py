@@ -339,8 +339,9 @@ def planar_chain(rng, n):
     return np.concatenate([np.zeros((1, 2)), np.cumsum(b, 0)]), lens
 
 
-def planar_fk(lens, angles):
-    phi = np.cumsum(angles, axis=-1)
+def planar_fk(lens, angles, phi_ref=0.0):
+    """Planar FK; the root angle is measured from ``phi_ref`` (its input direction)."""
+    phi = phi_ref + np.cumsum(angles, axis=-1)
     b = np.stack([lens * np.cos(phi), lens * np.sin(phi)], axis=-1)
     zero = np.zeros(angles.shape[:-1] + (1, 2))
     return np.concatenate([zero, np.cumsum(b, axis=-2)], axis=-2)
@@ -370,14 +371,14 @@ def test_ccd_2d_reaches_reachable_targets(batch, dtype, seed, dim):
     np.testing.assert_array_equal(res.positions_world[..., 0, :], np.zeros(batch + (dim,)))
     if dim == 3:
         assert (res.positions_world[..., 2] == 0).all()
-    # the angles reproduce the positions
+    # the angles reproduce the positions; the root's is measured from its input direction
     atol = 1e-9 if dtype == np.float64 else 1e-4
-    np.testing.assert_allclose(planar_fk(lens, res.angles.astype(np.float64)),
+    phi = np.arctan2(*np.diff(pos[:, :2], axis=0)[:, ::-1].T)
+    np.testing.assert_allclose(planar_fk(lens, res.angles.astype(np.float64), phi[0]),
                                res.positions_world[..., :2], atol=atol)  # fmt: skip
     # rotations_local: a turn about +Z by the change of angle
     assert np.abs(res.rotations_local[..., :2]).max() == 0
-    start = np.arctan2(*np.diff(pos[:, :2], axis=0)[:, ::-1].T)
-    start = np.diff(np.concatenate([[0], start]))
+    start = np.diff(np.concatenate([[phi[0]], phi]))
     turn = 2 * np.arctan2(res.rotations_local[..., 2], res.rotations_local[..., 3])
     diff = np.angle(np.exp(1j * (res.angles - start - turn)))
     assert np.abs(diff).max() < (1e-9 if dtype == np.float64 else 1e-4)
@@ -428,7 +429,7 @@ def test_ccd_2d_edge_cases(dtype):
     res = ccd_2d(dup, np.array([0.5, 1.2], dtype=dtype))
     assert res.reached and np.isfinite(res.angles).all()
     # bend direction and a limit that blocks it
-    cw = ccd_2d(line, np.array([1.5, 0], dtype=dtype), CCD2DOptions(bend_direction=-1))
+    cw = ccd_2d(line, np.array([1.5, 0], dtype=dtype), CCD2DOptions(bend_axis=(0, 0, -1)))
     assert cw.reached
     blocked = ccd_2d(line, np.array([1.5, 0], dtype=dtype),
                      limits_deg=[[0, 90], [-150, 0], [-150, 0]])  # fmt: skip
@@ -457,8 +458,10 @@ def test_ccd_2d_input_errors():
         ccd_2d(line, [1, 1], constraints=[Cone(0.3), None])
     with pytest.raises(InputError, match="normal"):
         ccd_2d(line, [1, 1], constraints=[AngleLimit2D(0, 1, normal=(1, 0, 0)), None])
-    with pytest.raises(InputError):
-        CCD2DOptions(bend_direction=0)
+    with pytest.raises(InputError, match="bend_axis"):
+        CCD2DOptions(bend_axis=(1, 0, 0))
+    with pytest.raises(InputError, match="bend_axis"):
+        CCD2DOptions(bend_axis=(0, 0, 0))
 
 
 def test_ccd_2d_clockwise_limit_normal():

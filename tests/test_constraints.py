@@ -350,3 +350,29 @@ def test_degenerate_inputs_finite():
     np.testing.assert_allclose(K.project_direction(h.kind, row, ident, np.array([0, 1.0, 0])),
                                [1, 0, 0])  # fmt: skip
     assert KIND_HINGE == h.kind
+
+
+def test_pack_constraints_batch_of_rest_poses():
+    """A batch of rest poses ``(B, n, 3)`` packs each (the position-level solvers' input
+    poses), the same rows as packing them one at a time."""
+    rng = np.random.default_rng(7)
+    cons = [Cone(0.5), AngleLimit2D(-0.3, 0.7), None, Hinge((0, 0, 1), -1, 1), TwistLimit(-1, 1)]
+    bones = rng.normal(size=(3, 2, len(cons), 3))
+    kinds, params = pack_constraints(cons, bones)
+    assert params.shape == (3, 2, len(cons), N_PARAMS)
+    for idx in np.ndindex(3, 2):
+        k1, p1 = pack_constraints(cons, bones[idx])
+        np.testing.assert_array_equal(kinds, k1)
+        np.testing.assert_allclose(params[idx], p1, atol=1e-15)
+
+
+@pytest.mark.parametrize("c", CONSTRAINTS, ids=IDS)
+def test_project_with_one_bone_per_rotation(c):
+    """``project`` broadcasts per-rotation bones (``(..., 3)``) with the rotations."""
+    rng = np.random.default_rng(8)
+    q = random_quats(rng, (4,))
+    bones = rng.normal(size=(4, 3))
+    parents = rng.normal(size=(4, 3))
+    got = c.project(q, bones, parents)
+    for k in range(4):
+        np.testing.assert_allclose(got[k], c.project(q[k], bones[k], parents[k]), atol=1e-12)

@@ -22,8 +22,12 @@ from ikrig.errors import HierarchyError, InputError
 from ikrig.math import quat_conj, quat_from_axis_angle, quat_mul, quat_rotate
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
+from ikrig.solvers.ccd import CCDOptions, ccd
+from ikrig.solvers.ccd2d import ccd_2d
 from ikrig.solvers.chain import Chain
+from ikrig.solvers.dls import DLSOptions, dls
 from ikrig.solvers.fabrik import FabrikOptions, fabrik, solve_fabrik
+from ikrig.solvers.follow import FollowOptions, follow
 
 BATCHES = st.sampled_from([(), (1,), (4,), (2, 3)])
 DTYPES = st.sampled_from([np.float32, np.float64])
@@ -68,23 +72,62 @@ def reachable_targets(rng, lengths, root, margin=0.1):
     return out
 
 
-def constrained_pose(rng, lengths, constraints, batch, planar=False):
-    """A random pose of a position-level chain whose local rotations obey the constraints
-    (position-level convention: bones along +X of their frames, root parent = identity)."""
+def straight(lengths, batch=(), direction=X, root=None):
+    """A straight chain ``(..., n + 1, 3)`` along ``direction``."""
     n = len(lengths)
-    rot = np.zeros(tuple(batch) + (4,))
-    rot[..., 3] = 1
-    dirs = np.empty(tuple(batch) + (n, 3))
-    for i in range(n):
+    dirs = np.broadcast_to(np.asarray(direction, np.float64), tuple(batch) + (n, 3))
+    root = np.zeros(tuple(batch) + (3,)) if root is None else root
+    return chain_from_directions(root, lengths, dirs)
+
+
+def rest_bones(start, parent=None):
+    """Each joint's bone in its own frame in the input (rest) pose: ``parent^-1 diff``."""
+    bones = np.diff(np.asarray(start, np.float64), axis=-2)
+    if parent is not None:
+        bones = quat_rotate(quat_conj(np.asarray(parent, np.float64))[..., None, :], bones)
+    return bones
+
+
+def fk_from_rest(start, rotations_local, parent=None, root=None):
+    """Joint positions of a position-level chain turned by ``rotations_local`` relative to
+    its input pose ``start`` (every joint frame there is ``parent``, identity by default)."""
+    start = np.asarray(start, np.float64)
+    rl = np.asarray(rotations_local, np.float64)
+    bones = rest_bones(start, parent)
+    w = np.zeros(np.broadcast_shapes(start.shape[:-2], rl.shape[:-2]) + (4,))
+    w[..., 3] = 1
+    if parent is not None:
+        w = quat_mul(w, np.asarray(parent, np.float64))
+    p = start[..., 0, :] if root is None else np.asarray(root, np.float64)
+    out = [np.broadcast_to(p, w.shape[:-1] + (3,))]
+    for i in range(rl.shape[-2]):
+        w = quat_mul(w, rl[..., i, :])
+        out.append(out[-1] + quat_rotate(w, bones[..., i, :]))
+    return np.stack(out, axis=-2)
+
+
+def constrained_pose(rng, start, constraints, planar=False, parent=None):
+    """A random pose reached from ``start`` (the rest pose, every joint frame ``parent``) by
+    local rotations that obey the constraints (planar: rotations about +Z)."""
+    start = np.asarray(start, np.float64)
+    batch = start.shape[:-2]
+    bones = rest_bones(start, parent)
+    rl = []
+    for i, c in enumerate(constraints):
         if planar:
             q = quat_from_axis_angle([0, 0, 1], rng.uniform(-np.pi, np.pi, batch))
         else:
             q = random_quats(rng, batch)
-        if constraints[i] is not None:
-            q = constraints[i].project(q, X, X if i > 0 else None)
-        rot = quat_mul(rot, q)
-        dirs[..., i, :] = quat_rotate(rot, X)
-    return chain_from_directions(np.zeros(tuple(batch) + (3,)), lengths, dirs)
+        if c is not None:
+            q = c.project(q, bones[..., i, :], bones[..., i - 1, :] if i > 0 else None)
+        rl.append(q)
+    return fk_from_rest(start, np.stack(rl, axis=-2), parent)
+
+
+def allowed_start(rng, lengths, constraints, batch, planar=False):
+    """A start (rest) pose whose own bends obey the constraints: an allowed pose of a
+    straight chain along +X."""
+    return constrained_pose(rng, straight(lengths, batch), constraints, planar)
 
 
 def bone_lengths(p):
@@ -107,22 +150,24 @@ def max_violation(constraints, rotations_local, bones, parents):
     return worst
 
 
-def position_level_violation(constraints, rotations_local):
-    n = len(constraints)
-    return max_violation(constraints, rotations_local, [X] * n, [None] + [X] * (n - 1))
+def position_level_violation(constraints, rotations_local, start, parent=None):
+    """Largest violation of position-level constraints, relative to the input pose."""
+    bones = rest_bones(start, parent)
+    worst = 0.0
+    for i, c in enumerate(constraints):
+        if c is not None:
+            pb = bones[..., i - 1, :] if i > 0 else None
+            v = c.violation(rotations_local[..., i, :], bones[..., i, :], pb)
+            worst = max(worst, float(np.max(v)))
+    return worst
 
 
-def assert_rotations_match_positions(rotations_local, positions, parent=None):
-    """World rotations composed from the local ones point each bone along +X."""
-    rot = np.zeros(positions.shape[:-2] + (4,))
-    rot[..., 3] = 1
-    if parent is not None:
-        rot = rot + parent
-    d = np.diff(positions.astype(np.float64), axis=-2)
-    for i in range(rotations_local.shape[-2]):
-        rot = quat_mul(rot, rotations_local[..., i, :].astype(np.float64))
-        want = d[..., i, :] / np.linalg.norm(d[..., i, :], axis=-1, keepdims=True)
-        np.testing.assert_allclose(quat_rotate(rot, X), want, atol=2e-5)
+def assert_rotations_match_positions(rotations_local, positions, start, parent=None, atol=2e-5):
+    """Forward kinematics of ``rotations_local`` from the input pose ``start`` (from the
+    result's root, which may have moved) gives ``positions``."""
+    p = np.asarray(positions, np.float64)
+    again = fk_from_rest(start, rotations_local, parent, root=p[..., 0, :])
+    np.testing.assert_allclose(again, p, atol=atol)
 
 
 # --------------------------------------------------------------------------------------
@@ -138,8 +183,8 @@ def test_reaches_reachable_targets(batch, dtype, seed, n):
     root = rng.normal(size=tuple(batch) + (3,))
     start = random_pose(rng, lengths, batch, root).astype(dtype)
     target = reachable_targets(rng, lengths, root).astype(dtype)
-    tol = 1e-3 * lengths.sum()
-    res = fabrik(start, target, FabrikOptions(max_iterations=2000, tolerance=tol))
+    tol = 1e-3 * lengths.sum()  # the tolerance is relative to the chain's length
+    res = fabrik(start, target, FabrikOptions(max_iterations=2000, tolerance=1e-3))
     p = res.positions_world
     assert p.shape == start.shape and p.dtype == np.dtype(dtype)
     assert res.reached.shape == batch and res.reached.all()
@@ -150,7 +195,11 @@ def test_reaches_reachable_targets(batch, dtype, seed, n):
     np.testing.assert_allclose(res.error, err, atol=slack + 1e-6)
     assert_lengths_kept(p, start, dtype)
     np.testing.assert_array_equal(p[..., 0, :], start[..., 0, :])  # the root stays put
-    assert res.motion is None and res.rotations_local is None
+    assert res.motion is None
+    assert res.rotations_local.shape == tuple(batch) + (n, 4)
+    assert res.rotations_local.dtype == np.dtype(dtype)
+    atol = 1e-9 if dtype == np.float64 else 1e-5 * lengths.sum()
+    assert_rotations_match_positions(res.rotations_local, p, start, atol=atol)
 
 
 @settings(max_examples=25)
@@ -244,6 +293,29 @@ def test_target_at_root_and_zero_length_bones_are_finite():
     assert np.isfinite(res.positions_world).all() and res.error == pytest.approx(1.0)
 
 
+def test_tolerance_is_relative_to_the_chain_length():
+    """``tolerance`` is a fraction of the chain's length: the same solve in millimetres and
+    in metres stops at the same pose, its ``error`` in the data's units."""
+    rng = np.random.default_rng(5)
+    start = random_pose(rng, [1.0, 0.7, 1.2], ())
+    target = reachable_targets(rng, [1.0, 0.7, 1.2], np.zeros((1, 3)))[0]
+    metres = fabrik(start, target, FabrikOptions(tolerance=1e-2))
+    mm = fabrik(start * 1000, target * 1000, FabrikOptions(tolerance=1e-2))
+    np.testing.assert_allclose(mm.positions_world, metres.positions_world * 1000, atol=1e-9)
+    assert mm.iterations == metres.iterations and mm.reached and metres.reached
+    np.testing.assert_allclose(mm.error, metres.error * 1000, rtol=1e-9)
+    assert metres.error <= 1e-2 * 2.9
+
+
+def test_zero_iterations_measure_the_start_pose():
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [2, 0, 0]])
+    res = fabrik(start, [0.0, 5.0, 0.0], FabrikOptions(max_iterations=0))
+    assert res.iterations == 0 and not res.reached
+    np.testing.assert_array_equal(res.positions_world, start)
+    np.testing.assert_allclose(res.rotations_local, [[0, 0, 0, 1]] * 2)
+    assert res.error == pytest.approx(np.hypot(2.0, 5.0))
+
+
 def test_already_reached_takes_no_iteration():
     start = np.array([[0.0, 0, 0], [1, 0, 0], [1, 1, 0]])
     res = fabrik(start, [1.0, 1.0005, 0.0])
@@ -280,9 +352,9 @@ def test_nan_in_one_batch_element_raises():
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"max_iterations": 0},
+        {"max_iterations": -1},
         {"max_iterations": 2.5},
-        {"tolerance": 0.0},
+        {"tolerance": -1e-3},
         {"tolerance": float("nan")},
         {"bend_axis": (0, 0, 0)},
         {"bend_axis": (1, 0)},
@@ -321,14 +393,14 @@ def test_constrained_joints_end_inside_limits(batch, dtype, seed, case):
     cons, planar = CONSTRAINED_CASES[case]
     rng = np.random.default_rng(seed)
     lengths = rng.uniform(0.5, 1.5, len(cons))
-    start = constrained_pose(rng, lengths, cons, batch, planar).astype(dtype)
-    target = constrained_pose(rng, lengths, cons, batch, planar)[..., -1, :].astype(dtype)
+    start = allowed_start(rng, lengths, cons, batch, planar).astype(dtype)
+    target = constrained_pose(rng, start, cons, planar)[..., -1, :].astype(dtype)
     res = fabrik(start, target, FabrikOptions(tolerance=1e-3), constraints=cons)
     tol = 1e-9 if dtype == np.float64 else 1e-5
-    assert position_level_violation(cons, res.rotations_local) <= tol
+    assert position_level_violation(cons, res.rotations_local, start) <= tol
     assert res.rotations_local.shape == tuple(batch) + (len(cons), 4)
     assert res.rotations_local.dtype == np.dtype(dtype)
-    assert_rotations_match_positions(res.rotations_local, res.positions_world)
+    assert_rotations_match_positions(res.rotations_local, res.positions_world, start)
     assert_lengths_kept(res.positions_world, start, dtype)
     np.testing.assert_array_equal(res.positions_world[..., 0, :], start[..., 0, :])
     if planar:
@@ -342,23 +414,23 @@ def test_constrained_success_rate(case):
     cons, planar = CONSTRAINED_CASES[case]
     rng = np.random.default_rng(42)
     lengths = rng.uniform(0.5, 1.5, len(cons))
-    start = constrained_pose(rng, lengths, cons, (500,), planar)
-    target = constrained_pose(rng, lengths, cons, (500,), planar)[:, -1]
+    start = allowed_start(rng, lengths, cons, (500,), planar)
+    target = constrained_pose(rng, start, cons, planar)[:, -1]
     tol = 1e-3 * lengths.sum()
-    res = fabrik(start, target, FabrikOptions(tolerance=tol), constraints=cons)
+    res = fabrik(start, target, FabrikOptions(tolerance=1e-3), constraints=cons)
     assert res.reached.mean() >= 0.9, res.reached.mean()
     ok = res.reached
     np.testing.assert_array_less(
         np.linalg.norm(res.positions_world[ok, -1] - target[ok], axis=-1), tol * (1 + 1e-9)
     )
-    assert position_level_violation(cons, res.rotations_local) <= 1e-9
+    assert position_level_violation(cons, res.rotations_local, start) <= 1e-9
 
 
 def test_start_pose_outside_limits_is_snapped():
     cons = [AngleLimit2D.degrees(-10, 10)] * 3
     start = np.array([[0.0, 0, 0], [0, 1, 0], [-1, 1, 0], [-1, 0, 0]])  # 90 degree bends
     res = fabrik(start, start[-1], constraints=cons)  # effector already on the target
-    assert position_level_violation(cons, res.rotations_local) <= 1e-12
+    assert position_level_violation(cons, res.rotations_local, start) <= 1e-12
     assert np.isfinite(res.positions_world).all()
 
 
@@ -371,23 +443,39 @@ def test_constrained_unreachable_points_at_target_within_limits():
     np.testing.assert_allclose(d, [[0, 1, 0]] * 3, atol=1e-9)  # each bone aims at the target
     cons = [AngleLimit2D.degrees(-20, 20)] * 3  # the root cannot turn to +Y: as near as allowed
     res = fabrik(start, [0.0, 10.0, 0.0], constraints=cons)
-    assert position_level_violation(cons, res.rotations_local) <= 1e-12
+    assert position_level_violation(cons, res.rotations_local, start) <= 1e-12
     d = np.diff(res.positions_world, axis=0)
     ang = np.degrees(np.arctan2(d[:, 1], d[:, 0]))
     np.testing.assert_allclose(ang, [20, 40, 60], atol=1e-9)  # each as far round as allowed
 
 
-def test_parent_rotation_sets_the_root_frame():
-    """A root cone about the parent's +X: turning the parent frame turns the cone."""
-    start = np.array([[0.0, 0, 0], [0, 1, 0], [0, 2, 0]])
+def test_root_cone_is_centred_on_the_input_direction():
+    """Position-level frames: the input pose is the rest pose, so a root cone (default axis)
+    is centred on the root bone's input direction, whatever that direction is."""
+    start = np.array([[0.0, 0, 0], [0, 1, 0], [0, 2, 0]])  # along +Y
     cons = [Cone(0.1), None]
-    to_y = quat_from_axis_angle([0, 0, 1], np.pi / 2)  # parent +X is world +Y
-    res = fabrik(start, [0.3, 1.5, 0.0], constraints=cons, parent_rotation_world=to_y)
+    res = fabrik(start, [0.3, 1.5, 0.0], constraints=cons)
     d0 = res.positions_world[1] - res.positions_world[0]
-    assert np.arccos(d0[1]) <= 0.1 + 1e-9
-    res = fabrik(start, [0.3, 1.5, 0.0], constraints=cons)  # identity: cone about world +X
-    d0 = res.positions_world[1] - res.positions_world[0]
-    assert np.arccos(d0[0]) <= 0.1 + 1e-9
+    assert np.arccos(np.clip(d0[1], -1, 1)) <= 0.1 + 1e-9
+    np.testing.assert_allclose(res.rotations_local[0], Cone(0.1).project(
+        res.rotations_local[0], [0, 1, 0]), atol=1e-12)  # fmt: skip
+
+
+def test_parent_rotation_turns_every_joint_frame():
+    """A hinge about the parent frame's +Z: turning the parent frame by 90 degrees about +X
+    makes it a hinge about world -Y, so the chain bends in the XZ plane."""
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [2, 0, 0]])
+    cons = [Hinge((0.0, 0.0, 1.0)), Hinge((0.0, 0.0, 1.0))]
+    qx = quat_from_axis_angle([1, 0, 0], np.pi / 2)
+    target = [1.2, 0.0, 0.8]
+    res = fabrik(start, target, constraints=cons, parent_rotation_world=qx)
+    assert res.reached
+    np.testing.assert_allclose(res.positions_world[:, 1], 0, atol=1e-9)
+    assert_rotations_match_positions(res.rotations_local, res.positions_world, start, qx, 1e-9)
+    assert position_level_violation(cons, res.rotations_local, start, qx) <= 1e-9
+    res = fabrik(start, target, constraints=cons)  # identity: hinges about world +Z
+    assert not res.reached
+    np.testing.assert_allclose(res.positions_world[:, 2], 0, atol=1e-9)
 
 
 # --------------------------------------------------------------------------------------
@@ -475,7 +563,7 @@ def test_pose_level_reaches_and_changes_only_the_chain(batch, dtype, seed, n):
     lengths = np.linalg.norm(sk.offsets[list(chain.joints[1:])], axis=-1)
     target = reachable_targets(rng, lengths, pw[..., chain.joints[0], :].astype(np.float64))
     tol = 1e-3 * lengths.sum()
-    res = solve_fabrik(motion, chain, target.astype(dtype), FabrikOptions(2000, tol))
+    res = solve_fabrik(motion, chain, target.astype(dtype), FabrikOptions(2000, 1e-3))
     assert res.reached.all()
     new = res.motion
     assert new.dtype == np.dtype(dtype) and new.batch_shape == tuple(batch)
@@ -517,7 +605,8 @@ def test_pose_level_constraints_hold(batch, dtype, seed):
                                atol=1e-4 if dtype == np.float32 else 1e-9)  # fmt: skip
     ok = res.reached
     err = np.linalg.norm(pw_new[..., chain.joints[-1], :] - target, axis=-1)
-    assert np.all(err[ok] <= 1e-3 + (1e-4 if dtype == np.float32 else 1e-9))
+    L = np.linalg.norm(sk.offsets[list(chain.joints[1:])], axis=-1).sum()
+    assert np.all(err[ok] <= 1e-3 * L + (1e-4 if dtype == np.float32 else 1e-9))
 
 
 def test_pose_level_constrained_success_rate():
@@ -560,6 +649,22 @@ def test_pose_level_errors():
         solve_fabrik(motion.rotations_local, chain, [0.0, 0, 0])
 
 
+@pytest.mark.parametrize("keep", [True, False])
+def test_pose_level_keep_effector_world(keep):
+    rng = np.random.default_rng(6)
+    sk = make_skeleton(rng, 3)
+    chain = Chain.between(sk, "a0", "a3")
+    motion = random_motion(rng, sk, (), np.float64)
+    target = motion.positions_world()[chain.joints[0]] + [0.3, 0.2, -0.1]
+    res = solve_fabrik(motion, chain, target, FabrikOptions(keep_effector_world=keep))
+    eff = chain.joints[-1]
+    if keep:
+        a, b = res.motion.fk()[0][eff], motion.fk()[0][eff]
+        assert min(np.abs(a - b).max(), np.abs(a + b).max()) <= 1e-9
+    else:
+        np.testing.assert_array_equal(res.motion.rotations_local[eff], motion.rotations_local[eff])
+
+
 def test_pose_level_rotations_keep_twist_without_constraints():
     """Without constraints each joint turns by the shortest arc (its twist is kept)."""
     rng = np.random.default_rng(2)
@@ -576,3 +681,105 @@ def test_pose_level_rotations_keep_twist_without_constraints():
         delta = quat_mul(rw_new[a], quat_conj(rw[a]))  # world turn of the joint
         np.testing.assert_allclose(np.cross(delta[:3], np.cross(old, new)), 0, atol=1e-9)
         np.testing.assert_allclose(quat_rotate(delta, old), new, atol=1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# One library: the conventions every position-level chain solver shares
+# --------------------------------------------------------------------------------------
+
+ITERATIVE = {
+    "fabrik": (fabrik, FabrikOptions(max_iterations=2000)),
+    "ccd": (ccd, CCDOptions(max_iterations=2000)),
+    "dls": (dls, DLSOptions(max_iterations=500)),
+}
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=SEEDS, n=st.integers(1, 7), turned=st.booleans())
+def test_solvers_share_conventions(seed, n, turned):
+    """The same chain and the same random reachable targets: FABRIK, CCD and DLS each reach
+    within ``tolerance * L``, keep bone lengths and the root, and their ``rotations_local``,
+    run through forward kinematics from the input pose (every joint frame
+    ``parent_rotation_world``), reproduce their ``positions_world``. Follow too (from its
+    moved root)."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.uniform(0.3, 1.5, n)
+    root = rng.normal(size=3)
+    start = random_pose(rng, lengths, (), root)
+    targets = reachable_targets(rng, lengths, np.tile(root, (12, 1)))
+    parent = random_quats(rng, ()) if turned else None
+    L = lengths.sum()
+    for name, (solve, opts) in ITERATIVE.items():
+        res = solve(start, targets, opts, parent_rotation_world=parent)
+        assert res.reached.all(), name
+        err = np.linalg.norm(res.positions_world[:, -1] - targets, axis=-1)
+        assert np.all(err <= 1e-3 * L * (1 + 1e-9)), name
+        np.testing.assert_allclose(res.error, err, atol=1e-12 * L)
+        assert_lengths_kept(res.positions_world, np.broadcast_to(start, (12, n + 1, 3)), np.float64)
+        np.testing.assert_array_equal(res.positions_world[:, 0], np.tile(root, (12, 1)))
+        assert res.rotations_local.shape == (12, n, 4), name
+        assert_rotations_match_positions(res.rotations_local, res.positions_world, start, parent,
+                                         atol=1e-9 * L)  # fmt: skip
+    for direction in ("tail", "head"):
+        res = follow(start, targets, FollowOptions(direction=direction),
+                     parent_rotation_world=parent)  # fmt: skip
+        assert_rotations_match_positions(res.rotations_local, res.positions_world, start, parent,
+                                         atol=1e-9 * L)  # fmt: skip
+
+
+SHARED_CONSTRAINTS = [
+    Cone(0.6),
+    Hinge((0.0, 0.0, 1.0), -1.0, 1.5),
+    Cone(0.9),
+    TwistLimit(-0.3, 0.3),
+]
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=SEEDS, turned=st.booleans())
+def test_solvers_read_constraints_alike(seed, turned):
+    """Constraints are relative to the input pose in every solver: the same constraint
+    objects give rotations inside the same limits (checked against the input pose's bones)
+    and every result's rotations reproduce its positions."""
+    rng = np.random.default_rng(seed)
+    cons = SHARED_CONSTRAINTS
+    lengths = rng.uniform(0.5, 1.5, len(cons))
+    parent = random_quats(rng, ()) if turned else None
+    direction = rng.normal(size=3)
+    start = straight(lengths, (), direction / np.linalg.norm(direction), rng.normal(size=3))
+    targets = constrained_pose(rng, np.broadcast_to(start, (20,) + start.shape), cons,
+                               parent=parent)[:, -1]  # fmt: skip
+    solvers = dict(ITERATIVE, follow=(follow, None))
+    reached = {}
+    for name, (solve, opts) in solvers.items():
+        res = solve(start, targets, opts, constraints=cons, parent_rotation_world=parent)
+        assert position_level_violation(cons, res.rotations_local, start, parent) <= 1e-9, name
+        assert_rotations_match_positions(res.rotations_local, res.positions_world, start, parent,
+                                         atol=1e-9)  # fmt: skip
+        reached[name] = res.reached.mean()
+    assert reached["dls"] >= 0.5 and reached["fabrik"] >= 0.5, reached
+
+
+def test_planar_root_angle_is_measured_from_the_input_direction():
+    """``ccd_2d`` and ``AngleLimit2D`` agree: the root's angle is measured from the root
+    bone's input direction (here 120 degrees from +X), so a root limit of +-0.2 rad keeps the
+    root bone within 0.2 rad of where it started, in ccd_2d and in FABRIK alike."""
+    n = 5
+    d = np.array([np.cos(2.1), np.sin(2.1), 0.0])
+    start = straight(np.full(n, 0.4), (), d)
+    cons = [AngleLimit2D(-0.2, 0.2)] + [AngleLimit2D(-1.0, 1.0)] * (n - 1)
+    target = np.array([1.3, 0.75, 0.0])  # 90 degrees clockwise of the chain
+    free = ccd_2d(start, target)
+    assert abs(free.angles[0]) > 0.3  # without limits the root turns well beyond 0.2 rad
+    res2d = ccd_2d(start, target, constraints=cons)
+    assert -0.2 - 1e-12 <= res2d.angles[0] <= 0.2 + 1e-12
+    res3d = fabrik(start, target, constraints=cons)
+    for res in (res2d, res3d):
+        p = res.positions_world
+        root_dir = (p[1] - p[0]) / np.linalg.norm(p[1] - p[0])
+        assert np.arccos(np.clip(root_dir @ d, -1, 1)) <= 0.2 + 1e-9
+        assert position_level_violation(cons, res.rotations_local, start) <= 1e-9
+        assert_rotations_match_positions(res.rotations_local, p, start, atol=1e-9)
+    # The unconstrained start angle of the root is 0, the others the bends of the input.
+    res = ccd_2d(start, start[-1], limits_deg=[[-10, 10]] * n)
+    np.testing.assert_allclose(res.angles, 0, atol=1e-12)

@@ -13,12 +13,12 @@ from test_fabrik import (
     POSE_CONSTRAINTS,
     X,
     allowed_chain_pose,
+    allowed_start,
     assert_lengths_kept,
     assert_only_chain_changed,
     assert_rotations_match_positions,
     chain_from_directions,
     chain_violation,
-    constrained_pose,
     make_limb,
     make_skeleton,
     position_level_violation,
@@ -26,7 +26,7 @@ from test_fabrik import (
     random_pose,
 )
 
-from ikrig.constraints import AngleLimit2D, Cone
+from ikrig.constraints import AngleLimit2D, Cone, Hinge
 from ikrig.errors import InputError
 from ikrig.math import quat_from_axis_angle
 from ikrig.solvers.chain import Chain
@@ -56,6 +56,7 @@ def test_moving_end_lands_on_target(batch, dtype, seed, n, mode):
     assert res.positions_world.dtype == np.dtype(dtype) and p.shape == start.shape
     assert res.reached.all() and np.all(res.iterations == 1)
     atol = 1e-9 if dtype == np.float64 else 1e-5 * lengths.sum()
+    assert_rotations_match_positions(res.rotations_local, p, s, atol=atol)
     end = -1 if mode == "tail" else 0
     np.testing.assert_allclose(p[..., end, :], target, atol=atol)
     np.testing.assert_allclose(res.error, 0, atol=atol)
@@ -136,15 +137,15 @@ def test_constraints_hold(mode, batch, dtype, seed, case):
     cons, planar = CONSTRAINED_CASES[case]
     rng = np.random.default_rng(seed)
     lengths = rng.uniform(0.5, 1.5, len(cons))
-    start = constrained_pose(rng, lengths, cons, batch, planar).astype(dtype)
+    start = allowed_start(rng, lengths, cons, batch, planar).astype(dtype)
     target = rng.normal(size=tuple(batch) + (3,)) * 3
     if planar:
         target[..., 2] = 0
     target = target.astype(dtype)
     res = follow(start, target, FollowOptions(direction=mode), constraints=cons)
     tol = 1e-9 if dtype == np.float64 else 1e-5
-    assert position_level_violation(cons, res.rotations_local) <= tol
-    assert_rotations_match_positions(res.rotations_local, res.positions_world)
+    assert position_level_violation(cons, res.rotations_local, start) <= tol
+    assert_rotations_match_positions(res.rotations_local, res.positions_world, start)
     assert_lengths_kept(res.positions_world, start, dtype)
     end = -1 if mode == "tail" else 0
     atol = 1e-9 if dtype == np.float64 else 1e-5 * lengths.sum()
@@ -178,10 +179,19 @@ def test_root_limit_in_tail_mode_turns_the_whole_chain():
 
 def test_parent_rotation_and_bad_input():
     snake = chain_from_directions(np.zeros(3), np.ones(2), np.tile(X, (2, 1)))
-    q = quat_from_axis_angle([0, 0, 1], np.pi / 2)
-    res = follow(snake, [0.0, 3.0, 0.0], constraints=[Cone(0.1), None], parent_rotation_world=q)
+    # A root hinge about the parent frame's +Z; the parent frame turned 90 degrees about +X
+    # makes it a hinge about world -Y: the root bone stays in the XZ plane.
+    q = quat_from_axis_angle([1, 0, 0], np.pi / 2)
+    cons = [Hinge((0.0, 0.0, 1.0)), None]
+    res = follow(snake, [0.5, 2.0, 1.0], constraints=cons, parent_rotation_world=q)
     d0 = unit(res.positions_world[1] - res.positions_world[0])
-    assert np.arccos(np.clip(d0[1], -1, 1)) <= 0.1 + 1e-9
+    assert abs(d0[1]) <= 1e-9
+    np.testing.assert_allclose(res.positions_world[-1], [0.5, 2.0, 1.0], atol=1e-9)
+    assert_rotations_match_positions(res.rotations_local, res.positions_world, snake, q, 1e-9)
+    # The root cone is centred on the root bone's input direction (+X here).
+    res = follow(snake, [0.0, 3.0, 0.0], constraints=[Cone(0.1), None])
+    d0 = unit(res.positions_world[1] - res.positions_world[0])
+    assert np.arccos(np.clip(d0[0], -1, 1)) <= 0.1 + 1e-9
     with pytest.raises(InputError):
         follow(snake, [np.nan, 0, 0])
     with pytest.raises(InputError):

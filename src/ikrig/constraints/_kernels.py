@@ -67,8 +67,8 @@ Allocation-free forms
 ---------------------
 ``project_local_t(kind, params_row, q)`` and ``project_direction_t(kind, params_row, parent,
 d)`` take and return plain tuples ``(x, y, z, w)`` / ``(x, y, z)`` of float64, for hot loops.
-The ``q_*`` / ``v_*`` tuple helpers (quaternion product, rotation, shortest arc, ...) are
-usable from other kernels too.
+The ``q_*`` / ``v_*`` tuple helpers (quaternion product, rotation, shortest arc, ...) and the
+angle helpers are defined once in :mod:`ikrig.solvers._qmath` and re-exported here.
 """
 
 from __future__ import annotations
@@ -78,6 +78,27 @@ import math
 import numpy as np
 
 from .._numba import njit
+
+# The tuple helpers live in ikrig.solvers._qmath (the one copy); they are re-exported here
+# because they are part of this module's kernel contract.
+from ..solvers._qmath import (  # noqa: F401
+    TINY,
+    in_range,
+    nearest_in_range,
+    q_between,
+    q_conj,
+    q_from_array,
+    q_mul,
+    q_normalize,
+    q_rotate,
+    v_any_perpendicular,
+    v_cross,
+    v_dot,
+    v_from_array,
+    v_norm,
+    v_normalize,
+    wrap_angle,
+)
 
 KIND_FREE = 0
 KIND_ANGLE_2D = 1
@@ -94,164 +115,8 @@ P_BONE = 5  # 5:8 the bone's unit direction in the joint's own frame (every kind
 
 HINGE_FREE = 10.0  # |lo|, |hi| of an unlimited hinge: every angle in (-pi, pi] is inside
 
-_TWO_PI = 2.0 * math.pi
-_TINY = 1e-300
 _EPS_DIR = 1e-12
-
-
-# --------------------------------------------------------------------------------------
-# Tuple helpers (float64): quaternions (x, y, z, w), vectors (x, y, z)
-# --------------------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def q_mul(a, b):
-    """Hamilton product ``a * b`` of tuples (``b`` applied first)."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
-    return (
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    )
-
-
-@njit(cache=True)
-def q_conj(q):
-    """Conjugate (inverse of a unit quaternion)."""
-    return (-q[0], -q[1], -q[2], q[3])
-
-
-@njit(cache=True)
-def q_rotate(q, v):
-    """Rotate vector tuple ``v`` by unit quaternion tuple ``q``."""
-    qx, qy, qz, qw = q
-    vx, vy, vz = v
-    tx = 2.0 * (qy * vz - qz * vy)
-    ty = 2.0 * (qz * vx - qx * vz)
-    tz = 2.0 * (qx * vy - qy * vx)
-    return (
-        vx + qw * tx + (qy * tz - qz * ty),
-        vy + qw * ty + (qz * tx - qx * tz),
-        vz + qw * tz + (qx * ty - qy * tx),
-    )
-
-
-@njit(cache=True)
-def q_normalize(q):
-    """Unit quaternion; a zero quaternion gives the identity."""
-    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    if n <= _TINY:
-        return (0.0, 0.0, 0.0, 1.0)
-    inv = 1.0 / n
-    return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
-
-
-@njit(cache=True)
-def q_from_array(a):
-    """Read a ``(4,)`` array (any float dtype) as a float64 tuple."""
-    return (float(a[0]), float(a[1]), float(a[2]), float(a[3]))
-
-
-@njit(cache=True)
-def v_from_array(a):
-    """Read a ``(3,)`` array (any float dtype) as a float64 tuple."""
-    return (float(a[0]), float(a[1]), float(a[2]))
-
-
-@njit(cache=True)
-def v_dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(cache=True)
-def v_cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@njit(cache=True)
-def v_norm(a):
-    return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
-
-
-@njit(cache=True)
-def v_any_perpendicular(v):
-    """A unit vector perpendicular to unit ``v``: ``v`` x (the axis it is least aligned with)."""
-    ax, ay, az = abs(v[0]), abs(v[1]), abs(v[2])
-    if ax <= ay and ax <= az:
-        c = (0.0, v[2], -v[1])
-    elif ay <= az:
-        c = (-v[2], 0.0, v[0])
-    else:
-        c = (v[1], -v[0], 0.0)
-    n = v_norm(c)
-    if n <= _TINY:
-        return (1.0, 0.0, 0.0)
-    return (c[0] / n, c[1] / n, c[2] / n)
-
-
-@njit(cache=True)
-def v_normalize(v, fallback):
-    """Unit vector of ``v``; ``fallback`` when ``v`` is (nearly) zero."""
-    n = v_norm(v)
-    if n <= _TINY:
-        return fallback
-    inv = 1.0 / n
-    return (v[0] * inv, v[1] * inv, v[2] * inv)
-
-
-@njit(cache=True)
-def q_between(u, v):
-    """Shortest-arc rotation taking the direction of ``u`` to that of ``v`` (tuples).
-
-    Opposite vectors give a half turn about :func:`v_any_perpendicular` of ``u``; a zero
-    vector gives the identity.
-    """
-    nu = v_norm(u)
-    nv = v_norm(v)
-    if nu <= _TINY or nv <= _TINY:
-        return (0.0, 0.0, 0.0, 1.0)
-    c = v_cross(u, v)
-    w = nu * nv + v_dot(u, v)
-    if w <= 1e-14 * nu * nv:
-        p = v_any_perpendicular((u[0] / nu, u[1] / nu, u[2] / nu))
-        return (p[0], p[1], p[2], 0.0)
-    return q_normalize((c[0], c[1], c[2], w))
-
-
-@njit(cache=True)
-def wrap_angle(t):
-    """Angle wrapped to ``(-pi, pi]``."""
-    t = (t + math.pi) % _TWO_PI - math.pi
-    return math.pi if t <= -math.pi else t
-
-
-@njit(cache=True)
-def _circ_dist(a, b):
-    d = abs(a - b) % _TWO_PI
-    return d if d <= math.pi else _TWO_PI - d
-
-
-@njit(cache=True)
-def nearest_in_range(lo, hi, t):
-    """The angle in ``[lo, hi]`` nearest to ``t`` on the circle (``t`` in ``(-pi, pi]``).
-
-    Returns ``t`` (or ``t +- 2 pi``) when it lies in the range, else the nearer end.
-    """
-    if lo <= t <= hi:
-        return t
-    if lo <= t + _TWO_PI <= hi:
-        return t + _TWO_PI
-    if lo <= t - _TWO_PI <= hi:
-        return t - _TWO_PI
-    return lo if _circ_dist(lo, t) <= _circ_dist(hi, t) else hi
-
-
-@njit(cache=True)
-def _in_range(lo, hi, t):
-    return (lo <= t <= hi) or (lo <= t + _TWO_PI <= hi) or (lo <= t - _TWO_PI <= hi)
-
+_TINY = TINY
 
 # --------------------------------------------------------------------------------------
 # Per-kind math
@@ -363,7 +228,7 @@ def _twist_local(p, q):
     x = qw
     lo = p[P_LO]
     hi = p[P_HI]
-    if x * x + y * y <= _TINY or _in_range(lo, hi, 2.0 * math.atan2(y, x)):
+    if x * x + y * y <= _TINY or in_range(lo, hi, 2.0 * math.atan2(y, x)):
         return (qx, qy, qz, qw)
     # Project (x, y) onto the nearer boundary line of the allowed double wedge.
     ulx, uly = math.cos(0.5 * lo), math.sin(0.5 * lo)

@@ -9,7 +9,7 @@ import numpy as np
 
 from .._checks import in_range
 from . import _kernels as K
-from .base import Constraint, _bone_dir, _unit3
+from .base import Constraint, _bone_dir, _row, _unit3
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,5 @@ class Cone(Constraint):
             a = _bone_dir(parent_bone_local)
         else:
             a = b
-        row = np.zeros(K.N_PARAMS)
-        row[K.P_LO], row[K.P_HI] = math.cos(self.limit), math.sin(self.limit)
-        row[K.P_AXIS : K.P_AXIS + 3] = a
-        row[K.P_BONE : K.P_BONE + 3] = b
-        return row
+        shape = np.broadcast_shapes(b.shape[:-1], a.shape[:-1])
+        return _row(shape, math.cos(self.limit), math.sin(self.limit), a, b)

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import _kernels as K
-from .base import Constraint, _angle_pair, _bone_dir, _unit3
+from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range, _unit3
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,7 @@ class Hinge(Constraint):
         if (self.min_angle is None) != (self.max_angle is None):
             raise InputError("Hinge: give both min_angle and max_angle, or neither (free)")
         if self.min_angle is not None:
-            lo, hi = _angle_pair(self.min_angle, self.max_angle, ("min_angle", "max_angle"))
-            object.__setattr__(self, "min_angle", lo)
-            object.__setattr__(self, "max_angle", hi)
+            _set_angle_range(self)
 
     @classmethod
     def degrees(cls, axis, min_deg: float | None = None, max_deg: float | None = None) -> Hinge:
@@ -58,11 +56,9 @@ class Hinge(Constraint):
         return cls(axis, lo, hi)
 
     def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
-        row = np.zeros(K.N_PARAMS)
-        if self.min_angle is None or self.max_angle - self.min_angle >= 2 * math.pi:
-            row[K.P_LO], row[K.P_HI] = -K.HINGE_FREE, K.HINGE_FREE
+        b = _bone_dir(bone_local)
+        if self.min_angle is None:
+            lo, hi = -K.HINGE_FREE, K.HINGE_FREE
         else:
-            row[K.P_LO], row[K.P_HI] = self.min_angle, self.max_angle
-        row[K.P_AXIS : K.P_AXIS + 3] = self.axis
-        row[K.P_BONE : K.P_BONE + 3] = _bone_dir(bone_local)
-        return row
+            lo, hi = _angle_range(self.min_angle, self.max_angle)
+        return _row(b.shape[:-1], lo, hi, self.axis, b)

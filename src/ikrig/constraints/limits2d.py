@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
-from .base import Constraint, _angle_pair, _bone_dir, _unit3
+from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range, _unit3
 
 
 @dataclass(frozen=True)
@@ -44,9 +44,7 @@ class AngleLimit2D(Constraint):
     kind = K.KIND_ANGLE_2D
 
     def __post_init__(self):
-        lo, hi = _angle_pair(self.min_angle, self.max_angle, ("min_angle", "max_angle"))
-        object.__setattr__(self, "min_angle", lo)
-        object.__setattr__(self, "max_angle", hi)
+        _set_angle_range(self)
         object.__setattr__(self, "normal", _unit3(self.normal, "normal"))
 
     @classmethod
@@ -57,18 +55,15 @@ class AngleLimit2D(Constraint):
     def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
         n = np.asarray(self.normal)
         b = _bone_dir(bone_local)
-        offset = 0.0
+        offset = np.zeros(b.shape[:-1])
         if parent_bone_local is not None:
             pb = _bone_dir(parent_bone_local)
-            pb_p = pb - np.dot(pb, n) * n
-            b_p = b - np.dot(b, n) * n
-            if np.linalg.norm(pb_p) > 1e-12 and np.linalg.norm(b_p) > 1e-12:
-                offset = math.atan2(np.dot(np.cross(pb_p, b_p), n), np.dot(pb_p, b_p))
-        row = np.zeros(K.N_PARAMS)
-        if self.max_angle - self.min_angle >= 2 * math.pi:
-            row[K.P_LO], row[K.P_HI] = -K.HINGE_FREE, K.HINGE_FREE
-        else:
-            row[K.P_LO], row[K.P_HI] = self.min_angle - offset, self.max_angle - offset
-        row[K.P_AXIS : K.P_AXIS + 3] = n
-        row[K.P_BONE : K.P_BONE + 3] = b
-        return row
+            pb_p = pb - (pb @ n)[..., None] * n
+            b_p = b - (b @ n)[..., None] * n
+            ok = (np.linalg.norm(pb_p, axis=-1) > 1e-12) & (np.linalg.norm(b_p, axis=-1) > 1e-12)
+            ang = np.arctan2(np.cross(pb_p, b_p) @ n, np.sum(pb_p * b_p, axis=-1))
+            offset = np.where(ok, ang, 0.0)
+        lo, hi = _angle_range(self.min_angle, self.max_angle)
+        if lo == -K.HINGE_FREE:
+            offset = np.zeros(offset.shape)
+        return _row(offset.shape, lo - offset, hi - offset, n, b)

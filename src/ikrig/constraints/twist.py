@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _kernels as K
-from .base import Constraint, _angle_pair, _bone_dir
+from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,7 @@ class TwistLimit(Constraint):
     kind = K.KIND_TWIST
 
     def __post_init__(self):
-        lo, hi = _angle_pair(self.min_angle, self.max_angle, ("min_angle", "max_angle"))
-        object.__setattr__(self, "min_angle", lo)
-        object.__setattr__(self, "max_angle", hi)
+        _set_angle_range(self)
 
     @classmethod
     def degrees(cls, min_deg: float, max_deg: float) -> TwistLimit:
@@ -53,11 +51,5 @@ class TwistLimit(Constraint):
 
     def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
         b = _bone_dir(bone_local)
-        row = np.zeros(K.N_PARAMS)
-        if self.max_angle - self.min_angle >= 2 * math.pi:
-            row[K.P_LO], row[K.P_HI] = -K.HINGE_FREE, K.HINGE_FREE
-        else:
-            row[K.P_LO], row[K.P_HI] = self.min_angle, self.max_angle
-        row[K.P_AXIS : K.P_AXIS + 3] = b
-        row[K.P_BONE : K.P_BONE + 3] = b
-        return row
+        lo, hi = _angle_range(self.min_angle, self.max_angle)
+        return _row(b.shape[:-1], lo, hi, b, b)

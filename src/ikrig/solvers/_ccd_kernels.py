@@ -1,15 +1,11 @@
 """Numba kernels of the CCD solvers (see :mod:`ikrig.solvers.ccd` and :mod:`ikrig.solvers.ccd2d`).
 
-Everything here is private. The public wrappers validate and shape the inputs; the kernels
-take flat, C-contiguous ``(N, ...)`` arrays, allocate their outputs and return them together
-with a status code (0, or the 1-based position of the first input argument that holds a NaN
-or an infinity; the wrapper turns that into an :class:`~ikrig.errors.InputError`).
-
-Every constant is read from a small ``consts`` array of the working dtype (a Python float
-literal is a float64 constant to Numba and would widen float32 arithmetic).
-
-The scalar quaternion helpers at the top (tuples in, tuples out, no allocation) are shared
-with the damped-least-squares kernels.
+Everything here is private. The public wrappers validate and shape the inputs
+(:mod:`ikrig.solvers._options`); the kernels take flat, C-contiguous float64 ``(N, ...)``
+arrays (or ``(M, ...)`` with ``M`` 1, shared by every problem, or ``N``), write into output
+arrays passed in and return ``bad``: ``-1``, or the index of the first problem whose inputs
+hold NaN or infinity (the wrapper turns that into an :class:`~ikrig.errors.InputError`).
+They compute in float64 with the tuple helpers of :mod:`ikrig.solvers._qmath`.
 
 3D CCD, per problem and iteration:
 
@@ -30,6 +26,8 @@ with the damped-least-squares kernels.
    happens when the target is in front and farther than the effector (the chain already
    points at it). Zero-length vectors (a zero-length bone, a target at ``p_i``) skip the
    joint.
+
+Planar CCD works on joint angles (see :func:`ccd2d_kernel`).
 """
 
 from __future__ import annotations
@@ -40,539 +38,304 @@ import numpy as np
 
 from .._numba import njit
 from ..constraints._kernels import project_local_t
+from ._qmath import (
+    chain_fk,
+    identity_rotations,
+    nearest_in_range,
+    pick,
+    q_conj,
+    q_get,
+    q_mul,
+    q_normalize,
+    q_rotate,
+    q_set,
+    rest_frame,
+    row_finite,
+    v_any_perpendicular,
+    v_cross,
+    v_dot,
+    v_from_array,
+    v_get,
+    v_norm,
+    v_sub,
+    wrap_angle,
+)
 
-# Layout of the ``consts`` array of the 3D kernel.
-C_ZERO = 0
-C_ONE = 1
-C_TWO = 2
-C_TOL = 3  # tolerance, fraction of the chain length
-C_COS_MAX = 4  # cos(max step), or -2 when there is no maximum
-C_S_MAX = 5  # sin(max step / 2)
-C_C_MAX = 6  # cos(max step / 2)
-C_S_K1 = 7  # sin / cos of half the small kick (nearer target in front)
-C_C_K1 = 8
-C_S_K2 = 9  # sin / cos of half the large kick (target behind)
-C_C_K2 = 10
-C_EPS = 11  # sine below which two directions count as collinear
-C_TINY = 12  # lengths below tiny * chain length count as zero
-N_CONSTS = 13
-
-# Layout of the ``consts`` array of the planar kernel.
-D_ZERO = 0
-D_ONE = 1
-D_HALF = 2
-D_TOL = 3
-D_MAX_STEP = 4  # radians, pi when there is no maximum
-D_KICK = 5
-D_EPS = 6
-D_TINY = 7
-D_PI = 8
-D_TWO_PI = 9
-N_CONSTS_2D = 10
-
-EPS = {np.dtype(np.float32): 1e-4, np.dtype(np.float64): 1e-7}
-TINY = {np.dtype(np.float32): 1e-6, np.dtype(np.float64): 1e-12}
+EPS = 1e-7  # sine below which two directions count as collinear
+TINY = 1e-12  # lengths below TINY * chain length count as zero
 KICK = 0.25  # radians
+RENORMALISE = 8  # sweeps between renormalisations of the local rotations (drift ~1e-15)
 
 
-def make_consts(dtype, tolerance: float, max_step: float | None) -> np.ndarray:
-    """The ``consts`` array of the 3D kernel for ``dtype`` and the solver options."""
-    dtype = np.dtype(dtype)
+def step_constants(max_step: float | None) -> tuple:
+    """``(cos(step), sin(step / 2), cos(step / 2), sin/cos of half the small kick, sin/cos
+    of half the large kick)`` for the 3D kernel; ``cos(step)`` is -2 without a limit."""
     step = math.pi if max_step is None else min(float(max_step), math.pi)
     k1 = min(KICK, step)
     k2 = min(math.pi - KICK, step)
-    c = np.zeros(N_CONSTS, dtype=dtype)
-    c[C_ONE] = 1.0
-    c[C_TWO] = 2.0
-    c[C_TOL] = tolerance
-    c[C_COS_MAX] = -2.0 if max_step is None or step >= math.pi else math.cos(step)
-    c[C_S_MAX] = math.sin(0.5 * step)
-    c[C_C_MAX] = math.cos(0.5 * step)
-    c[C_S_K1] = math.sin(0.5 * k1)
-    c[C_C_K1] = math.cos(0.5 * k1)
-    c[C_S_K2] = math.sin(0.5 * k2)
-    c[C_C_K2] = math.cos(0.5 * k2)
-    c[C_EPS] = EPS[dtype]
-    c[C_TINY] = TINY[dtype]
-    c.setflags(write=False)
-    return c
-
-
-def make_consts_2d(dtype, tolerance: float, max_step: float | None) -> np.ndarray:
-    """The ``consts`` array of the planar kernel for ``dtype`` and the solver options."""
-    dtype = np.dtype(dtype)
-    step = math.pi if max_step is None else min(float(max_step), math.pi)
-    c = np.zeros(N_CONSTS_2D, dtype=dtype)
-    c[D_ONE] = 1.0
-    c[D_HALF] = 0.5
-    c[D_TOL] = tolerance
-    c[D_MAX_STEP] = step
-    c[D_KICK] = min(KICK, step)
-    c[D_EPS] = EPS[dtype]
-    c[D_TINY] = TINY[dtype]
-    c[D_PI] = math.pi
-    c[D_TWO_PI] = 2.0 * math.pi
-    c.setflags(write=False)
-    return c
-
-
-# ---------------------------------------------------------------------------------------
-# Scalar quaternion helpers (xyzw), shared with the DLS kernels.
-
-
-@njit(cache=True, error_model="numpy")
-def qmul(ax, ay, az, aw, bx, by, bz, bw):
-    """Hamilton product ``a * b`` (rotate by b, then a) of scalar quaternions."""
+    cos_max = -2.0 if max_step is None or step >= math.pi else math.cos(step)
     return (
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
+        cos_max,
+        math.sin(0.5 * step),
+        math.cos(0.5 * step),
+        math.sin(0.5 * k1),
+        math.cos(0.5 * k1),
+        math.sin(0.5 * k2),
+        math.cos(0.5 * k2),
     )
 
 
-@njit(cache=True, error_model="numpy")
-def qrot(qx, qy, qz, qw, vx, vy, vz, two):
-    """Rotate ``v`` by the unit quaternion ``q`` (``two`` is 2 in the working dtype)."""
-    tx = two * (qy * vz - qz * vy)
-    ty = two * (qz * vx - qx * vz)
-    tz = two * (qx * vy - qy * vx)
-    return (
-        vx + qw * tx + qy * tz - qz * ty,
-        vy + qw * ty + qz * tx - qx * tz,
-        vz + qw * tz + qx * ty - qy * tx,
-    )
-
-
-@njit(cache=True, error_model="numpy")
-def qnormalize(x, y, z, w, one, zero):
-    """Unit quaternion; a zero quaternion gives the identity."""
-    n2 = x * x + y * y + z * z + w * w
-    if not n2 > zero:
-        return zero, zero, zero, one
-    inv = one / np.sqrt(n2)
-    return x * inv, y * inv, z * inv, w * inv
-
-
-@njit(cache=True, error_model="numpy")
-def perpendicular(ax, ay, az, zero, one):
-    """A unit vector perpendicular to ``a`` (crossing it with its least aligned axis)."""
-    bx, by, bz = abs(ax), abs(ay), abs(az)
-    if bx <= by and bx <= bz:  # a x X
-        px, py, pz = zero, az, -ay
-    elif by <= bz:  # a x Y
-        px, py, pz = -az, zero, ax
-    else:  # a x Z
-        px, py, pz = ay, -ax, zero
-    n2 = px * px + py * py + pz * pz
-    if not n2 > zero:
-        return one, zero, zero
-    inv = one / np.sqrt(n2)
-    return px * inv, py * inv, pz * inv
-
-
-@njit(cache=True, error_model="numpy")
-def project_joint(kind, params_row, q4, x, y, z, w):
-    """The local rotation ``(x, y, z, w)`` projected onto a joint constraint (kind 0: free)."""
-    r = project_local_t(kind, params_row, (float(x), float(y), float(z), float(w)))
-    q4[0] = r[0]  # back to the working dtype
-    q4[1] = r[1]
-    q4[2] = r[2]
-    q4[3] = r[3]
-    return q4[0], q4[1], q4[2], q4[3]
-
-
-@njit(cache=True, error_model="numpy")
-def chain_fk(bone, rl, pq, root, pos, rw, two):
-    """World rotations ``rw (n, 4)`` and positions ``pos (n + 1, 3)`` of one chain.
-
-    ``bone (n, 3)``: each solved joint's bone in its own frame; ``rl (n, 4)``: local
-    rotations; ``pq (4,)``: world rotation of the chain root's parent; ``root (3,)``.
-    """
-    n = bone.shape[0]
-    wx, wy, wz, ww = pq[0], pq[1], pq[2], pq[3]
-    px, py, pz = root[0], root[1], root[2]
-    pos[0, 0] = px
-    pos[0, 1] = py
-    pos[0, 2] = pz
-    for i in range(n):
-        wx, wy, wz, ww = qmul(wx, wy, wz, ww, rl[i, 0], rl[i, 1], rl[i, 2], rl[i, 3])
-        rw[i, 0] = wx
-        rw[i, 1] = wy
-        rw[i, 2] = wz
-        rw[i, 3] = ww
-        bx, by, bz = qrot(wx, wy, wz, ww, bone[i, 0], bone[i, 1], bone[i, 2], two)
-        px += bx
-        py += by
-        pz += bz
-        pos[i + 1, 0] = px
-        pos[i + 1, 1] = py
-        pos[i + 1, 2] = pz
-
-
-@njit(cache=True, error_model="numpy")
-def _ccd_solve(bone, rl, pq, root, target, bend, kinds, params, c, max_iter, pos, rw, q4):
+@njit(cache=True)
+def _ccd_solve(bone, rl, pq, root, t, bend, kinds, params, tol_rel, steps, max_iter, pos, rw):
     """Solve one chain in place (``rl`` is updated; ``pos``, ``rw`` hold the final FK).
 
-    Returns ``(error, iterations, tolerance in data units)``.
+    ``pq``, ``root``, ``t``, ``bend``: tuples. Returns ``(error, iterations, tolerance in
+    data units)``.
     """
-    zero = c[C_ZERO]
-    one = c[C_ONE]
-    two = c[C_TWO]
-    cos_max = c[C_COS_MAX]
-    s_max = c[C_S_MAX]
-    c_max = c[C_C_MAX]
-    eps = c[C_EPS]
+    cos_max, s_max, c_max, s_k1, c_k1, s_k2, c_k2 = steps
     n = bone.shape[0]
-    length = zero
+    length = 0.0
     for i in range(n):
-        length += np.sqrt(bone[i, 0] ** 2 + bone[i, 1] ** 2 + bone[i, 2] ** 2)
-    tol = c[C_TOL] * length
-    tiny = c[C_TINY] * length
-    tiny2 = tiny * tiny
-    tx, ty, tz = target[0], target[1], target[2]
-    bnx, bny, bnz = bend[0], bend[1], bend[2]
-    bn2 = bnx * bnx + bny * bny + bnz * bnz
-    err = zero
+        length += v_norm(v_get(bone, i))
+    tol = tol_rel * length
+    tiny2 = (TINY * length) ** 2
+    bn2 = v_dot(bend, bend)
+    err = 0.0
     it = 0
     moved = True
     while True:
-        chain_fk(bone, rl, pq, root, pos, rw, two)
-        ex, ey, ez = pos[n, 0], pos[n, 1], pos[n, 2]
-        dx, dy, dz = tx - ex, ty - ey, tz - ez
-        err = np.sqrt(dx * dx + dy * dy + dz * dz)
-        if err <= tol or it >= max_iter:
-            break
-        if not moved:
-            break  # the last sweep turned no joint: neither will the next
+        if it % RENORMALISE == 0:
+            for i in range(n):
+                q_set(rl, i, q_normalize(q_get(rl, i)))
+        chain_fk(bone, rl, pq, root, pos, rw)
+        e = v_get(pos, n)
+        err = v_norm(v_sub(t, e))
+        if err <= tol or it >= max_iter or not moved:
+            break  # (not moved: the last sweep turned no joint, neither will the next)
         it += 1
         moved = False
         for i in range(n - 1, -1, -1):
-            if i == 0:
-                px_, py_, pz_, pw_ = pq[0], pq[1], pq[2], pq[3]
-            else:
-                px_, py_, pz_, pw_ = rw[i - 1, 0], rw[i - 1, 1], rw[i - 1, 2], rw[i - 1, 3]
-            ox, oy, oz = pos[i, 0], pos[i, 1], pos[i, 2]
-            ax, ay, az = ex - ox, ey - oy, ez - oz
-            bx, by, bz = tx - ox, ty - oy, tz - oz
-            la2 = ax * ax + ay * ay + az * az
-            lb2 = bx * bx + by * by + bz * bz
+            par = pq if i == 0 else q_get(rw, i - 1)
+            o = v_get(pos, i)
+            a = v_sub(e, o)
+            b = v_sub(t, o)
+            la2 = v_dot(a, a)
+            lb2 = v_dot(b, b)
             if not (la2 > tiny2 and lb2 > tiny2):
                 continue
-            lab = np.sqrt(la2 * lb2)
-            cx, cy, cz = ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx
-            d = ax * bx + ay * by + az * bz
-            s2 = cx * cx + cy * cy + cz * cz
+            c = v_cross(a, b)
+            d = v_dot(a, b)
+            s2 = v_dot(c, c)
             exact = False  # the turn takes the effector exactly onto the target line
-            if s2 <= (eps * lab) ** 2:
+            if s2 <= (EPS * EPS) * (la2 * lb2):
                 # Collinear: turn about the bend axis, or not at all.
-                if d > zero and lb2 >= la2:
+                if d > 0.0 and lb2 >= la2:
                     continue
-                ux, uy, uz = zero, zero, zero
-                u2 = zero
-                if bn2 > zero:
-                    k = (bnx * ax + bny * ay + bnz * az) / la2
-                    ux, uy, uz = bnx - k * ax, bny - k * ay, bnz - k * az
-                    u2 = ux * ux + uy * uy + uz * uz
-                if u2 > (eps * eps) * bn2:
-                    inv = one / np.sqrt(u2)
-                    ux, uy, uz = ux * inv, uy * inv, uz * inv
+                u = (0.0, 0.0, 0.0)
+                u2 = 0.0
+                if bn2 > 0.0:
+                    k = v_dot(bend, a) / la2
+                    u = (bend[0] - k * a[0], bend[1] - k * a[1], bend[2] - k * a[2])
+                    u2 = v_dot(u, u)
+                if u2 > (EPS * EPS) * bn2:
+                    inv = 1.0 / math.sqrt(u2)
+                    u = (u[0] * inv, u[1] * inv, u[2] * inv)
                 else:
-                    ux, uy, uz = perpendicular(ax, ay, az, zero, one)
-                if d > zero:
-                    sh, ch = c[C_S_K1], c[C_C_K1]
-                else:
-                    sh, ch = c[C_S_K2], c[C_C_K2]
-                qx, qy, qz, qw = ux * sh, uy * sh, uz * sh, ch
-            elif d < cos_max * lab:
-                inv = s_max / np.sqrt(s2)
-                qx, qy, qz, qw = cx * inv, cy * inv, cz * inv, c_max
+                    u = v_any_perpendicular(a)
+                sh, ch = (s_k1, c_k1) if d > 0.0 else (s_k2, c_k2)
+                q = (u[0] * sh, u[1] * sh, u[2] * sh, ch)
             else:
-                # shortest arc (a x b, |a||b| + a.b) has norm sqrt(2 |a||b| (|a||b| + a.b))
-                w = lab + d
-                inv = one / np.sqrt(two * lab * w)
-                qx, qy, qz, qw = cx * inv, cy * inv, cz * inv, w * inv
-                exact = True
+                lab = math.sqrt(la2 * lb2)
+                if d < cos_max * lab:
+                    inv = s_max / math.sqrt(s2)
+                    q = (c[0] * inv, c[1] * inv, c[2] * inv, c_max)
+                else:
+                    # shortest arc (a x b, |a||b| + a.b): norm sqrt(2 |a||b| (|a||b| + a.b))
+                    w = lab + d
+                    inv = 1.0 / math.sqrt(2.0 * lab * w)
+                    q = (c[0] * inv, c[1] * inv, c[2] * inv, w * inv)
+                    exact = True
             # World turn q about p_i -> local: L' = (Wp^-1 q Wp) L = (Wp^-1 q.xyz, q.w) L.
-            vx, vy, vz = qrot(-px_, -py_, -pz_, pw_, qx, qy, qz, two)
-            lx, ly, lz, lw = rl[i, 0], rl[i, 1], rl[i, 2], rl[i, 3]
-            nx, ny, nz, nw = qmul(vx, vy, vz, qw, lx, ly, lz, lw)
-            nx, ny, nz, nw = qnormalize(nx, ny, nz, nw, one, zero)
-            kind = kinds[i]
-            if kind == 0:
+            # (Unit up to rounding; the local rotations are renormalised every RENORMALISE
+            # sweeps and at the end.)
+            v = q_rotate(q_conj(par), (q[0], q[1], q[2]))
+            nq = q_mul((v[0], v[1], v[2], q[3]), q_get(rl, i))
+            if kinds[i] == 0:
                 if exact:
-                    r = np.sqrt(la2 / lb2)
-                    ex, ey, ez = bx * r, by * r, bz * r
+                    r = la2 / lab  # |a| / |b|: the effector lands on the target line
+                    f = (b[0] * r, b[1] * r, b[2] * r)
                 else:
-                    ex, ey, ez = qrot(qx, qy, qz, qw, ax, ay, az, two)
+                    f = q_rotate(q, a)
             else:
-                nx, ny, nz, nw = project_joint(kind, params[i], q4, nx, ny, nz, nw)
-                nx, ny, nz, nw = qnormalize(nx, ny, nz, nw, one, zero)
-                # effector in the joint's own (old) frame, then through the new frame
-                wx, wy, wz, ww = rw[i, 0], rw[i, 1], rw[i, 2], rw[i, 3]
-                fx, fy, fz = qrot(-wx, -wy, -wz, ww, ax, ay, az, two)
-                wx, wy, wz, ww = qmul(px_, py_, pz_, pw_, nx, ny, nz, nw)
-                ex, ey, ez = qrot(wx, wy, wz, ww, fx, fy, fz, two)
-            ex, ey, ez = ex + ox, ey + oy, ez + oz
+                nq = q_normalize(project_local_t(kinds[i], params[i], q_normalize(nq)))
+                # the effector in the joint's own (old) frame, then through the new frame
+                f = q_rotate(q_mul(par, nq), q_rotate(q_conj(q_get(rw, i)), a))
+            e = (o[0] + f[0], o[1] + f[1], o[2] + f[2])
             moved = True
-            rl[i, 0] = nx
-            rl[i, 1] = ny
-            rl[i, 2] = nz
-            rl[i, 3] = nw
+            q_set(rl, i, nq)
+    for i in range(n):
+        q_set(rl, i, q_normalize(q_get(rl, i)))
     return err, it, tol
 
 
-@njit(cache=True, error_model="numpy")
-def _finite(a):
-    for v in a.ravel():
-        if not np.isfinite(v):
-            return False
-    return True
+@njit(cache=True)
+def _ccd_one(k, bone, rl0, pq, root, target, bend, kinds, params, tol, steps, max_iter,
+             pos_out, rl_out, rw, err, iters, reached):  # fmt: skip
+    """Problem ``k``: start from local rotations ``rl0 (n, 4)`` and write its outputs."""
+    rl_out[k, :, :] = rl0
+    e, it, tol_k = _ccd_solve(bone, rl_out[k], pq, root, v_get(target, k), v_from_array(bend),
+                              kinds, params, tol, steps, max_iter, pos_out[k], rw)  # fmt: skip
+    err[k] = e
+    iters[k] = it
+    reached[k] = e <= tol_k
 
 
-@njit(cache=True, error_model="numpy")
-def ccd_positions_kernel(positions, target, bend, kinds, params, consts, max_iter):
-    """CCD of identity-framed chains given by joint positions.
+@njit(cache=True)
+def ccd_positions_kernel(positions, target, parent, bend, kinds, params, tol, steps, max_iter,
+                         pos_out, rl_out, err, iters, reached):  # fmt: skip
+    """3D CCD of chains given by joint positions (the input pose is the rest pose).
 
     Args:
-        positions: ``(N, n + 1, 3)`` world joint positions (the bones are their differences,
-            every local rotation is the identity).
+        positions: ``(M, n + 1, 3)`` world joint positions.
         target: ``(N, 3)`` world targets.
+        parent: ``(M, 4)`` world rotation of the chain root's parent: every joint's frame in
+            the input pose, whose local rotations are the identity
+            (:func:`~ikrig.solvers._qmath.rest_frame`).
         bend: ``(3,)`` world bend axis for collinear configurations (zeros: automatic).
-        kinds, params: packed constraints ``(n,)``, ``(n, P)``.
-        consts: see :func:`make_consts`.
+        kinds, params: packed constraints ``(n,)``, ``(M, n, P)``.
+        tol: tolerance, fraction of the chain length; steps: :func:`step_constants`;
         max_iter: iteration limit.
+        pos_out, rl_out, err, iters, reached: outputs ``(N, n + 1, 3)``, ``(N, n, 4)``,
+            ``(N,)``.
 
     Returns:
-        ``(status, positions (N, n + 1, 3), rotations_local (N, n, 4), error (N,),
-        iterations (N,), reached (N,))``; ``status`` is 1 or 2 when ``positions`` or
-        ``target`` is not finite (outputs are then undefined), else 0.
+        ``bad``: the first problem with non-finite inputs, or -1.
     """
-    N = positions.shape[0]
     n = positions.shape[1] - 1
-    dt = positions.dtype
-    pos_out = np.empty((N, n + 1, 3), dtype=dt)
-    rl_out = np.zeros((N, n, 4), dtype=dt)
-    err = np.empty(N, dtype=dt)
-    iters = np.zeros(N, dtype=np.int64)
-    reached = np.zeros(N, dtype=np.bool_)
-    if not _finite(positions):
-        return 1, pos_out, rl_out, err, iters, reached
-    if not _finite(target):
-        return 2, pos_out, rl_out, err, iters, reached
-    one = consts[C_ONE]
-    bone = np.empty((n, 3), dtype=dt)
-    rw = np.empty((n, 4), dtype=dt)
-    pq = np.zeros(4, dtype=dt)
-    pq[3] = one
-    q4 = np.empty(4, dtype=dt)
-    for k in range(N):
-        for i in range(n):
-            for j in range(3):
-                bone[i, j] = positions[k, i + 1, j] - positions[k, i, j]
-            rl_out[k, i, 3] = one
-        e, it, tol = _ccd_solve(
-            bone,
-            rl_out[k],
-            pq,
-            positions[k, 0],
-            target[k],
-            bend,
-            kinds,
-            params,
-            consts,
-            max_iter,
-            pos_out[k],
-            rw,
-            q4,
-        )
-        err[k] = e
-        iters[k] = it
-        reached[k] = e <= tol
-    return 0, pos_out, rl_out, err, iters, reached
+    bone = np.empty((n, 3))
+    rw = np.empty((n, 4))
+    rl0 = identity_rotations(n)
+    for k in range(target.shape[0]):
+        pk = pick(positions, k)
+        if not row_finite(pk, target, k):
+            return k
+        pq = rest_frame(pk, pick(parent, k), bone)
+        _ccd_one(k, bone, rl0, pq, v_get(pk, 0), target, bend, kinds, pick(params, k), tol,
+                 steps, max_iter, pos_out, rl_out, rw, err, iters, reached)  # fmt: skip
+    return -1
 
 
-@njit(cache=True, error_model="numpy")
-def ccd_pose_kernel(
-    bone, rot_local, parent_rot, root, target, bend, kinds, params, consts, max_iter
-):
-    """CCD of chains given by local frames (the pose-level solver).
+@njit(cache=True)
+def ccd_pose_kernel(bone, rot_local, parent, root, target, bend, kinds, params, tol, steps,
+                    max_iter, pos_out, rl_out, rw_out, err, iters, reached):  # fmt: skip
+    """3D CCD of chains given by their joint frames (the pose-level solver).
 
     Args:
-        bone: ``(N, n, 3)`` each solved joint's bone (next joint's local translation).
-        rot_local: ``(N, n, 4)`` start local rotations of the solved joints.
-        parent_rot: ``(N, 4)`` world rotation of the chain root's parent.
-        root: ``(N, 3)`` world position of the chain root.
-        target: ``(N, 3)``; bend, kinds, params, consts, max_iter: as for
-            :func:`ccd_positions_kernel`.
+        bone: ``(N, n, 3)`` each solved joint's bone in its own frame (the next joint's local
+            translation); rot_local: ``(N, n, 4)`` start local rotations of the solved
+            joints; parent: ``(N, 4)`` world rotation of the chain root's parent; root:
+            ``(N, 3)`` world position of the chain root.
+        target, bend, kinds, params, tol, steps, max_iter: as for
+            :func:`ccd_positions_kernel` (``params (1, n, P)``).
+        pos_out, rl_out, rw_out, err, iters, reached: outputs (``rw_out (N, n, 4)`` the new
+            world rotations).
 
     Returns:
-        ``(status, positions (N, n + 1, 3), rotations_local (N, n, 4),
-        rotations_world (N, n, 4), error (N,), iterations (N,), reached (N,))``; ``status``
-        is 5 when ``target`` is not finite, else 0.
+        ``bad``: the first problem with a non-finite target, or -1.
     """
-    N = bone.shape[0]
-    n = bone.shape[1]
-    dt = bone.dtype
-    pos_out = np.empty((N, n + 1, 3), dtype=dt)
-    rl_out = rot_local.copy()
-    rw_out = np.empty((N, n, 4), dtype=dt)
-    err = np.empty(N, dtype=dt)
-    iters = np.zeros(N, dtype=np.int64)
-    reached = np.zeros(N, dtype=np.bool_)
-    if not _finite(target):
-        return 5, pos_out, rl_out, rw_out, err, iters, reached
-    q4 = np.empty(4, dtype=dt)
-    for k in range(N):
-        e, it, tol = _ccd_solve(
-            bone[k],
-            rl_out[k],
-            parent_rot[k],
-            root[k],
-            target[k],
-            bend,
-            kinds,
-            params,
-            consts,
-            max_iter,
-            pos_out[k],
-            rw_out[k],
-            q4,
-        )
-        err[k] = e
-        iters[k] = it
-        reached[k] = e <= tol
-    return 0, pos_out, rl_out, rw_out, err, iters, reached
+    for k in range(target.shape[0]):
+        t = v_get(target, k)
+        if not math.isfinite(t[0] + t[1] + t[2]):
+            return k
+        _ccd_one(k, bone[k], rot_local[k], q_get(parent, k), v_get(root, k), target, bend,
+                 kinds, pick(params, k), tol, steps, max_iter, pos_out, rl_out, rw_out[k], err,
+                 iters, reached)  # fmt: skip
+    return -1
 
 
 # ---------------------------------------------------------------------------------------
 # Planar CCD on joint angles.
 
 
-@njit(cache=True, error_model="numpy")
-def _wrap(a, pi, two_pi):
-    """Angle wrapped to ``(-pi, pi]``."""
-    if a > pi or a <= -pi:
-        a -= two_pi * np.floor((a + pi) / two_pi)
-        if a <= -pi:
-            a += two_pi
-    return a
-
-
-@njit(cache=True, error_model="numpy")
-def _limit(a, lo, hi, pi, two_pi):
+@njit(cache=True)
+def _limit(a, lo, hi):
     """A joint angle after a turn: wrapped for a free joint, clamped for a limited one."""
-    if lo <= -pi and hi >= pi:
-        return _wrap(a, pi, two_pi)
-    if a < lo:
-        return lo
-    if a > hi:
-        return hi
-    return a
+    if lo <= -math.pi and hi >= math.pi:
+        return wrap_angle(a)
+    return min(max(a, lo), hi)
 
 
-@njit(cache=True, error_model="numpy")
-def _start_angle(t, lo, hi, pi, two_pi):
-    """The start angle ``t`` (in ``(-pi, pi]``) in a limited joint's range: the representative
-    ``t`` or ``t +- 2 pi`` inside ``[lo, hi]``, else the circularly nearer end."""
-    if lo <= -pi and hi >= pi:
-        return t
-    if lo <= t <= hi:
-        return t
-    if lo <= t + two_pi <= hi:
-        return t + two_pi
-    if lo <= t - two_pi <= hi:
-        return t - two_pi
-    dlo = abs(_wrap(t - lo, pi, two_pi))
-    dhi = abs(_wrap(t - hi, pi, two_pi))
-    return lo if dlo <= dhi else hi
-
-
-@njit(cache=True, error_model="numpy")
-def ccd2d_kernel(positions, target, limits, consts, max_iter, bend_sign):
+@njit(cache=True)
+def ccd2d_kernel(positions, target, limits, tol, max_step, max_iter, bend_sign,
+                 pos_out, ang_out, rl_out, err, iters, reached):  # fmt: skip
     """Planar CCD on angles relative to the parent bone, with angle limits.
 
     Args:
-        positions: ``(N, n + 1, D)`` joint positions, ``D`` 2 or 3 (z is ignored).
+        positions: ``(M, n + 1, D)`` joint positions, ``D`` 2 or 3 (z is ignored).
         target: ``(N, D)`` targets (z ignored).
         limits: ``(n, 2)`` radians, min and max of each joint angle, ``hi - lo < 2 pi``;
             ``(-pi, pi)`` exactly marks a free joint (angles wrap to ``(-pi, pi]``).
-        consts: see :func:`make_consts_2d`; max_iter: iteration limit.
+        tol: fraction of the chain length; max_step: radians (pi: none); max_iter.
         bend_sign: +1 or -1, the turn direction tried first in collinear configurations.
+        pos_out, ang_out, rl_out, err, iters, reached: outputs ``(N, n + 1, D)`` (z = 0),
+            ``(N, n)``, ``(N, n, 4)``, ``(N,)``.
 
-    Returns:
-        ``(status, positions (N, n + 1, D) with z = 0, angles (N, n),
-        rotations_local (N, n, 4), error (N,), iterations (N,), reached (N,))``; ``status``
-        is 1 or 2 when ``positions`` or ``target`` is not finite, else 0. ``angles[i]`` is
-        the angle of bone ``i`` relative to bone ``i - 1`` (bone 0: relative to +X);
-        ``rotations_local`` turn about +Z by the change of each angle.
+    ``ang_out[i]`` is the angle of bone ``i`` from bone ``i - 1``; bone 0's is measured from
+    its own input direction (+X for a zero-length root bone). ``rl_out`` turn about +Z by the
+    change of each angle. Returns ``bad``.
     """
-    N = positions.shape[0]
+    N = target.shape[0]
     n = positions.shape[1] - 1
-    D = positions.shape[2]
-    dt = positions.dtype
-    pos_out = np.zeros((N, n + 1, D), dtype=dt)
-    ang_out = np.empty((N, n), dtype=dt)
-    rl_out = np.zeros((N, n, 4), dtype=dt)
-    err = np.empty(N, dtype=dt)
-    iters = np.zeros(N, dtype=np.int64)
-    reached = np.zeros(N, dtype=np.bool_)
-    if not _finite(positions[:, :, :2].copy()):
-        return 1, pos_out, ang_out, rl_out, err, iters, reached
-    if not _finite(target[:, :2].copy()):
-        return 2, pos_out, ang_out, rl_out, err, iters, reached
-    zero = consts[D_ZERO]
-    half = consts[D_HALF]
-    max_step = consts[D_MAX_STEP]
-    kick = consts[D_KICK]
-    eps = consts[D_EPS]
-    pi = consts[D_PI]
-    two_pi = consts[D_TWO_PI]
-    one = consts[D_ONE]
-    lens = np.empty(n, dtype=dt)
-    cs = np.empty(n, dtype=dt)
-    sn = np.empty(n, dtype=dt)
-    theta0 = np.empty(n, dtype=dt)
-    theta = np.empty(n, dtype=dt)
-    px = np.empty(n + 1, dtype=dt)
-    py = np.empty(n + 1, dtype=dt)
+    step = max_step
+    kick = min(KICK, step)
+    lens = np.empty(n)
+    cs = np.empty(n)
+    sn = np.empty(n)
+    theta0 = np.empty(n)
+    theta = np.empty(n)
+    px = np.empty(n + 1)
+    py = np.empty(n + 1)
     for k in range(N):
+        pk = pick(positions, k)
+        if not row_finite(pk, target, k, 2):
+            return k
         # Bone lengths and start angles; a zero-length bone follows its parent's direction.
-        length = zero
+        length = 0.0
         for i in range(n):
-            bx = positions[k, i + 1, 0] - positions[k, i, 0]
-            by = positions[k, i + 1, 1] - positions[k, i, 1]
-            lens[i] = np.sqrt(bx * bx + by * by)
+            lens[i] = math.hypot(pk[i + 1, 0] - pk[i, 0], pk[i + 1, 1] - pk[i, 1])
             length += lens[i]
-        tiny = consts[D_TINY] * length
-        tol = consts[D_TOL] * length
-        phi_prev = zero
+        tiny = TINY * length
+        tol_k = tol * length
+        phi_ref = 0.0  # the root bone's input direction: the root angle's zero
+        if lens[0] > tiny:
+            phi_ref = math.atan2(pk[1, 1] - pk[0, 1], pk[1, 0] - pk[0, 0])
+        phi_prev = phi_ref
         for i in range(n):
-            bx = positions[k, i + 1, 0] - positions[k, i, 0]
-            by = positions[k, i + 1, 1] - positions[k, i, 1]
-            phi = np.arctan2(by, bx) if lens[i] > tiny else phi_prev
-            theta0[i] = _wrap(phi - phi_prev, pi, two_pi)
+            phi = phi_prev
+            if lens[i] > tiny:
+                phi = math.atan2(pk[i + 1, 1] - pk[i, 1], pk[i + 1, 0] - pk[i, 0])
+            theta0[i] = wrap_angle(phi - phi_prev)
             phi_prev = phi
-            theta[i] = _start_angle(theta0[i], limits[i, 0], limits[i, 1], pi, two_pi)
-        for i in range(n):
-            cs[i] = np.cos(theta[i])
-            sn[i] = np.sin(theta[i])
-        rx, ry = positions[k, 0, 0], positions[k, 0, 1]
+            theta[i] = nearest_in_range(limits[i, 0], limits[i, 1], theta0[i])
+            cs[i] = math.cos(theta[i])
+            sn[i] = math.sin(theta[i])
+        rx, ry = pk[0, 0], pk[0, 1]
         tx, ty = target[k, 0], target[k, 1]
+        c_ref, s_ref = math.cos(phi_ref), math.sin(phi_ref)
         it = 0
-        e = zero
+        e = 0.0
         moved = True
         while True:
             # FK with unit complex numbers: (C, S) is the bone's world direction.
-            C, S = one, zero
+            C, S = c_ref, s_ref
             px[0], py[0] = rx, ry
             for i in range(n):
                 C, S = C * cs[i] - S * sn[i], C * sn[i] + S * cs[i]
                 px[i + 1] = px[i] + lens[i] * C
                 py[i + 1] = py[i] + lens[i] * S
             ex, ey = px[n], py[n]
-            e = np.sqrt((tx - ex) ** 2 + (ty - ey) ** 2)
-            if e <= tol or it >= max_iter or not moved:
+            e = math.hypot(tx - ex, ty - ey)
+            if e <= tol_k or it >= max_iter or not moved:
                 break
             it += 1
             moved = False
@@ -586,57 +349,56 @@ def ccd2d_kernel(positions, target, limits, consts, max_iter, bend_sign):
                 cr = ax * by - ay * bx
                 d = ax * bx + ay * by
                 lo, hi = limits[i, 0], limits[i, 1]
-                free = lo <= -pi and hi >= pi
+                free = lo <= -math.pi and hi >= math.pi
                 old = theta[i]
                 exact = False  # the full turn: the effector lands on the target line
-                if cr * cr <= (eps * eps) * (la2 * lb2):
-                    if d > zero and lb2 >= la2:
+                if cr * cr <= (EPS * EPS) * (la2 * lb2):
+                    if d > 0.0 and lb2 >= la2:
                         continue
-                    turn = kick if d > zero else pi - kick
-                    turn = turn if turn < max_step else max_step
-                    new = _limit(old + bend_sign * turn, lo, hi, pi, two_pi)
+                    turn = kick if d > 0.0 else math.pi - kick
+                    turn = min(turn, step)
+                    new = _limit(old + bend_sign * turn, lo, hi)
                     if new == old:
-                        new = _limit(old - bend_sign * turn, lo, hi, pi, two_pi)
+                        new = _limit(old - bend_sign * turn, lo, hi)
                     delta = new - old
                 else:
-                    delta = np.arctan2(cr, d)
+                    delta = math.atan2(cr, d)
                     exact = True
-                    if delta > max_step:
-                        delta = max_step
+                    if delta > step:
+                        delta = step
                         exact = False
-                    elif delta < -max_step:
-                        delta = -max_step
+                    elif delta < -step:
+                        delta = -step
                         exact = False
-                    new = _limit(old + delta, lo, hi, pi, two_pi)
+                    new = _limit(old + delta, lo, hi)
                     if not free:
                         exact = exact and new - old == delta
                         delta = new - old
                 if new == old:
                     continue
                 if exact:
-                    inv = one / np.sqrt(la2 * lb2)
+                    inv = 1.0 / math.sqrt(la2 * lb2)
                     cd, sd = d * inv, cr * inv
-                    r = np.sqrt(la2 / lb2)
+                    r = math.sqrt(la2 / lb2)
                     ex, ey = px[i] + bx * r, py[i] + by * r
                 else:
-                    cd, sd = np.cos(delta), np.sin(delta)
+                    cd, sd = math.cos(delta), math.sin(delta)
                     ex = px[i] + cd * ax - sd * ay
                     ey = py[i] + sd * ax + cd * ay
                 c2 = cs[i] * cd - sn[i] * sd
                 s2 = cs[i] * sd + sn[i] * cd
-                inv = one / np.sqrt(c2 * c2 + s2 * s2)
+                inv = 1.0 / math.sqrt(c2 * c2 + s2 * s2)
                 cs[i], sn[i] = c2 * inv, s2 * inv
                 theta[i] = new
                 moved = True
         err[k] = e
         iters[k] = it
-        reached[k] = e <= tol
+        reached[k] = e <= tol_k
         for i in range(n + 1):
             pos_out[k, i, 0] = px[i]
             pos_out[k, i, 1] = py[i]
         for i in range(n):
             ang_out[k, i] = theta[i]
-            h = half * _wrap(theta[i] - theta0[i], pi, two_pi)
-            rl_out[k, i, 2] = np.sin(h)
-            rl_out[k, i, 3] = np.cos(h)
-    return 0, pos_out, ang_out, rl_out, err, iters, reached
+            h = 0.5 * wrap_angle(theta[i] - theta0[i])
+            q_set(rl_out[k], i, (0.0, 0.0, math.sin(h), math.cos(h)))
+    return -1

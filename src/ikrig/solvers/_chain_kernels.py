@@ -1,17 +1,23 @@
 """Numba kernels of the position-based chain solvers: FABRIK and follow-the-target.
 
 Private. The wrappers in :mod:`ikrig.solvers.fabrik` and :mod:`ikrig.solvers.follow`
-validate and flatten; every kernel takes flat C-contiguous float64 arrays:
+validate and flatten (:mod:`ikrig.solvers._options`); every kernel takes flat C-contiguous
+float64 arrays:
 
-* ``pos (N, m, 3)`` the chain's joint positions (``m = n + 1``, root first), read only;
+* ``pos (M, m, 3)`` the chain's joint positions (``m = n + 1``, root first), read only;
 * ``target (N, 3)``;
-* for the constrained kernels also ``rot (N, n, 4)`` the world rotations of the solved
-  joints, ``parent (N, 4)`` the world rotation of the chain root's parent, and the packed
-  constraints ``kinds (n,)``, ``params (n, P)`` (:mod:`ikrig.constraints._kernels`; the unit
-  bone directions in the joints' own frames are ``params[:, P_BONE:P_BONE + 3]``).
+* ``rot (M, n, 4)`` the start world rotations of the solved joints and ``parent (M, 4)`` the
+  world rotation of the chain root's parent; here and below ``M`` is 1 (one array shared by
+  every problem) or ``N`` (one per problem). For
+  chains given as positions both are ``parent_rotation_world`` (the input pose is the rest
+  pose: every local rotation is the identity);
+* for the constrained kernels the packed constraints ``kinds (n,)``, ``params (M, n, P)``
+  (:mod:`ikrig.constraints._kernels`; each row holds the unit bone direction in the joint's
+  own frame at ``P_BONE``).
+* ``tol``: the tolerance as a fraction of each chain's length (sum of its bone lengths).
 
-They return new arrays and an integer ``bad``: ``-1`` normally, else the index of the first
-batch element whose inputs were not finite (the wrapper raises).
+They return ``bad``: ``-1`` normally, else the index of the first batch element whose inputs
+were not finite (the wrapper raises).
 
 Shared rules
 ------------
@@ -25,11 +31,14 @@ Shared rules
   ``BOW * (n - 1 - 2 i) / n`` radians about the bend axis (the user's ``bend_axis`` made
   perpendicular to the line, else :func:`v_any_perpendicular` of the line, which is +Z for a
   chain along X).
-* Constrained kernels keep each joint's world rotation. When a bone is placed with a wanted
-  direction ``d``: ``d`` is projected (``project_direction`` with the parent frame as it now
-  stands), the joint's rotation is turned by the shortest arc onto it, snapped with
-  ``project_local`` and the child is placed along the snapped rotation's bone. Every forward
-  placement therefore leaves the joint inside its limits.
+* Rotations. Free kernels turn each joint by the shortest arc from its input bone direction
+  to its output one (world rotation ``W_i = arc_i * rot_i``; twist kept) and return the
+  local rotations ``W_{i-1}^-1 W_i`` (``W_{-1}`` = ``parent``). Constrained kernels track each
+  joint's world rotation: when a bone is placed with a wanted direction ``d``, ``d`` is
+  projected (``project_direction`` with the parent frame as it now stands), the joint's
+  rotation is turned by the shortest arc onto it, snapped with ``project_local`` and the
+  child is placed along the snapped rotation's bone. Every forward placement therefore
+  leaves the joint inside its limits.
 * Constrained backward passes (FABRIK's, and follow's tail-first pass) place bones from the
   effector up. Bone ``i``'s wanted direction is projected with its parent frame as it
   stands (the parent has not moved yet: approximate), the joint is turned onto it, and if
@@ -45,32 +54,30 @@ import math
 import numpy as np
 
 from .._numba import njit
-from ..constraints._kernels import (
-    P_BONE,
-    project_direction_t,
-    project_local_t,
+from ..constraints._kernels import P_BONE, project_direction_t, project_local_t
+from ._qmath import (
+    pick,
     q_between,
     q_conj,
+    q_from_array,
+    q_get,
     q_mul,
     q_normalize,
     q_rotate,
+    q_set,
+    row_finite,
     v_any_perpendicular,
     v_cross,
     v_dot,
+    v_from_array,
+    v_get,
     v_norm,
+    v_set,
 )
 
 BOW = 0.3  # radians: bow given to a chain that lies on the target line
 EPS_LINE = 1e-6  # relative to the chain length: "on the line"
 EPS_LEN = 1e-12  # relative to the chain length: "same point"
-
-
-@njit(cache=True)
-def _finite_row(pos, target, k):
-    s = target[k, 0] + target[k, 1] + target[k, 2]
-    for j in range(pos.shape[1]):
-        s += pos[k, j, 0] + pos[k, j, 1] + pos[k, j, 2]
-    return math.isfinite(s)
 
 
 @njit(cache=True)
@@ -83,6 +90,23 @@ def _rodrigues(w, d, c, s):
         d[1] * c + x[1] * s + w[1] * k,
         d[2] * c + x[2] * s + w[2] * k,
     )
+
+
+@njit(cache=True)
+def _measure(p, lengths, u):
+    """Bone lengths and unit directions of the chain ``p`` (``(1, 0, 0)`` for a zero-length
+    bone); returns the chain length."""
+    total = 0.0
+    for i in range(lengths.shape[0]):
+        dx, dy, dz = p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2]
+        li = math.sqrt(dx * dx + dy * dy + dz * dz)
+        lengths[i] = li
+        total += li
+        if li > 0.0:
+            u[i, 0], u[i, 1], u[i, 2] = dx / li, dy / li, dz / li
+        else:
+            u[i, 0], u[i, 1], u[i, 2] = 1.0, 0.0, 0.0
+    return total
 
 
 @njit(cache=True)
@@ -101,10 +125,10 @@ def _line_axis(p, t, lengths, total, u):
         if en > EPS_LINE * total:
             a = (ex / en, ey / en, ez / en)
         else:
-            a = (u[0, 0], u[0, 1], u[0, 2])
+            a = v_get(u, 0)
             for i in range(n):
                 if lengths[i] > EPS_LEN * total:
-                    a = (u[i, 0], u[i, 1], u[i, 2])
+                    a = v_get(u, i)
                     break
     lim = (EPS_LINE * total) ** 2
     for j in range(1, n + 1):
@@ -132,156 +156,137 @@ def _bow_direction(i, n, w, d):
     return _rodrigues(w, d, math.cos(ang), math.sin(ang))
 
 
+@njit(cache=True)
+def _place_along(p, i, li, d):
+    """``p[i + 1] = p[i] + li * d``."""
+    p[i + 1, 0] = p[i, 0] + li * d[0]
+    p[i + 1, 1] = p[i, 1] + li * d[1]
+    p[i + 1, 2] = p[i, 2] + li * d[2]
+
+
+@njit(cache=True)
+def _arc(a, b):
+    """Shortest arc between two vectors of the same length (``q_between`` when opposite or
+    zero)."""
+    c = v_cross(a, b)
+    w = v_dot(a, a) + v_dot(a, b)
+    s2 = v_dot(c, c) + w * w
+    if not w > 1e-12 * v_dot(a, a):
+        return q_between(a, b)
+    inv = 1.0 / math.sqrt(s2)
+    return (c[0] * inv, c[1] * inv, c[2] * inv, w * inv)
+
+
+@njit(cache=True)
+def _free_rotations(pos_k, p, rot_k, pq, rw_k, rl_k):
+    """Rotations of a free chain moved from ``pos_k`` to ``p``: each joint turns by the
+    shortest arc from its old bone direction to its new one (``rw_k``, world) and
+    ``rl_k`` gets the local rotations (relative to the previous joint, the root's to
+    ``pq``). ``rw_k`` may be ``rl_k``."""
+    prev = pq
+    for i in range(rl_k.shape[0]):
+        old = (pos_k[i + 1, 0] - pos_k[i, 0], pos_k[i + 1, 1] - pos_k[i, 1],
+               pos_k[i + 1, 2] - pos_k[i, 2])  # fmt: skip
+        new = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
+        w = q_mul(_arc(old, new), q_get(rot_k, i))
+        q_set(rw_k, i, w)
+        q_set(rl_k, i, q_mul(q_conj(prev), w))
+        prev = w
+
+
 # --------------------------------------------------------------------------------------
 # FABRIK, no constraints
 # --------------------------------------------------------------------------------------
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_free(pos, target, max_iter, tol, bend, out, err, iters, reached):
-    """FABRIK without constraints, into ``out (N, m, 3)``, ``err (N,)`` float64, ``iters
-    (N,)`` int64 and ``reached (N,)`` bool (passed in: cheaper than returning arrays).
-    Returns ``bad``."""
-    N, m = pos.shape[0], pos.shape[1]
+def fabrik_free(pos, target, rot, parent, max_iter, tol, bend, out, rw, rl, err, iters, reached):
+    """FABRIK without constraints, into ``out (N, m, 3)``, ``rw``, ``rl (N, n, 4)``, ``err
+    (N,)`` float64, ``iters (N,)`` int64 and ``reached (N,)`` bool (passed in: cheaper than
+    returning arrays; ``rw`` may be ``rl``, which then holds the local rotations). ``pos``
+    may be ``(1, m, 3)``, one start pose for every target. Returns ``bad``."""
+    N, m = target.shape[0], pos.shape[1]
     n = m - 1
-    lengths = np.empty(n)
-    u = np.empty((n, 3))
-    bend_t = (bend[0], bend[1], bend[2])
+    lengths, u, _ = _scratch(n)
+    bend_t = v_from_array(bend)
     for k in range(N):
-        if not _finite_row(pos, target, k):
+        pq, total, bad = _setup_free_k(pos, target, parent, k, out, lengths, u)
+        if bad:
             return k
         p = out[k]
-        for j in range(m):
-            p[j, 0], p[j, 1], p[j, 2] = pos[k, j, 0], pos[k, j, 1], pos[k, j, 2]
         tx, ty, tz = target[k, 0], target[k, 1], target[k, 2]
-        total = 0.0
-        for i in range(n):
-            dx, dy, dz = p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2]
-            li = math.sqrt(dx * dx + dy * dy + dz * dz)
-            lengths[i] = li
-            total += li
-            if li > 0.0:
-                u[i, 0], u[i, 1], u[i, 2] = dx / li, dy / li, dz / li
-            else:
-                u[i, 0], u[i, 1], u[i, 2] = 1.0, 0.0, 0.0
+        tol_k = tol * total
+        eps = EPS_LEN * total
         rx, ry, rz = p[0, 0], p[0, 1], p[0, 2]
         ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
         e = math.sqrt(ex * ex + ey * ey + ez * ez)
-        if e <= tol:
-            err[k] = e
-            iters[k] = 0
-            reached[k] = True
-            continue
-        dx, dy, dz = tx - rx, ty - ry, tz - rz
-        dist = math.sqrt(dx * dx + dy * dy + dz * dz)
-        if dist >= total:
-            # Out of reach: every bone points straight at the target, in one pass.
-            if dist > 0.0:
-                ax, ay, az = dx / dist, dy / dist, dz / dist
-            else:
-                ax, ay, az = u[0, 0], u[0, 1], u[0, 2]
-            for i in range(n):
-                li = lengths[i]
-                p[i + 1, 0] = p[i, 0] + li * ax
-                p[i + 1, 1] = p[i, 1] + li * ay
-                p[i + 1, 2] = p[i, 2] + li * az
-            ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
-            e = math.sqrt(ex * ex + ey * ey + ez * ez)
-            err[k] = e
-            iters[k] = 1
-            reached[k] = e <= tol
-            continue
-        a, on_line = _line_axis(p, target[k], lengths, total, u)
-        if on_line and n > 1:
-            w = _bend_axis(a, bend_t)
-            for i in range(n):
-                d = _bow_direction(i, n, w, (u[i, 0], u[i, 1], u[i, 2]))
-                u[i, 0], u[i, 1], u[i, 2] = d
-                li = lengths[i]
-                p[i + 1, 0] = p[i, 0] + li * d[0]
-                p[i + 1, 1] = p[i, 1] + li * d[1]
-                p[i + 1, 2] = p[i, 2] + li * d[2]
         it = 0
-        while it < max_iter:
-            it += 1
-            # Backward: effector onto the target, each joint pulled towards its child.
-            p[n, 0], p[n, 1], p[n, 2] = tx, ty, tz
-            for i in range(n - 1, -1, -1):
-                dx, dy, dz = p[i, 0] - p[i + 1, 0], p[i, 1] - p[i + 1, 1], p[i, 2] - p[i + 1, 2]
-                dn = math.sqrt(dx * dx + dy * dy + dz * dz)
-                li = lengths[i]
-                if dn > EPS_LEN * total:
-                    s = 1.0 / dn
-                    u[i, 0], u[i, 1], u[i, 2] = -dx * s, -dy * s, -dz * s
-                p[i, 0] = p[i + 1, 0] - li * u[i, 0]
-                p[i, 1] = p[i + 1, 1] - li * u[i, 1]
-                p[i, 2] = p[i + 1, 2] - li * u[i, 2]
-            # Forward: root back in place, each child pulled towards the parent.
-            p[0, 0], p[0, 1], p[0, 2] = rx, ry, rz
-            for i in range(n):
-                dx, dy, dz = p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2]
-                dn = math.sqrt(dx * dx + dy * dy + dz * dz)
-                li = lengths[i]
-                if dn > EPS_LEN * total:
-                    s = 1.0 / dn
-                    u[i, 0], u[i, 1], u[i, 2] = dx * s, dy * s, dz * s
-                p[i + 1, 0] = p[i, 0] + li * u[i, 0]
-                p[i + 1, 1] = p[i, 1] + li * u[i, 1]
-                p[i + 1, 2] = p[i, 2] + li * u[i, 2]
-            ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
-            e = math.sqrt(ex * ex + ey * ey + ez * ez)
-            if e <= tol:
-                break
+        if e > tol_k and max_iter > 0:
+            dx, dy, dz = tx - rx, ty - ry, tz - rz
+            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if dist >= total:
+                # Out of reach: every bone points straight at the target, in one pass.
+                if dist > 0.0:
+                    a = (dx / dist, dy / dist, dz / dist)
+                else:
+                    a = v_get(u, 0)
+                for i in range(n):
+                    _place_along(p, i, lengths[i], a)
+                ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
+                e = math.sqrt(ex * ex + ey * ey + ez * ez)
+                it = 1
+            else:
+                a, on_line = _line_axis(p, target[k], lengths, total, u)
+                if on_line and n > 1:
+                    w = _bend_axis(a, bend_t)
+                    for i in range(n):
+                        d = _bow_direction(i, n, w, v_get(u, i))
+                        v_set(u, i, d)
+                        _place_along(p, i, lengths[i], d)
+                while it < max_iter:
+                    it += 1
+                    # Backward: effector onto the target, each joint pulled towards its child.
+                    p[n, 0], p[n, 1], p[n, 2] = tx, ty, tz
+                    for i in range(n - 1, -1, -1):
+                        dx = p[i, 0] - p[i + 1, 0]
+                        dy = p[i, 1] - p[i + 1, 1]
+                        dz = p[i, 2] - p[i + 1, 2]
+                        dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+                        if dn > eps:
+                            s = 1.0 / dn
+                            u[i, 0], u[i, 1], u[i, 2] = -dx * s, -dy * s, -dz * s
+                        li = lengths[i]
+                        p[i, 0] = p[i + 1, 0] - li * u[i, 0]
+                        p[i, 1] = p[i + 1, 1] - li * u[i, 1]
+                        p[i, 2] = p[i + 1, 2] - li * u[i, 2]
+                    # Forward: root back in place, each child pulled towards the parent.
+                    p[0, 0], p[0, 1], p[0, 2] = rx, ry, rz
+                    for i in range(n):
+                        dx = p[i + 1, 0] - p[i, 0]
+                        dy = p[i + 1, 1] - p[i, 1]
+                        dz = p[i + 1, 2] - p[i, 2]
+                        dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+                        if dn > eps:
+                            s = 1.0 / dn
+                            u[i, 0], u[i, 1], u[i, 2] = dx * s, dy * s, dz * s
+                        li = lengths[i]
+                        p[i + 1, 0] = p[i, 0] + li * u[i, 0]
+                        p[i + 1, 1] = p[i, 1] + li * u[i, 1]
+                        p[i + 1, 2] = p[i, 2] + li * u[i, 2]
+                    ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
+                    e = math.sqrt(ex * ex + ey * ey + ez * ez)
+                    if e <= tol_k:
+                        break
+        _free_rotations(pick(pos, k), p, pick(rot, k), pq, rw[k], rl[k])
         err[k] = e
         iters[k] = it
-        reached[k] = e <= tol
+        reached[k] = e <= tol_k
     return -1
 
 
 # --------------------------------------------------------------------------------------
-# Frames for position-level chains and the constrained placement step
+# The constrained placement step
 # --------------------------------------------------------------------------------------
-
-
-@njit(cache=True)
-def parallel_frames(pos, parent, params):
-    """World rotations ``(N, n, 4)`` of a position-level chain's joints.
-
-    Joint ``i``'s frame is its parent's frame (``parent`` for the root) turned by the
-    shortest arc that takes the rest bone direction (``params[i, P_BONE:]``, seen from the
-    parent's frame) onto the bone as it stands; a zero-length bone keeps its parent's frame.
-    """
-    N, m = pos.shape[0], pos.shape[1]
-    n = m - 1
-    rot = np.empty((N, n, 4))
-    for k in range(N):
-        prev = (parent[k, 0], parent[k, 1], parent[k, 2], parent[k, 3])
-        for i in range(n):
-            b = (params[i, P_BONE], params[i, P_BONE + 1], params[i, P_BONE + 2])
-            d = (
-                pos[k, i + 1, 0] - pos[k, i, 0],
-                pos[k, i + 1, 1] - pos[k, i, 1],
-                pos[k, i + 1, 2] - pos[k, i, 2],
-            )
-            r = q_normalize(q_mul(q_between(q_rotate(prev, b), d), prev))
-            rot[k, i, 0], rot[k, i, 1], rot[k, i, 2], rot[k, i, 3] = r
-            prev = r
-    return rot
-
-
-@njit(cache=True)
-def _get_q(a, i):
-    return (a[i, 0], a[i, 1], a[i, 2], a[i, 3])
-
-
-@njit(cache=True)
-def _set_q(a, i, q):
-    a[i, 0], a[i, 1], a[i, 2], a[i, 3] = q
-
-
-@njit(cache=True)
-def _bone_of(bl, i):
-    return (bl[i, 0], bl[i, 1], bl[i, 2])
 
 
 @njit(cache=True)
@@ -294,8 +299,8 @@ def _chain_setup(pos_k, rot_k, params, p, r, lengths, bl):
         p[j, 0], p[j, 1], p[j, 2] = pos_k[j, 0], pos_k[j, 1], pos_k[j, 2]
     total = 0.0
     for i in range(n):
-        ri = q_normalize(_get_q(rot_k, i))
-        _set_q(r, i, ri)
+        ri = q_normalize(q_get(rot_k, i))
+        q_set(r, i, ri)
         d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
         li = v_norm(d)
         lengths[i] = li
@@ -304,7 +309,7 @@ def _chain_setup(pos_k, rot_k, params, p, r, lengths, bl):
             b = q_rotate(q_conj(ri), (d[0] / li, d[1] / li, d[2] / li))
         else:
             b = (params[i, P_BONE], params[i, P_BONE + 1], params[i, P_BONE + 2])
-        bl[i, 0], bl[i, 1], bl[i, 2] = b
+        v_set(bl, i, b)
     return total
 
 
@@ -315,9 +320,9 @@ def _place(i, d, p, r, parent_q, lengths, kinds, params, bl, total):
     Updates ``r[i]`` (world rotation) and ``p[i + 1]``; ``p[i]`` and the parent frame (``r[i
     - 1]`` or ``parent_q``) must be final.
     """
-    par = parent_q if i == 0 else _get_q(r, i - 1)
-    ri = _get_q(r, i)
-    b = _bone_of(bl, i)
+    par = parent_q if i == 0 else q_get(r, i - 1)
+    ri = q_get(r, i)
+    b = v_get(bl, i)
     cur = q_rotate(ri, b)
     if v_norm(d) <= EPS_LEN * total:
         d = cur
@@ -325,12 +330,8 @@ def _place(i, d, p, r, parent_q, lengths, kinds, params, bl, total):
     cand = q_mul(q_between(cur, dp), ri)
     q = project_local_t(kinds[i], params[i], q_mul(q_conj(par), cand))
     ri = q_normalize(q_mul(par, q))
-    _set_q(r, i, ri)
-    bw = q_rotate(ri, b)
-    li = lengths[i]
-    p[i + 1, 0] = p[i, 0] + li * bw[0]
-    p[i + 1, 1] = p[i, 1] + li * bw[1]
-    p[i + 1, 2] = p[i, 2] + li * bw[2]
+    q_set(r, i, ri)
+    _place_along(p, i, lengths[i], q_rotate(ri, b))
 
 
 @njit(cache=True)
@@ -338,41 +339,66 @@ def _turn_parent(i, n, arc, r, kinds, params, bl):
     """Turn joint ``i`` by the world rotation ``arc``, then, if its child's rotation relative
     to it breaks the child's limit, turn joint ``i`` instead so that the child (already
     placed) is inside. Updates ``r[i]``; returns bone ``i``'s new unit direction."""
-    ri = _get_q(r, i)
-    b = _bone_of(bl, i)
-    ri = q_normalize(q_mul(arc, ri))
+    ri = q_normalize(q_mul(arc, q_get(r, i)))
     if i < n - 1:
-        child = _get_q(r, i + 1)
+        child = q_get(r, i + 1)
         qc = project_local_t(kinds[i + 1], params[i + 1], q_mul(q_conj(ri), child))
         ri = q_normalize(q_mul(child, q_conj(qc)))
-    _set_q(r, i, ri)
-    return q_rotate(ri, b)
+    q_set(r, i, ri)
+    return q_rotate(ri, v_get(bl, i))
 
 
 @njit(cache=True)
 def _snap_all(p, r, parent_q, lengths, kinds, params, bl):
     """Snap every joint's local rotation into its limits, root first, and redo the FK."""
-    n = lengths.shape[0]
     par = parent_q
-    for i in range(n):
-        q = project_local_t(kinds[i], params[i], q_mul(q_conj(par), _get_q(r, i)))
+    for i in range(lengths.shape[0]):
+        q = project_local_t(kinds[i], params[i], q_mul(q_conj(par), q_get(r, i)))
         ri = q_normalize(q_mul(par, q))
-        _set_q(r, i, ri)
-        bw = q_rotate(ri, _bone_of(bl, i))
-        li = lengths[i]
-        p[i + 1, 0] = p[i, 0] + li * bw[0]
-        p[i + 1, 1] = p[i, 1] + li * bw[1]
-        p[i + 1, 2] = p[i, 2] + li * bw[2]
+        q_set(r, i, ri)
+        _place_along(p, i, lengths[i], q_rotate(ri, v_get(bl, i)))
         par = ri
 
 
 @njit(cache=True)
+def _scratch(n):
+    """Per-call scratch: bone lengths ``(n,)``, unit directions ``(n, 3)``, bones in their
+    own frames ``(n, 3)``."""
+    return np.empty(n), np.empty((n, 3)), np.empty((n, 3))
+
+
+@njit(cache=True)
+def _setup_k(pos, target, rot, parent, params, k, out, rw, lengths, bl):
+    """Problem ``k`` of a constrained kernel: copy its chain into ``out[k]``, its start
+    rotations into ``rw[k]`` and measure it (:func:`_chain_setup`). Returns ``(parent
+    rotation, chain length, bad)``; ``bad`` for non-finite inputs."""
+    pk = pick(pos, k)
+    pq = q_normalize(q_from_array(pick(parent, k)))
+    if not row_finite(pk, target, k):
+        return pq, 0.0, True
+    return pq, _chain_setup(pk, pick(rot, k), pick(params, k), out[k], rw[k], lengths, bl), False
+
+
+@njit(cache=True)
+def _setup_free_k(pos, target, parent, k, out, lengths, u):
+    """Problem ``k`` of a free kernel: copy its chain into ``out[k]`` and measure it
+    (:func:`_measure`). Returns as :func:`_setup_k`."""
+    pk = pick(pos, k)
+    pq = q_normalize(q_from_array(pick(parent, k)))
+    if not row_finite(pk, target, k):
+        return pq, 0.0, True
+    p = out[k]
+    for j in range(pk.shape[0]):
+        p[j, 0], p[j, 1], p[j, 2] = pk[j, 0], pk[j, 1], pk[j, 2]
+    return pq, _measure(p, lengths, u), False
+
+
+@njit(cache=True)
 def _local_rotations(r, parent_q, out_k):
-    n = r.shape[0]
     par = parent_q
-    for i in range(n):
-        ri = _get_q(r, i)
-        _set_q(out_k, i, q_mul(q_conj(par), ri))
+    for i in range(r.shape[0]):
+        ri = q_get(r, i)
+        q_set(out_k, i, q_mul(q_conj(par), ri))
         par = ri
 
 
@@ -382,72 +408,84 @@ def _dist(p, j, t):
     return math.sqrt(dx * dx + dy * dy + dz * dz)
 
 
+@njit(cache=True)
+def _bow_if_on_line(p, t, r, pq, lengths, kinds, params, bl, total, u, bend, need_turn, head):
+    """Bow a straight chain lying on the target line (see the module notes), keeping the
+    constraints (``_place``). With ``need_turn`` only when the first bone a follow pass moves
+    would have to turn around (``head``: the root's bone; else the last bone)."""
+    n = lengths.shape[0]
+    for i in range(n):
+        v_set(u, i, q_rotate(q_get(r, i), v_get(bl, i)))
+    a, on_line = _line_axis(p, t, lengths, total, u)
+    if not on_line or n < 2:
+        return
+    if need_turn:
+        j = 0 if head else n - 1
+        if head:
+            d = (p[1, 0] - t[0], p[1, 1] - t[1], p[1, 2] - t[2])
+        else:
+            d = (t[0] - p[j, 0], t[1] - p[j, 1], t[2] - p[j, 2])
+        if v_dot(d, v_get(u, j)) >= -EPS_LEN * total:
+            return
+    w = _bend_axis(a, bend)
+    for i in range(n):
+        _place(i, _bow_direction(i, n, w, v_get(u, i)), p, r, pq, lengths, kinds, params, bl,
+               total)  # fmt: skip
+        v_set(u, i, q_rotate(q_get(r, i), v_get(bl, i)))
+
+
 # --------------------------------------------------------------------------------------
 # FABRIK with constraints
 # --------------------------------------------------------------------------------------
 
 
 @njit(cache=True)
-def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, bend):
-    """FABRIK with per-joint constraints and rotation tracking.
+def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, bend,
+                       out, rw, rl, err, iters, reached):  # fmt: skip
+    """FABRIK with per-joint constraints and rotation tracking, into the outputs of
+    :func:`fabrik_free` (``rw`` a separate array). Returns ``bad``.
 
-    Returns ``(out (N, m, 3), rot_world (N, n, 4), rot_local (N, n, 4), err, iters, reached,
-    bad)``. The input pose is first snapped into the limits (root first); a target out of
-    reach gives one forward pass with every bone aimed at the target.
+    The input pose is first snapped into the limits (root first); a target out of reach
+    gives one forward pass with every bone aimed at the target.
     """
-    N, m = pos.shape[0], pos.shape[1]
+    N, m = target.shape[0], pos.shape[1]
     n = m - 1
-    out = np.empty_like(pos)
-    rw = np.empty_like(rot)
-    rl = np.empty_like(rot)
-    err = np.empty(N)
-    iters = np.zeros(N, dtype=np.int64)
-    reached = np.zeros(N, dtype=np.bool_)
-    lengths = np.empty(n)
-    u = np.empty((n, 3))
-    bl = np.empty((n, 3))
-    bend_t = (bend[0], bend[1], bend[2])
+    lengths, u, bl = _scratch(n)
+    bend_t = v_from_array(bend)
     for k in range(N):
-        if not _finite_row(pos, target, k):
-            return out, rw, rl, err, iters, reached, k
+        pq, total, bad = _setup_k(pos, target, rot, parent, params, k, out, rw, lengths, bl)
+        if bad:
+            return k
         p = out[k]
         r = rw[k]
-        total = _chain_setup(pos[k], rot[k], params, p, r, lengths, bl)
-        pq = q_normalize(_get_q(parent, k))
+        prm = pick(params, k)
+        tol_k = tol * total
         t = (target[k, 0], target[k, 1], target[k, 2])
-        _snap_all(p, r, pq, lengths, kinds, params, bl)
+        _snap_all(p, r, pq, lengths, kinds, prm, bl)
         root = (p[0, 0], p[0, 1], p[0, 2])
         e = _dist(p, n, t)
         it = 0
-        if e > tol:
-            dist = _dist(p, 0, t)
-            if dist >= total:
+        if e > tol_k and max_iter > 0:
+            if _dist(p, 0, t) >= total:
                 for i in range(n):
                     _place(i, (t[0] - p[i, 0], t[1] - p[i, 1], t[2] - p[i, 2]),
-                           p, r, pq, lengths, kinds, params, bl, total)  # fmt: skip
+                           p, r, pq, lengths, kinds, prm, bl, total)  # fmt: skip
                 it = 1
                 e = _dist(p, n, t)
             else:
-                for i in range(n):
-                    bw = q_rotate(_get_q(r, i), _bone_of(bl, i))
-                    u[i, 0], u[i, 1], u[i, 2] = bw
-                a, on_line = _line_axis(p, t, lengths, total, u)
-                if on_line and n > 1:
-                    w = _bend_axis(a, bend_t)
-                    for i in range(n):
-                        d = _bow_direction(i, n, w, (u[i, 0], u[i, 1], u[i, 2]))
-                        _place(i, d, p, r, pq, lengths, kinds, params, bl, total)
+                _bow_if_on_line(p, t, r, pq, lengths, kinds, prm, bl, total, u, bend_t,
+                                False, False)  # fmt: skip
                 while it < max_iter:
                     it += 1
                     p[n, 0], p[n, 1], p[n, 2] = t
                     for i in range(n - 1, -1, -1):
-                        par = pq if i == 0 else _get_q(r, i - 1)
+                        par = pq if i == 0 else q_get(r, i - 1)
                         d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
+                        cur = q_rotate(q_get(r, i), v_get(bl, i))
                         if v_norm(d) <= EPS_LEN * total:
-                            d = q_rotate(_get_q(r, i), _bone_of(bl, i))
-                        dp = project_direction_t(kinds[i], params[i], par, d)
-                        arc = q_between(q_rotate(_get_q(r, i), _bone_of(bl, i)), dp)
-                        dp = _turn_parent(i, n, arc, r, kinds, params, bl)
+                            d = cur
+                        dp = project_direction_t(kinds[i], prm[i], par, d)
+                        dp = _turn_parent(i, n, q_between(cur, dp), r, kinds, prm, bl)
                         li = lengths[i]
                         p[i, 0] = p[i + 1, 0] - li * dp[0]
                         p[i, 1] = p[i + 1, 1] - li * dp[1]
@@ -455,15 +493,15 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, b
                     p[0, 0], p[0, 1], p[0, 2] = root
                     for i in range(n):
                         d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
-                        _place(i, d, p, r, pq, lengths, kinds, params, bl, total)
+                        _place(i, d, p, r, pq, lengths, kinds, prm, bl, total)
                     e = _dist(p, n, t)
-                    if e <= tol:
+                    if e <= tol_k:
                         break
         _local_rotations(r, pq, rl[k])
         err[k] = e
         iters[k] = it
-        reached[k] = e <= tol
-    return out, rw, rl, err, iters, reached, -1
+        reached[k] = e <= tol_k
+    return -1
 
 
 # --------------------------------------------------------------------------------------
@@ -483,105 +521,75 @@ def _turn(cur, d, w_fallback):
 
 
 @njit(cache=True)
-def follow_kernel(pos, target, rot, parent, kinds, params, head, constrained, tol, bend):
-    """One follow-the-target pass (tail-first or head-first), optionally constrained.
-
-    Returns ``(out (N, m, 3), rot_world (N, n, 4), rot_local (N, n, 4), err, reached, bad)``;
-    the rotation arrays are only filled when ``constrained``.
-    """
-    N, m = pos.shape[0], pos.shape[1]
+def follow_kernel(pos, target, rot, parent, kinds, params, head, constrained, tol, bend,
+                  out, rw, rl, err, reached):  # fmt: skip
+    """One follow-the-target pass (tail-first or head-first), optionally constrained, into
+    the outputs of :func:`fabrik_free` (``rw`` a separate array). Without constraints the
+    rotations are the free kernels' (shortest arcs). Returns ``bad``."""
+    N, m = target.shape[0], pos.shape[1]
     n = m - 1
-    out = np.empty_like(pos)
-    rw = np.empty_like(rot)
-    rl = np.empty_like(rot)
-    err = np.empty(N)
-    reached = np.zeros(N, dtype=np.bool_)
-    lengths = np.empty(n)
-    u = np.empty((n, 3))
-    bl = np.empty((n, 3))
-    bend_t = (bend[0], bend[1], bend[2])
+    lengths, u, bl = _scratch(n)
+    bend_t = v_from_array(bend)
     for k in range(N):
-        if not _finite_row(pos, target, k):
-            return out, rw, rl, err, reached, k
+        if constrained:
+            pq, total, bad = _setup_k(pos, target, rot, parent, params, k, out, rw, lengths, bl)
+        else:
+            pq, total, bad = _setup_free_k(pos, target, parent, k, out, lengths, u)
+        if bad:
+            return k
         p = out[k]
         r = rw[k]
-        t = (target[k, 0], target[k, 1], target[k, 2])
-        pq = (0.0, 0.0, 0.0, 1.0)
+        prm = pick(params, k)
+        t = v_get(target, k)
         if constrained:
-            pq = q_normalize(_get_q(parent, k))
-            total = _chain_setup(pos[k], rot[k], params, p, r, lengths, bl)
-            for i in range(n):
-                bw = q_rotate(_get_q(r, i), _bone_of(bl, i))
-                u[i, 0], u[i, 1], u[i, 2] = bw
+            _bow_if_on_line(p, t, r, pq, lengths, kinds, prm, bl, total, u, bend_t, True, head)
         else:
-            for j in range(m):
-                p[j, 0], p[j, 1], p[j, 2] = pos[k, j, 0], pos[k, j, 1], pos[k, j, 2]
-            total = 0.0
-            for i in range(n):
-                d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
-                li = v_norm(d)
-                lengths[i] = li
-                total += li
-                if li > 0.0:
-                    u[i, 0], u[i, 1], u[i, 2] = d[0] / li, d[1] / li, d[2] / li
-                else:
-                    u[i, 0], u[i, 1], u[i, 2] = 1.0, 0.0, 0.0
+            if n > 1:
+                # A straight chain whose first moved bone must turn exactly around (target on
+                # the chain's line, behind the effector / ahead of the root) is bowed first.
+                a, on_line = _line_axis(p, t, lengths, total, u)
+                if on_line:
+                    j = 0 if head else n - 1
+                    if head:
+                        d = (p[1, 0] - t[0], p[1, 1] - t[1], p[1, 2] - t[2])
+                    else:
+                        d = (t[0] - p[j, 0], t[1] - p[j, 1], t[2] - p[j, 2])
+                    if v_dot(d, v_get(u, j)) < -EPS_LEN * total:
+                        w = _bend_axis(a, bend_t)
+                        for i in range(n):
+                            db = _bow_direction(i, n, w, v_get(u, i))
+                            _place_along(p, i, lengths[i], db)
+                            v_set(u, i, db)
         eps = EPS_LEN * total
-        if n > 1:
-            # A straight chain whose first moved bone must turn exactly around (target on
-            # the chain's line, behind the effector / ahead of the root) is bowed first.
-            a, on_line = _line_axis(p, t, lengths, total, u)
-            if on_line:
-                j = 0 if head else n - 1
-                if head:
-                    d = (p[1, 0] - t[0], p[1, 1] - t[1], p[1, 2] - t[2])
-                else:
-                    d = (t[0] - p[j, 0], t[1] - p[j, 1], t[2] - p[j, 2])
-                if v_dot(d, (u[j, 0], u[j, 1], u[j, 2])) < -eps:
-                    w = _bend_axis(a, bend_t)
-                    for i in range(n):
-                        db = _bow_direction(i, n, w, (u[i, 0], u[i, 1], u[i, 2]))
-                        if constrained:
-                            _place(i, db, p, r, pq, lengths, kinds, params, bl, total)
-                            db = q_rotate(_get_q(r, i), _bone_of(bl, i))
-                        else:
-                            li = lengths[i]
-                            p[i + 1, 0] = p[i, 0] + li * db[0]
-                            p[i + 1, 1] = p[i, 1] + li * db[1]
-                            p[i + 1, 2] = p[i, 2] + li * db[2]
-                        u[i, 0], u[i, 1], u[i, 2] = db
         if head:
             # Root onto the target; each bone then turns towards its old end.
             p[0, 0], p[0, 1], p[0, 2] = t
             for i in range(n):
-                cur = (u[i, 0], u[i, 1], u[i, 2])
+                cur = v_get(u, i)
                 d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
                 if v_norm(d) <= eps:
                     d = cur
                 if constrained:
                     rot_arc = _turn(cur, d, bend_t)
-                    _set_q(r, i, q_normalize(q_mul(rot_arc, _get_q(r, i))))
-                    _place(i, d, p, r, pq, lengths, kinds, params, bl, total)
+                    q_set(r, i, q_normalize(q_mul(rot_arc, q_get(r, i))))
+                    _place(i, d, p, r, pq, lengths, kinds, prm, bl, total)
                 else:
                     dn = v_norm(d)
-                    li = lengths[i]
-                    p[i + 1, 0] = p[i, 0] + li * d[0] / dn
-                    p[i + 1, 1] = p[i, 1] + li * d[1] / dn
-                    p[i + 1, 2] = p[i, 2] + li * d[2] / dn
+                    _place_along(p, i, lengths[i], (d[0] / dn, d[1] / dn, d[2] / dn))
             e = _dist(p, 0, t)
         else:
             # Effector onto the target; each bone, from the effector up, turns towards its new
             # end and moves so that it ends there, dragging the root along.
             p[n, 0], p[n, 1], p[n, 2] = t
             for i in range(n - 1, -1, -1):
-                cur = (u[i, 0], u[i, 1], u[i, 2])
+                cur = v_get(u, i)
                 d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
                 if v_norm(d) <= eps:
                     d = cur
                 arc = _turn(cur, d, bend_t)
                 if constrained:
                     # The child's limit is relative to this bone: turn this bone to keep it.
-                    bw = _turn_parent(i, n, arc, r, kinds, params, bl)
+                    bw = _turn_parent(i, n, arc, r, kinds, prm, bl)
                 else:
                     bw = q_rotate(arc, cur)
                     nb = v_norm(bw)
@@ -593,19 +601,21 @@ def follow_kernel(pos, target, rot, parent, kinds, params, head, constrained, to
             if constrained:
                 # The root's own limit (relative to its fixed parent frame): turn the whole
                 # chain rigidly about the target, which keeps every other joint's rotation.
-                r0 = _get_q(r, 0)
-                q0 = project_local_t(kinds[0], params[0], q_mul(q_conj(pq), r0))
+                r0 = q_get(r, 0)
+                q0 = project_local_t(kinds[0], prm[0], q_mul(q_conj(pq), r0))
                 r0n = q_normalize(q_mul(pq, q0))
                 delta = q_normalize(q_mul(r0n, q_conj(r0)))
                 if abs(delta[3]) < 1.0 - 1e-15:
                     for i in range(n):
-                        _set_q(r, i, q_normalize(q_mul(delta, _get_q(r, i))))
+                        q_set(r, i, q_normalize(q_mul(delta, q_get(r, i))))
                     for j in range(n):
                         v = q_rotate(delta, (p[j, 0] - t[0], p[j, 1] - t[1], p[j, 2] - t[2]))
                         p[j, 0], p[j, 1], p[j, 2] = t[0] + v[0], t[1] + v[1], t[2] + v[2]
             e = _dist(p, n, t)
         if constrained:
             _local_rotations(r, pq, rl[k])
+        else:
+            _free_rotations(pick(pos, k), p, pick(rot, k), pq, r, rl[k])
         err[k] = e
-        reached[k] = e <= tol
-    return out, rw, rl, err, reached, -1
+        reached[k] = e <= tol * total
+    return -1

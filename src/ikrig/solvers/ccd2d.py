@@ -2,10 +2,14 @@
 
 The classic 2D CCD of game engines (Unity's 2D IK, for example): a planar chain in the XY
 plane is described by its bone lengths and its joint angles, each the signed angle
-(counter-clockwise, radians) from the parent bone to the bone; the root's angle is measured
-from the +X axis. Each iteration sweeps from the joint before the effector back to the root;
-each joint turns by the signed angle between its joint-to-effector and joint-to-target
-directions, clamped to ``max_step``, and its angle is clamped to its limits.
+(counter-clockwise, radians) from the parent bone to the bone. The root's angle is measured
+from the root bone's **input (rest) direction**, as :class:`~ikrig.constraints.AngleLimit2D`
+measures a chain root's angle and as every chain solver reads a position-level input pose
+(see ``docs/solvers.md``): a root limit of ``[-30, 30]`` degrees keeps the root bone within 30
+degrees of where it started, whichever way the chain points. Each iteration sweeps from the
+joint before the effector back to the root; each joint turns by the signed angle between its
+joint-to-effector and joint-to-target directions, clamped to ``max_step``, and its angle is
+clamped to its limits.
 
 :func:`ccd_2d` is batched over any leading shape and keeps float32 as float32.
 """
@@ -18,19 +22,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._numba import notify_compiling
+from ..constraints import AngleLimit2D
 from ..errors import InputError
 from . import _ccd_kernels as K
-from .ccd import (
-    F32,
-    F64,
-    _array,
-    _batch,
-    _check_iterations,
-    _check_nonneg,
-    _check_step,
-    _flat,
-    _options,
-    _raise_nonfinite,
+from ._options import (
+    as_points,
+    broadcast_batch,
+    check_fields,
+    check_options,
+    finish,
+    flat,
+    raise_nonfinite,
+    result_dtype,
 )
 from .result import SolveResult
 
@@ -45,40 +48,34 @@ class CCD2DOptions:
         max_iterations: sweeps before giving up (0 only measures the start pose).
         tolerance: reached within ``tolerance * L`` of the target, ``L`` the chain length.
         max_step: largest turn of one joint per sweep, radians, or ``None``.
-        bend_direction: ``+1`` (counter-clockwise) or ``-1``: the way a joint turns first
+        bend_axis: ``None`` (+Z) or ``(0, 0, +-1)``: the axis a joint turns about first
             when the effector and the target lie on one line through it (a straight chain
-            and a target straight ahead or behind). If its limit blocks that way it tries
-            the other.
+            and a target straight ahead or behind): +Z is counter-clockwise. If its limit
+            blocks that way it tries the other.
 
     Raises:
-        InputError: a value out of range.
+        InputError: a value out of range, a bend axis not along Z.
 
     Example:
-        >>> CCD2DOptions(max_step=math.radians(30)).bend_direction
-        1
+        >>> CCD2DOptions(max_step=math.radians(30), bend_axis=(0, 0, -1)).bend_axis
+        (0.0, 0.0, -1.0)
     """
 
     max_iterations: int = 100
     tolerance: float = 1e-3
     max_step: float | None = None
-    bend_direction: int = 1
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    bend_axis: tuple[float, float, float] | None = None
+    _bend_sign: float = field(init=False, repr=False, compare=False)
+    _step: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        object.__setattr__(self, "max_iterations", _check_iterations(self.max_iterations))
-        object.__setattr__(self, "tolerance", _check_nonneg(self.tolerance, "tolerance"))
-        object.__setattr__(self, "max_step", _check_step(self.max_step))
-        if self.bend_direction not in (1, -1) or isinstance(self.bend_direction, bool):
-            raise InputError(f"bend_direction: must be +1 or -1, got {self.bend_direction!r}")
-        object.__setattr__(self, "bend_direction", int(self.bend_direction))
-
-    def _consts(self, dtype) -> tuple[np.ndarray, np.generic]:
-        """Kernel constants and the bend sign as a scalar of ``dtype`` (cached)."""
-        got = self._cache.get(dtype)
-        if got is None:
-            consts = K.make_consts_2d(dtype, self.tolerance, self.max_step)
-            got = self._cache[dtype] = (consts, dtype.type(self.bend_direction))
-        return got
+        check_fields(self)
+        axis = self.bend_axis
+        if axis is not None and (axis[0] != 0 or axis[1] != 0):
+            raise InputError(f"bend_axis: a planar chain bends about +Z or -Z, got {axis}")
+        s = object.__setattr__
+        s(self, "_bend_sign", -1.0 if axis is not None and axis[2] < 0 else 1.0)
+        s(self, "_step", math.pi if self.max_step is None else min(self.max_step, math.pi))
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,8 +84,8 @@ class CCD2DResult(SolveResult):
 
     Attributes:
         angles: ``(..., n)`` radians, each bone's signed angle from its parent bone
-            (counter-clockwise; the root bone's from +X). Free joints are in ``(-pi, pi]``,
-            limited joints inside their limits.
+            (counter-clockwise; the root bone's from its input direction). Free joints are
+            in ``(-pi, pi]``, limited joints inside their limits.
     """
 
     angles: np.ndarray | None = None
@@ -100,15 +97,15 @@ class CCD2DResult(SolveResult):
 
 
 _DEFAULT = CCD2DOptions()
-_FREE = {}
+_FREE: dict = {}
 
 
-def _limits(n: int, limits_deg, constraints, dtype) -> np.ndarray:
-    """``(n, 2)`` radian limits for the kernel; ``(-pi, pi)`` marks a free joint."""
-    out = np.empty((n, 2))
-    out[:, 0], out[:, 1] = -math.pi, math.pi
+def _limits(n: int, limits_deg, constraints) -> np.ndarray:
+    """``(n, 2)`` float64 radian limits for the kernel; ``(-pi, pi)`` marks a free joint."""
     if limits_deg is not None and constraints is not None:
         raise InputError("give either limits_deg or constraints, not both")
+    out = np.empty((n, 2))
+    out[:, 0], out[:, 1] = -math.pi, math.pi
     if limits_deg is not None:
         lim = np.asarray(limits_deg, dtype=np.float64)
         if lim.shape != (n, 2):
@@ -123,8 +120,6 @@ def _limits(n: int, limits_deg, constraints, dtype) -> np.ndarray:
             )
         pairs = np.radians(lim)
     elif constraints is not None:
-        from ..constraints import AngleLimit2D
-
         cons = tuple(constraints)
         if len(cons) != n:
             raise InputError(f"constraints: expected {n} entries, got {len(cons)}")
@@ -142,18 +137,26 @@ def _limits(n: int, limits_deg, constraints, dtype) -> np.ndarray:
             lo, hi = (c.min_angle, c.max_angle) if nz > 0 else (-c.max_angle, -c.min_angle)
             pairs[j] = lo, hi
     else:
-        got = _FREE.get((n, dtype))
+        got = _FREE.get(n)
         if got is None:
-            got = _FREE[(n, dtype)] = out.astype(dtype)
+            got = _FREE[n] = out
+            got.flags.writeable = False
         return got
     limited = pairs[:, 1] - pairs[:, 0] < 2 * math.pi - 1e-12
     out[limited] = pairs[limited]
-    return out.astype(dtype)
+    return out
+
+
+def _dim(x, name) -> int:
+    shape = np.shape(x)
+    if not shape or shape[-1] not in (2, 3):
+        raise InputError(f"{name}: expected a last axis of 2 (x, y) or 3 (x, y, 0), got {shape}")
+    return shape[-1]
 
 
 def ccd_2d(
-    positions,
-    target,
+    positions_world,
+    target_world,
     options: CCD2DOptions | None = None,
     *,
     limits_deg=None,
@@ -162,26 +165,26 @@ def ccd_2d(
     """Solve planar chains with 2D CCD on joint angles.
 
     Args:
-        positions: ``(..., n + 1, 2)`` joint positions in the XY plane, root first, or
+        positions_world: ``(..., n + 1, 2)`` joint positions in the XY plane, root first, or
             ``(..., n + 1, 3)`` whose z is ignored (the output has z = 0). They give the bone
-            lengths and the start angles.
-        target: ``(..., 2)`` or ``(..., 3)`` (z ignored) effector target; batch shapes
-            broadcast with ``positions``'.
+            lengths and the start angles; this input pose is the rest pose.
+        target_world: ``(..., 2)`` or ``(..., 3)`` (z ignored) effector target; batch shapes
+            broadcast with ``positions_world``'s.
         options: :class:`CCD2DOptions`.
         limits_deg: ``(n, 2)`` per-joint ``[min, max]`` angle in **degrees**, each angle
-            measured from the parent bone (the root's from +X); a range of 360 or more is a
-            free joint.
+            measured from the parent bone (the root's from the root bone's input direction);
+            a range of 360 or more is a free joint.
         constraints: alternatively ``n`` entries of :class:`~ikrig.constraints.AngleLimit2D`
             or ``None`` (free), read as limits of the same angles (normal +Z, or -Z for
-            clockwise angles). Note that the root's angle here is measured from +X, which is
-            the ``AngleLimit2D`` meaning when the root bone starts along +X.
+            clockwise angles), which is exactly what ``AngleLimit2D`` means for the other
+            chain solvers on the same input pose.
 
     Returns:
         :class:`CCD2DResult`: ``positions_world (..., n + 1, D)``, ``angles (..., n)``
-        radians, ``rotations_local (..., n, 4)`` (each joint's turn about +Z from its start
-        angle, the planar chain read as identity-framed as in
-        :func:`ikrig.solvers.ccd.ccd`), ``reached``, ``error`` (distance to the target),
-        ``iterations``. A start angle outside its limits is first moved to the nearer limit.
+        radians, ``rotations_local (..., n, 4)`` (each joint's turn about +Z from its input
+        angle: local rotations relative to the input pose, as every chain solver returns),
+        ``reached``, ``error`` (distance to the target), ``iterations``. A start angle
+        outside its limits is first moved to the nearer limit.
 
     Failure behaviour: unreachable targets (too far, or outside what the limits allow) leave
     the chain as near as CCD gets, ``reached`` False; targets at the root and zero-length
@@ -195,36 +198,37 @@ def ccd_2d(
         >>> bool(res.reached), np.round(res.angles_deg).tolist()
         (True, [0.0, 90.0])
     """
-    opts = _options(options, CCD2DOptions, _DEFAULT)
-    pos = _array(positions, "positions", positions_dim := _dim(positions, "positions"), 2)
-    tgt = _array(target, "target", _dim(target, "target"), 1)
+    opts = check_options(options, CCD2DOptions, _DEFAULT)
+    D = _dim(positions_world, "positions_world")
+    pos = as_points(positions_world, "positions_world", D, 2)
+    tgt = as_points(target_world, "target_world", _dim(target_world, "target_world"), 1)
     if pos.shape[-2] < 2:
-        raise InputError(f"positions: a chain needs at least 2 joints, got shape {pos.shape}")
-    n = pos.shape[-2] - 1
-    dt = F32 if pos.dtype == F32 and tgt.dtype == F32 else F64
-    batch = _batch(pos.shape[:-2], tgt.shape[:-1], "positions", "target")
-    p = _flat(pos, batch, (n + 1, positions_dim), dt)
-    t = _flat(tgt, batch, tgt.shape[-1:], dt)
-    lim = _limits(n, limits_deg, constraints, dt)
+        raise InputError(f"positions_world: a chain needs at least 2 joints, got {pos.shape}")
+    m = pos.shape[-2]
+    n = m - 1
+    batch = broadcast_batch(pos.shape[:-2], tgt.shape[:-1], "positions_world", "target_world")
+    p = flat(pos, (), (m, D)) if pos.ndim == 2 else flat(pos, batch, (m, D))
+    t = flat(tgt, batch, tgt.shape[-1:])
+    lim = _limits(n, limits_deg, constraints)
+    N = t.shape[0]
+    out = np.zeros((N, m, D))
+    ang = np.empty((N, n))
+    rl = np.empty((N, n, 4))
+    err = np.empty(N)
+    iters = np.empty(N, dtype=np.int64)
+    reached = np.empty(N, dtype=np.bool_)
     notify_compiling()
-    consts, sign = opts._consts(dt)
-    status, pw, ang, rl, err, it, ok = K.ccd2d_kernel(p, t, lim, consts, opts.max_iterations, sign)
-    if status == 1:
-        _raise_nonfinite(np.asarray(positions)[..., :2], "positions", 2)
-    if status:
-        _raise_nonfinite(np.asarray(target)[..., :2], "target", 2)
+    bad = K.ccd2d_kernel(p, t, lim, opts.tolerance, opts._step, opts.max_iterations,
+                         opts._bend_sign, out, ang, rl, err, iters, reached)  # fmt: skip
+    if bad >= 0:
+        raise_nonfinite(positions_world=np.asarray(positions_world)[..., :2],
+                        target_world=np.asarray(target_world)[..., :2])  # fmt: skip
+    dtype = result_dtype(pos, tgt)
     return CCD2DResult(
-        positions_world=pw.reshape(batch + (n + 1, positions_dim)),
-        reached=ok.reshape(batch),
-        error=err.reshape(batch),
-        iterations=it.reshape(batch),
-        rotations_local=rl.reshape(batch + (n, 4)),
-        angles=ang.reshape(batch + (n,)),
+        positions_world=finish(out, batch, dtype, (m, D)),
+        reached=reached.reshape(batch),
+        error=finish(err, batch, dtype),
+        iterations=iters.reshape(batch),
+        rotations_local=finish(rl, batch, dtype, (n, 4)),
+        angles=finish(ang, batch, dtype, (n,)),
     )
-
-
-def _dim(x, name) -> int:
-    shape = np.shape(x)
-    if not shape or shape[-1] not in (2, 3):
-        raise InputError(f"{name}: expected a last axis of 2 (x, y) or 3 (x, y, 0), got {shape}")
-    return shape[-1]

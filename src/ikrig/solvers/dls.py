@@ -8,8 +8,9 @@ undone and retried with more damping, so the error never grows. A goal is a join
 *effector*, an index into the chain's joints) with a world position target, an optional
 world orientation target, and weights.
 
-Two entry points share one Numba kernel: :func:`dls` on bare joint positions (identity
-frames, as :func:`ikrig.solvers.ccd.ccd`) and :func:`solve_dls` on a
+Two entry points share one Numba kernel: :func:`dls` on bare joint positions (the input
+pose is the rest pose, with identity local rotations and every joint frame
+``parent_rotation_world``, as in every chain solver) and :func:`solve_dls` on a
 :class:`~ikrig.pose.Motion` and a :class:`~ikrig.solvers.chain.Chain`. Both are batched over
 any leading shape, keep float32 as float32 and never raise or return NaN for per-element
 trouble. Units: the position tolerance, the damping and the residual clamp are fractions of
@@ -25,25 +26,29 @@ import numpy as np
 
 from .._numba import notify_compiling
 from ..errors import InputError
-from ..pose import Motion
 from . import _dls_kernels as K
-from .ccd import (
+from ._options import (
     F32,
     F64,
-    _array,
-    _batch,
-    _check_axis,
-    _check_iterations,
-    _check_nonneg,
-    _check_step,
-    _first_bones,
-    _flat,
-    _options,
-    _raise_nonfinite,
-    _validate_pose,
-    pack_chain_constraints,
+    PositionsProblem,
+    as_points,
+    broadcast_batch,
+    check_fields,
+    check_options,
+    check_positive,
+    check_tolerance,
+    flat,
+    pack_pose_constraints,
+    pack_position_constraints,
+    packed_or_free,
+    parent_rotations,
+    pose_problem,
+    pose_result,
+    positions_result,
+    raise_nonfinite,
+    solve_outputs,
 )
-from .chain import Chain, bone_vectors_local, write_chain
+from .chain import Chain
 from .result import SolveResult
 
 __all__ = ["DLSOptions", "dls", "solve_dls"]
@@ -89,38 +94,22 @@ class DLSOptions:
     clamp: float = 0.2
     bend_axis: tuple[float, float, float] | None = None
     keep_effector_world: bool = True
-    _cache: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _bend: np.ndarray = field(init=False, repr=False, compare=False)
+    _kernel: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
+        check_fields(self)
         s = object.__setattr__
-        s(self, "max_iterations", _check_iterations(self.max_iterations))
-        s(self, "tolerance", _check_nonneg(self.tolerance, "tolerance"))
-        s(self, "rotation_tolerance", _check_nonneg(self.rotation_tolerance, "rotation_tolerance"))
-        for name in ("damping", "clamp"):
-            v = _check_nonneg(getattr(self, name), name)
-            if v <= 0:
-                raise InputError(f"{name}: must be > 0, got {getattr(self, name)!r}")
-            s(self, name, v)
-        s(self, "max_step", _check_step(self.max_step))
-        s(self, "bend_axis", _check_axis(self.bend_axis))
-        s(self, "keep_effector_world", bool(self.keep_effector_world))
-
-    def _consts(self, dtype):
-        got = self._cache.get(dtype)
-        if got is None:
-            bend = np.zeros(3, dtype=dtype)
-            if self.bend_axis is not None:
-                bend[:] = self.bend_axis
-            consts = K.make_consts(
-                dtype,
-                self.tolerance,
-                self.rotation_tolerance,
-                self.damping,
-                self.max_step,
-                self.clamp,
-            )
-            got = self._cache[dtype] = (consts, bend)
-        return got
+        s(
+            self,
+            "rotation_tolerance",
+            check_tolerance(self.rotation_tolerance, "rotation_tolerance"),
+        )
+        s(self, "damping", check_positive(self.damping, "damping"))
+        s(self, "clamp", check_positive(self.clamp, "clamp"))
+        step = 1e30 if self.max_step is None else self.max_step
+        s(self, "_kernel", (self.tolerance, self.rotation_tolerance, self.damping, step,
+                            self.clamp))  # fmt: skip
 
 
 _DEFAULT = DLSOptions()
@@ -181,10 +170,10 @@ def _goals(n, effectors, target_world, target_rotation_world, position_weights, 
 
     if target_world is None and target_rotation_world is None:
         raise InputError("target_world: needs a position target or a target_rotation_world")
-    tpos = None if target_world is None else _array(target_world, "target_world", 3, 1 + extra)
+    tpos = None if target_world is None else as_points(target_world, "target_world", 3, 1 + extra)
     trot = None
     if target_rotation_world is not None:
-        trot = _array(target_rotation_world, "target_rotation_world", 4, 1 + extra)
+        trot = as_points(target_rotation_world, "target_rotation_world", 4, 1 + extra)
     wpos = weights(position_weights, "position_weights", 1.0 if tpos is not None else 0.0)
     if tpos is None and position_weights is not None and (wpos > 0).any():
         raise InputError("position_weights: given without target_world")
@@ -197,36 +186,34 @@ def _goals(n, effectors, target_world, target_rotation_world, position_weights, 
     return eff, multi, tpos, trot, wpos, wrot
 
 
-def _goal_arrays(tpos, trot, multi, batch, G, dt):
-    """Flat ``(N, G, 3)`` positions and ``(N, G, 4)`` unit rotations (identity if absent)."""
+def _goal_arrays(tpos, trot, multi, batch, G):
+    """Flat float64 ``(N, G, 3)`` positions and ``(N or 1, G, 4)`` unit rotations (one
+    identity row, for every problem, when there is no rotation target)."""
     if tpos is None:
-        tp = np.zeros((int(np.prod(batch, dtype=np.int64)), G, 3), dtype=dt)
+        tp = np.zeros((int(np.prod(batch, dtype=np.int64)), G, 3))
     else:
-        a = tpos if multi else tpos[..., None, :]
-        tp = _flat(a, batch, (G, 3), dt)
-    if trot is None:  # one identity row, which the kernel broadcasts
-        tr = _IDENTITY_ROWS.get((G, dt))
+        tp = flat(tpos if multi else tpos[..., None, :], batch, (G, 3))
+    if trot is None:
+        tr = _IDENTITY_ROWS.get(G)
         if tr is None:
-            tr = np.zeros((1, G, 4), dtype=dt)
+            tr = _IDENTITY_ROWS[G] = np.zeros((1, G, 4))
             tr[..., 3] = 1
-            _IDENTITY_ROWS[(G, dt)] = tr
-    else:
-        a = trot if multi else trot[..., None, :]
-        tr = _flat(a, batch, (G, 4), dt)
-        if not np.isfinite(tr).all():
-            _raise_nonfinite(trot, "target_rotation_world", 4)
-        nrm = np.sqrt(np.sum(tr * tr, axis=-1, keepdims=True))
-        if (nrm <= 1e-12).any():
-            raise InputError("target_rotation_world: contains a zero quaternion")
-        tr = tr / nrm
-    return tp, tr
+            tr.flags.writeable = False
+        return tp, tr
+    tr = flat(trot if multi else trot[..., None, :], batch, (G, 4))
+    if not np.isfinite(tr).all():
+        raise_nonfinite(target_rotation_world=trot)
+    nrm = np.sqrt(np.sum(tr * tr, axis=-1, keepdims=True))
+    if (nrm <= 1e-12).any():
+        raise InputError("target_rotation_world: contains a zero quaternion")
+    return tp, tr / nrm
 
 
 def _target_batch(tpos, trot, multi):
     extra = 1 if multi else 0
     shapes = [a.shape[: a.ndim - 1 - extra] for a in (tpos, trot) if a is not None]
     if len(shapes) == 2:
-        return _batch(shapes[0], shapes[1], "target_world", "target_rotation_world")
+        return broadcast_batch(shapes[0], shapes[1], "target_world", "target_rotation_world")
     return shapes[0]
 
 
@@ -240,12 +227,14 @@ def dls(
     position_weights=None,
     rotation_weights=None,
     constraints=None,
+    parent_rotation_world=None,
 ) -> SolveResult:
     """Solve chains given by joint positions with damped least squares.
 
-    The chain's joints are taken to have identity local rotations; bone ``i`` is
-    ``positions_world[..., i + 1, :] - positions_world[..., i, :]``, so a joint's world
-    orientation starts as the identity. The root stays in place; bones keep their lengths.
+    The input pose is the rest pose: every joint's local rotation is the identity there and
+    its frame is ``parent_rotation_world`` (identity by default); bone ``i`` is
+    ``positions_world[..., i + 1, :] - positions_world[..., i, :]``. The root stays in place;
+    bones keep their lengths.
 
     Args:
         positions_world: ``(..., n + 1, 3)`` world positions of the chain's joints, root
@@ -257,12 +246,14 @@ def dls(
         effectors: chain-joint index (``0 .. n``, negative counts from the end) of each goal;
             default the last joint ``n``.
         target_rotation_world: ``None`` or world orientation targets ``(..., 4)`` /
-            ``(..., G, 4)`` xyzw of the effectors' frames (which start as the identity).
+            ``(..., G, 4)`` xyzw of the effectors' frames (which start as
+            ``parent_rotation_world``).
         position_weights, rotation_weights: ``(G,)`` (or a number) weights >= 0; 0 disables
             that part of a goal. Defaults: 1 for each given kind of target, else 0.
         constraints: ``None`` or ``n`` constraint objects / ``None``, one per solved joint,
-            on the identity frames (packed from the first problem's bones, as for
-            :func:`ikrig.solvers.ccd.ccd`).
+            relative to each problem's input pose.
+        parent_rotation_world: ``(..., 4)`` xyzw world rotation of the chain root's parent
+            frame (every joint frame of the input pose); default identity.
 
     Returns:
         :class:`~ikrig.solvers.result.SolveResult`: ``positions_world (..., n + 1, 3)``,
@@ -283,39 +274,35 @@ def dls(
         >>> bool(res.reached), res.rotations_local.shape
         (True, (3, 4))
     """
-    opts = _options(options, DLSOptions, _DEFAULT)
-    pos = _array(positions_world, "positions_world", 3, 2)
+    opts = check_options(options, DLSOptions, _DEFAULT)
+    pos = as_points(positions_world, "positions_world", 3, 2)
     if pos.shape[-2] < 2:
         raise InputError(f"positions_world: a chain needs at least 2 joints, got {pos.shape}")
-    n = pos.shape[-2] - 1
+    m = pos.shape[-2]
+    n = m - 1
     eff, multi, tpos, trot, wpos, wrot = _goals(
         n, effectors, target_world, target_rotation_world, position_weights, rotation_weights
     )
-    dt = F32
-    for a in (pos, tpos, trot):
-        if a is not None and a.dtype != F32:
-            dt = F64
-    batch = _batch(pos.shape[:-2], _target_batch(tpos, trot, multi), "positions_world", "targets")
-    p = _flat(pos, batch, (n + 1, 3), dt)
-    tp, tr = _goal_arrays(tpos, trot, multi, batch, len(eff), dt)
-    consts, bend = opts._consts(dt)
-    kinds, params = pack_chain_constraints(constraints, n, lambda: _first_bones(p))
-    notify_compiling()
-    status, pw, rl, _, err, it, ok = K.dls_positions_kernel(
-        p, eff, tp, tr, wpos, wrot, bend, kinds, params, consts,
-        opts.max_iterations,
-    )  # fmt: skip
-    if status == 1:
-        _raise_nonfinite(positions_world, "positions_world", 3)
-    if status:
-        _raise_nonfinite(target_world, "target_world", 3)
-    return SolveResult(
-        positions_world=pw.reshape(batch + (n + 1, 3)),
-        reached=ok.reshape(batch),
-        error=err.reshape(batch),
-        iterations=it.reshape(batch),
-        rotations_local=rl.reshape(batch + (n, 4)),
+    batch = broadcast_batch(pos.shape[:-2], _target_batch(tpos, trot, multi),
+                            "positions_world", "targets")  # fmt: skip
+    dtype = F32 if all(a is None or a.dtype == F32 for a in (pos, tpos, trot)) else F64
+    p = flat(pos, (), (m, 3)) if pos.ndim == 2 else flat(pos, batch, (m, 3))
+    prob = PositionsProblem(p, None, batch, dtype, pos)
+    tp, tr = _goal_arrays(tpos, trot, multi, batch, len(eff))
+    parent = parent_rotations(parent_rotation_world, batch)
+    kinds, params = packed_or_free(
+        pack_position_constraints(constraints, prob, parent_rotation_world), n
     )
+    out, rl, err, iters, reached = solve_outputs(tp.shape[0], m)
+    notify_compiling()
+    bad = K.dls_positions_kernel(
+        p, parent, eff, tp, tr, wpos, wrot, opts._bend, kinds, params, opts._kernel,
+        opts.max_iterations, out, rl, err, iters, reached,
+    )  # fmt: skip
+    if bad >= 0:
+        raise_nonfinite(positions_world=positions_world, target_world=target_world,
+                        target_rotation_world=target_rotation_world)  # fmt: skip
+    return positions_result(prob, out, reached, err, iters, rl)
 
 
 def solve_dls(
@@ -363,45 +350,27 @@ def solve_dls(
         >>> bool(res.reached)
         True
     """
-    opts = _options(options, DLSOptions, _DEFAULT)
-    if not isinstance(motion, Motion):
-        raise InputError(f"motion: expected a Motion, got {type(motion).__name__}")
+    opts = check_options(options, DLSOptions, _DEFAULT)
     if not isinstance(chain, Chain):
         raise InputError(f"chain: expected a Chain, got {type(chain).__name__}")
     n = chain.num_bones
     eff, multi, tpos, trot, wpos, wrot = _goals(
         n, effectors, target_world, target_rotation_world, position_weights, rotation_weights
     )
-    tb = _target_batch(tpos, trot, multi)
-    # _validate_pose broadcasts the motion with a stand-in target of the targets' batch shape.
-    motion, _, batch, frames, rot_w = _validate_pose(motion, chain, np.zeros(tb + (3,)))
-    bone, rl, pq, root = frames
-    dt = motion.dtype
-    tp, tr = _goal_arrays(tpos, trot, multi, batch, len(eff), dt)
-    eff_joint = chain.joints[-1]
-    eff_local = _flat(motion.rotations_local[..., eff_joint, :], batch, (4,), dt)
-    consts, bend = opts._consts(dt)
-    kinds, params = pack_chain_constraints(
-        chain.constraints, n, bone_vectors_local(motion.skeleton, chain)
-    )
+    # pose_problem broadcasts the motion with a stand-in target of the targets' batch shape.
+    prob = pose_problem(motion, chain, np.zeros(_target_batch(tpos, trot, multi) + (3,)))
+    tp, tr = _goal_arrays(tpos, trot, multi, prob.batch, len(eff))
+    eff_local = flat(prob.motion.rotations_local[..., chain.joints[-1], :], prob.batch, (4,))
+    kinds, params = packed_or_free(pack_pose_constraints(prob.motion, chain), n)
+    out, rl, err, iters, reached = solve_outputs(tp.shape[0], n + 1)
+    rw = np.empty((tp.shape[0], n + 1, 4))
     notify_compiling()
-    status, pw, _, rw_new, err, it, ok = K.dls_kernel(
-        bone, rl, pq, root, eff_local, eff, tp, tr, wpos, wrot, bend,
-        kinds, params, consts, opts.max_iterations,
+    bad = K.dls_pose_kernel(
+        prob.bone, prob.rot_local, prob.parent, prob.root, eff_local, eff, tp, tr, wpos, wrot,
+        opts._bend, kinds, params, opts._kernel, opts.max_iterations, out, rl, rw, err, iters,
+        reached,
     )  # fmt: skip
-    if status == 7:
-        _raise_nonfinite(target_world, "target_world", 3)
-    if status:
-        _raise_nonfinite(target_rotation_world, "target_rotation_world", 4)
+    if bad >= 0:
+        raise_nonfinite(target_world=target_world, target_rotation_world=target_rotation_world)
     keep = opts.keep_effector_world and not bool(((eff == n) & (wrot > 0)).any())
-    new_motion, local = write_chain(
-        motion, chain, rw_new[:, :n].reshape(batch + (n, 4)), keep_effector_world=keep
-    )
-    return SolveResult(
-        positions_world=pw.reshape(batch + (n + 1, 3)),
-        reached=ok.reshape(batch),
-        error=err.reshape(batch),
-        iterations=it.reshape(batch),
-        motion=new_motion,
-        rotations_local=local,
-    )
+    return pose_result(prob, chain, out, reached, err, iters, rw[:, :n], keep)

@@ -12,11 +12,12 @@ that its end lies on it (snakes, tails, ropes, tentacles).
 
 Bone lengths are kept exactly. The pass always ends with the moving end on the target, with
 or without constraints (``error`` is its distance to the target, rounding only;
-``reached`` is ``error <= tolerance``; ``iterations`` is 1). A straight chain whose first
-moved bone would have to turn exactly around (the target on the chain's line, behind the
-effector for ``"tail"``, ahead of the root inside the chain for ``"head"``) is first bowed
-deterministically about ``bend_axis`` (made perpendicular to the line; default a fixed
-perpendicular, +Z for a chain along X), so it turns in an arc instead of folding flat.
+``reached`` is ``error <= tolerance * L``, ``L`` the chain's length; ``iterations`` is 1).
+A straight chain whose first moved bone would have to turn exactly around (the target on
+the chain's line, behind the effector for ``"tail"``, ahead of the root inside the chain for
+``"head"``) is first bowed deterministically about ``bend_axis`` (made perpendicular to the
+line; default a fixed perpendicular, +Z for a chain along X), so it turns in an arc instead
+of folding flat.
 Elsewhere a bone asked to turn exactly around does a half turn about the same axis, and
 points on top of each other keep the bone's direction: the output is always finite. A
 straight chain following a target straight ahead stays straight.
@@ -32,34 +33,32 @@ ends inside its limits**:
   instead. The chain root's own limit (relative to the fixed parent frame) is enforced last
   by turning the whole chain rigidly about the target, which keeps the effector on it.
 
-Position-level chains use the frame convention of :mod:`ikrig.solvers.fabrik` (bones along
-+X of their joint frames, frames parallel-transported from ``parent_rotation_world``).
+Position-level chains use the frame convention of every chain solver (see
+:mod:`ikrig.solvers.fabrik` and ``docs/solvers.md``): the input pose is the rest pose, every
+joint frame there is ``parent_rotation_world`` (identity by default), constraints are
+relative to it, and ``rotations_local`` run through forward kinematics from it (from the new
+root position) give ``positions_world``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._numba import notify_compiling
 from ..errors import InputError
-from ..math.quat import quat_conj, quat_rotate
 from ..pose import Motion
 from . import _chain_kernels as K
-from .chain import Chain
-from .fabrik import (
-    _check_bend,
-    _check_tolerance,
-    _finish,
-    _packed_chain,
-    _packed_positions,
-    _parent_rotations,
-    _pose_result,
-    _pose_setup,
-    _prepare,
-    _raise_bad,
+from ._options import (
+    check_fields,
+    check_options,
+    packed_or_free,
+    run_pose,
+    run_positions,
+    solve_outputs,
 )
+from .chain import Chain
 from .result import SolveResult
 
 _DIRECTIONS = ("tail", "head")
@@ -67,94 +66,77 @@ _DIRECTIONS = ("tail", "head")
 
 @dataclass(frozen=True)
 class FollowOptions:
-    """Options of :func:`follow` and :func:`solve_follow`.
+    """Options of :func:`follow` and :func:`solve_follow` (validated on construction).
 
     Attributes:
         direction: ``"tail"`` (the effector reaches the target, the root is dragged) or
             ``"head"`` (the root goes to the target, the rest trails behind).
-        tolerance: ``reached`` is ``error <= tolerance`` (data units).
+        tolerance: ``reached`` is ``error <= tolerance * L``, ``L`` the chain's length.
         bend_axis: ``None`` or a world ``(3,)`` axis for the half turn of a bone asked to
             turn exactly around.
+        keep_effector_world: pose level only: keep the effector joint's world rotation
+            (else its local rotation).
 
     Raises:
-        InputError: unknown direction, tolerance not > 0, bad bend axis.
+        InputError: unknown direction, a negative or non-finite tolerance, bad bend axis.
     """
 
     direction: str = "tail"
     tolerance: float = 1e-3
     bend_axis: tuple[float, float, float] | None = None
+    keep_effector_world: bool = True
+    _bend: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.direction not in _DIRECTIONS:
             raise InputError(f"direction: expected 'tail' or 'head', got {self.direction!r}")
-        object.__setattr__(self, "tolerance", _check_tolerance(self.tolerance))
-        bend = _check_bend(self.bend_axis)
-        if self.bend_axis is not None:
-            object.__setattr__(self, "bend_axis", tuple(float(x) for x in bend))
-        object.__setattr__(self, "_bend", bend)
+        check_fields(self)
 
 
 _DEFAULT = FollowOptions()
 
 
-def _options(options) -> FollowOptions:
-    opts = _DEFAULT if options is None else options
-    if not isinstance(opts, FollowOptions):
-        raise InputError(f"options: expected FollowOptions, got {type(opts).__name__}")
-    return opts
-
-
-def _run(pf, tf, rot, parent, packed, opts, batch, dtype):
-    n = pf.shape[1] - 1
-    head = opts.direction == "head"
+def _solve(pos, target, rot, parent, packed, opts, world=True):
+    """Run the follow kernel: ``(out, rot_world, rot_local, err, iters, reached, bad)``
+    (``world`` is accepted for :func:`~ikrig.solvers._options.run_pose`; the world rotations
+    are always filled)."""
+    n = pos.shape[1] - 1
+    kinds, params = packed_or_free(packed, n)
+    out, rl, err, _, reached = solve_outputs(target.shape[0], n + 1)
+    rw = np.empty_like(rl)
     notify_compiling()
-    if packed is None:
-        kinds = np.zeros(n, dtype=np.int64)
-        params = np.zeros((n, 8))
-        rot = np.zeros((pf.shape[0], n, 4))
-        parent = np.zeros((pf.shape[0], 4))
-        constrained = False
-    else:
-        kinds, params = packed
-        constrained = True
-    out, rw, rl, err, reached, bad = K.follow_kernel(
-        pf, tf, rot, parent, kinds, params, head, constrained, opts.tolerance, opts._bend
-    )
-    if bad >= 0:
-        _raise_bad(pf, tf, bad)
-    res = SolveResult(
-        positions_world=_finish(out, batch, dtype, (n + 1, 3)),
-        reached=reached.reshape(batch),
-        error=_finish(err, batch, dtype, ()),
-        iterations=np.ones(batch, dtype=np.int64),
-        rotations_local=_finish(rl, batch, dtype, (n, 4)) if constrained else None,
-    )
-    return res, (_finish(rw, batch, dtype, (n, 4)) if constrained else None)
+    bad = K.follow_kernel(
+        pos, target, rot, parent, kinds, params, opts.direction == "head", packed is not None,
+        opts.tolerance, opts._bend, out, rw, rl, err, reached,
+    )  # fmt: skip
+    return out, rw, rl, err, np.ones(target.shape[0], dtype=np.int64), reached, bad
 
 
 def follow(
     positions_world,
     target_world,
     options: FollowOptions | None = None,
+    *,
     constraints=None,
     parent_rotation_world=None,
 ) -> SolveResult:
     """Make chains of joint positions follow targets, in one pass (no skeleton needed).
 
     Args:
-        positions_world: ``(..., n + 1, 3)`` the chains' joints, root first.
+        positions_world: ``(..., n + 1, 3)`` the chains' joints, root first (also the rest
+            pose of the rotations and constraints).
         target_world: ``(..., 3)`` targets; batch shapes broadcast.
         options: :class:`FollowOptions` (default: tail-first).
         constraints: ``None`` or ``n`` entries (constraint or ``None``), one per joint from the
-            root to the one before the effector (position-level frame convention).
+            root to the one before the effector, relative to the input pose.
         parent_rotation_world: ``(..., 4)`` xyzw world rotation of the root's parent frame
-            (the frame of joint 0's constraint); default identity.
+            (every joint frame of the input pose); default identity.
 
     Returns:
         :class:`~ikrig.solvers.result.SolveResult`: ``positions_world (..., n + 1, 3)`` (the
         root moves in both modes), ``reached``, ``error`` (distance from the moving end, the
         effector for ``"tail"`` or the root for ``"head"``, to the target), ``iterations``
-        (always 1), ``rotations_local (..., n, 4)`` when constraints are given.
+        (always 1), ``rotations_local (..., n, 4)`` (relative to the input pose).
 
     Raises:
         InputError: wrong shapes, NaN or infinite values, wrong number of constraints.
@@ -168,15 +150,10 @@ def follow(
         >>> res.positions_world[:, 0].tolist()
         [-1.0, 0.0, 1.0]
     """
-    opts = _options(options)
-    pf, tf, batch, dtype = _prepare(positions_world, target_world)
-    n = pf.shape[1] - 1
-    packed = _packed_positions(constraints, n)
-    rot = parent = None
-    if packed is not None:
-        parent = _parent_rotations(parent_rotation_world, batch, pf.shape[0])
-        rot = K.parallel_frames(pf, parent, packed[1])
-    return _run(pf, tf, rot, parent, packed, opts, batch, dtype)[0]
+    opts = check_options(options, FollowOptions, _DEFAULT)
+    return run_positions(
+        _solve, opts, positions_world, target_world, constraints, parent_rotation_world
+    )
 
 
 def solve_follow(
@@ -205,29 +182,8 @@ def solve_follow(
         >>> np.round(res.motion.positions_world(), 3).tolist()
         [[0.318, 0.072, 0.0], [1.293, 0.293, 0.0], [2.0, 1.0, 0.0]]
     """
-    opts = _options(options)
-    motion, rot_w, pos_w, parent_rot, t, batch = _pose_setup(motion, chain, target_world)
-    packed = _packed_chain(motion, chain)
-    pf, tf, _, dtype = _prepare(pos_w, t)
-    n = chain.num_bones
-    rot = par = None
-    if packed is not None:
-        rot = np.ascontiguousarray(rot_w[..., :-1, :], dtype=np.float64).reshape(-1, n, 4)
-        par = np.ascontiguousarray(parent_rot, dtype=np.float64).reshape(-1, 4)
-    res, rw = _run(pf, tf, rot, par, packed, opts, batch, dtype)
-    # The chain root moved: set its local translation, then its rotations.
-    root = chain.joints[0]
-    parent = int(motion.skeleton.parents[root])
-    p0 = res.positions_world[..., 0, :].astype(motion.dtype, copy=False)
-    if parent >= 0:
-        prw, ppw = motion.fk()
-        local = quat_rotate(quat_conj(prw[..., parent, :]), p0 - ppw[..., parent, :])
-    else:
-        local = p0
-    pl = motion.positions_local.copy()
-    pl[..., root, :] = local
-    motion = motion.replace(positions_local=pl)
-    return _pose_result(motion, chain, res, rot_w, pos_w, rw)
+    opts = check_options(options, FollowOptions, _DEFAULT)
+    return run_pose(_solve, opts, motion, chain, target_world, move_root=True)
 
 
 __all__ = ["FollowOptions", "follow", "solve_follow"]
