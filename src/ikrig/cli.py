@@ -109,42 +109,194 @@ def info(path, as_json):
 
 @main.command()
 @click.option(
+    "--clip",
+    "clip_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Use this BVH clip instead of the built-in walk.",
+)
+@click.option(
+    "-g",
+    "--ground",
+    "ground_spec",
+    default="stairs",
+    show_default=True,
+    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False),
-    default="ikrig_demo_leg.bvh",
+    default="ikrig_demo.bvh",
     show_default=True,
-    help="Where to write the solved clip.",
+    help="Where to write the result.",
 )
-@click.option("--frames", type=click.IntRange(2, 100000), default=120, show_default=True)
-def demo(output, frames):
-    """Solve a built-in leg stepping through targets (two-bone IK) and write the clip as BVH."""
-    from .demo import LEG_JOINTS, run_leg_demo
-    from .io.bvh import BvhClip, write_bvh
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the metrics as JSON here.",
+)
+@click.option(
+    "--gif/--no-gif",
+    default=True,
+    show_default=True,
+    help="Write a before/after GIF beside the output when the [plot] extra is there.",
+)
+def demo(clip_path, ground_spec, output, report_path, gif):
+    """The main job on built-in data: a humanoid walks over stairs with its feet planted.
 
+    Generates a 31-joint humanoid and a walk cycle by code (or reads --clip), lays the ground
+    along its path, places the feet (mode full), writes the result as BVH and prints the
+    metrics against the do-nothing baseline (root on the ground, no IK) and trace-offset.
+    """
+    from .io.bvh import read_bvh, write_bvh
+
+    if clip_path:
+        clip = read_bvh(clip_path)
+        source = str(clip_path)
+    else:
+        from .data.walk import to_bvh_clip, walk_clip
+
+        clip = to_bvh_clip(walk_clip(seconds=6.0, fps=60.0))
+        source = "built-in walk (31 joints, 6 s at 60 fps)"
+    click.echo(f"clip: {source}; ground: {ground_spec}")
     t0 = time.perf_counter()
-    r = run_leg_demo(frames)
+    report, table = run_foot(
+        clip.motion,
+        ground_spec,
+        ["full", "trace-offset"],
+        extra={"input": source, "ground": ground_spec},
+    )
     elapsed = time.perf_counter() - t0
-    click.echo("frame  target (x, y, z)            reached  error      knee")
-    for f in range(0, frames, max(1, frames // 12)):
-        tx, ty, tz = r.targets_world[f]
-        click.echo(
-            f"{f:5d}  ({tx:6.3f}, {ty:6.3f}, {tz:6.3f})   {'yes' if r.reached[f] else 'no ':3s}"
-            f"      {r.error[f]:.2e}   {r.knee_deg[f]:5.1f} deg"
-        )
-    channels = tuple(
-        ("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")
-        if j == 0
-        else ("Zrotation", "Xrotation", "Yrotation")
-        for j in range(r.motion.num_joints)
-    )
-    write_bvh(output, BvhClip(r.motion, channels, None, None))
+    results, ground = report.pop("_results"), report.pop("_ground")
+    write_bvh(output, clip.with_motion(results["full"].motion))
+    click.echo(table)
     click.echo(
-        f"{frames} frames of {'/'.join(LEG_JOINTS)} solved in {elapsed * 1e3:.1f} ms;"
-        f" reached {int(r.reached.sum())}/{frames} (the rest are out of reach and straighten"
-        f" toward the target); wrote {Path(output)}"
+        f"legs: {report['legs']}; solved {report['frames']} frames (and the"
+        f" comparisons) in {elapsed:.2f} s"
     )
+    if report_path:
+        Path(report_path).write_text(json.dumps(report, indent=2))
+    click.echo(f"wrote {output}" + (f" and {report_path}" if report_path else ""))
+    if gif:
+        _maybe_gif(results["full"], clip.motion, ground, Path(output).with_suffix(".gif"))
 
+
+def _maybe_gif(result, source, ground, path):
+    """Write a before/after GIF if the [plot] extra is installed; say where, or why not."""
+    try:
+        from .viz.movie import write_before_after_gif
+
+        write_before_after_gif(result, source, ground, path, progress=False)
+    except (ImportError, IkrigError) as exc:
+        click.echo(f"(no before/after GIF: {exc}; the [plot] extra makes one)")
+        return
+    click.echo(f"wrote {path} (before/after)")
+
+
+@main.command()
+@click.argument("input_path", metavar="INPUT.bvh", type=click.Path(dir_okay=False))
+@click.option(
+    "-g",
+    "--ground",
+    "ground_spec",
+    default="stairs",
+    show_default=True,
+    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Where to write the result (BVH, same hierarchy and channels).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["full", "goal-blend", "trace-offset"]),
+    default="full",
+    show_default=True,
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the metrics (result and baseline) as JSON here.",
+)
+@click.option("--compare", is_flag=True, help="Also run the other modes and report them.")
+@click.option(
+    "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of random built-in grounds.")
+@click.option(
+    "--gif",
+    "gif_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write a before/after movie (GIF, or MP4) here ([plot] extra).",
+)
+def foot(input_path, ground_spec, output, mode, report_path, compare, legs, seed, gif_path):
+    """Plant the feet of a clip on uneven ground and write the result."""
+    from .io.bvh import read_bvh, write_bvh
+
+    clip = read_bvh(input_path)
+    modes = [mode] + (
+        [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
+    )
+    report, table = run_foot(
+        clip.motion,
+        ground_spec,
+        modes,
+        legs,
+        seed,
+        extra={"input": str(input_path), "ground": ground_spec},
+    )
+    result = report.pop("_results")[mode]
+    ground = report.pop("_ground")
+    write_bvh(output, clip.with_motion(result.motion))
+    click.echo(table)
+    if report_path:
+        Path(report_path).write_text(json.dumps(report, indent=2))
+    click.echo(f"wrote {output}" + (f" and {report_path}" if report_path else ""))
+    if gif_path:
+        from .viz.movie import write_before_after_gif
+
+        write_before_after_gif(result, clip.motion, ground, gif_path)
+        click.echo(f"wrote {gif_path} (before/after)")
+
+
+def run_foot(motion, ground_spec, modes, legs=None, seed=0, extra=None, progress=True):
+    """Load the ground for a clip, run foot placement in each mode, and build the report."""
+    from .ground import load_ground
+    from .pipelines.foot import FootOptions, place_feet
+    from .pipelines.legs import find_legs
+    from .pipelines.report import foot_report
+    from .pipelines.sole import estimate_sole
+
+    found = find_legs(motion.skeleton, legs)
+    sole = estimate_sole(motion, found)
+    path_xz = motion.positions_world()[:, int(np.flatnonzero(motion.skeleton.parents < 0)[0])]
+    ground = load_ground(ground_spec, path_xz[:, [0, 2]], found.leg_length, sole.floor, seed=seed)
+    results = {}
+    for m in modes:
+        results[m] = place_feet(motion, ground, FootOptions(mode=m), legs=found, progress=progress)
+    report, table = foot_report(results, motion, ground, extra)
+    report["_results"], report["_ground"] = results, ground
+    return report, table
+
+
+def _register_viz() -> None:
+    """The plot, view and playground commands (their heavy imports load only when run)."""
+    from .cli_viz import playground, plot, view
+
+    for command in (plot, view, playground):
+        main.add_command(command)
+
+
+_register_viz()
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,320 @@
+"""Command-line pictures and browser tools: ``ikrig plot ...``, ``ikrig view``,
+``ikrig playground``.
+
+Standalone click commands (``plot`` is a group), registered on the main group in
+:mod:`ikrig.cli`. They need the ``[plot]`` extra (matplotlib, Pillow; MP4 also
+imageio-ffmpeg) or the ``[viewer]`` extra (viser); a missing one is reported as a one-line
+error naming the extra. Every CLIP argument is a BVH file and may be left out to use the
+built-in procedural walk (:func:`ikrig.data.walk.walk_clip`).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+import numpy as np
+
+GROUNDS_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
+MODES = ("full", "goal-blend", "trace-offset")
+
+
+# ---------------------------------------------------------------------------------- helpers
+def load_clip(path):
+    """The clip's Motion from a BVH file, or the built-in 4 s walk when ``path`` is None."""
+    if path is None:
+        from .data.walk import walk_clip
+
+        return walk_clip(seconds=4.0)
+    from .io.bvh import read_bvh
+
+    return read_bvh(path).motion
+
+
+def clip_ground(motion, spec, legs=None, seed=0):
+    """``(ground, legs, sole)`` for a clip: the ground laid out along its root path at its
+    floor, sized by its leg length (legs and sole are None for a clip without legs)."""
+    from .errors import IkrigError
+    from .ground import load_ground
+
+    root = int(np.flatnonzero(motion.skeleton.parents < 0)[0])
+    pos = motion.positions_world()
+    path_xz = pos[:, root][:, [0, 2]]
+    try:
+        from .pipelines.legs import find_legs
+        from .pipelines.sole import estimate_sole
+
+        found = find_legs(motion.skeleton, legs)
+        sole = estimate_sole(motion, found)
+        length, floor = found.leg_length, sole.floor
+    except IkrigError:
+        found = sole = None
+        floor = float(pos[..., 1].min())
+        length = max(float(np.ptp(pos[0, :, 1])) / 2.0, 1e-6)
+    ground = load_ground(spec, path_xz, length, floor, seed=seed)
+    return ground, found, sole
+
+
+def place(motion, ground, mode, legs):
+    from .pipelines.foot import FootOptions, place_feet
+
+    return place_feet(motion, ground, FootOptions(mode=mode), legs=legs, progress=True)
+
+
+def _out(path) -> str:
+    return str(Path(path))
+
+
+def chain_problem(bones, limit, target):
+    """The demo chain, its constraints (None when ``limit`` is 0) and a target."""
+    from .viz.chain2d import default_chain
+
+    pos, cons = default_chain(bones, limit if limit > 0 else 60.0)
+    if limit <= 0:
+        cons = None
+    if target is None:
+        reach = float(np.linalg.norm(np.diff(pos, axis=0), axis=-1).sum())
+        a = math.radians(115.0)
+        target = (0.58 * reach * math.cos(a), 0.58 * reach * math.sin(a))
+    return pos, cons, np.asarray(target, dtype=np.float64)
+
+
+clip_argument = click.argument(
+    "clip", metavar="[CLIP.bvh]", required=False, type=click.Path(dir_okay=False, exists=True)
+)
+ground_option = click.option(
+    "-g", "--ground", "ground_spec", default="stairs", show_default=True, help=GROUNDS_HELP
+)
+mode_option = click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="full",
+    show_default=True,
+    help="Foot-placement mode.",
+)
+legs_option = click.option(
+    "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
+)
+seed_option = click.option(
+    "--seed", default=0, show_default=True, help="Seed of random built-in grounds."
+)
+
+
+# ---------------------------------------------------------------------------------- plot
+@click.group()
+def plot():
+    """Pictures and movies (PNG/SVG/PDF, GIF/MP4); needs the [plot] extra."""
+
+
+@plot.command("chain")
+@click.option(
+    "--solver",
+    type=click.Choice(["ccd2d", "ccd", "fabrik", "follow", "dls"]),
+    default="ccd2d",
+    show_default=True,
+)
+@click.option("--bones", type=click.IntRange(1, 20), default=4, show_default=True)
+@click.option(
+    "--limit",
+    type=float,
+    default=60.0,
+    show_default=True,
+    help="Joint limit in degrees either side of the parent bone (0: free joints).",
+)
+@click.option("--target", type=(float, float), default=None, help="Target X Y.")
+@click.option("--max-iterations", type=click.IntRange(0), default=100, show_default=True)
+@click.option("--tolerance", type=float, default=1e-3, show_default=True)
+@click.option(
+    "--iterations/--no-iterations",
+    default=True,
+    show_default=True,
+    help="Draw each iteration faded behind the final pose.",
+)
+@click.option(
+    "-o", "--output", default="chain.png", show_default=True, type=click.Path(dir_okay=False)
+)
+def plot_chain(solver, bones, limit, target, max_iterations, tolerance, iterations, output):
+    """A planar chain solved gizmo-style: bones, joint-limit fans, target, iterations."""
+    from .viz.chain2d import plot_chain_2d
+
+    pos, cons, tgt = chain_problem(bones, limit, target)
+    plot_chain_2d(
+        pos,
+        tgt,
+        cons,
+        solver=solver,
+        max_iterations=max_iterations,
+        tolerance=tolerance,
+        iterations=iterations,
+        path=output,
+    )
+    click.echo(f"wrote {_out(output)}")
+
+
+@plot.command("convergence")
+@click.option("--bones", type=click.IntRange(1, 20), default=5, show_default=True)
+@click.option(
+    "--limit",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Joint limit in degrees (0: free joints).",
+)
+@click.option("--target", type=(float, float), default=None, help="Target X Y.")
+@click.option("--max-iterations", type=click.IntRange(1), default=40, show_default=True)
+@click.option("--tolerance", type=float, default=1e-4, show_default=True)
+@click.option(
+    "-o", "--output", default="convergence.png", show_default=True, type=click.Path(dir_okay=False)
+)
+def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
+    """Error against iteration for CCD, FABRIK, follow and DLS on the same target."""
+    from .viz.diagnostics import plot_convergence as draw
+
+    pos, cons, tgt = chain_problem(bones, limit, target)
+    draw(pos, tgt, cons, max_iterations=max_iterations, tolerance=tolerance, path=output)
+    click.echo(f"wrote {_out(output)}")
+
+
+@plot.command("skeleton")
+@clip_argument
+@ground_option
+@click.option("--frame", type=int, default=None, help="Frame to draw (default: the middle).")
+@click.option(
+    "--ik/--no-ik",
+    default=True,
+    show_default=True,
+    help="Run foot placement and draw the result (the source as a ghost).",
+)
+@mode_option
+@legs_option
+@seed_option
+@click.option("--no-rays", is_flag=True, help="Leave out the ray casts.")
+@click.option(
+    "-o", "--output", default="skeleton.png", show_default=True, type=click.Path(dir_okay=False)
+)
+def plot_skeleton(clip, ground_spec, frame, ik, mode, legs, seed, no_rays, output):
+    """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
+    from .viz.scene3d import plot_skeleton_3d
+
+    motion = load_clip(clip)
+    ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
+    f = motion.num_frames // 2 if frame is None else frame
+    result = place(motion, ground, mode, found) if ik and found is not None else None
+    plot_skeleton_3d(
+        motion,
+        ground,
+        frame=f,
+        result=result,
+        rays=not no_rays,
+        legs=legs,
+        title=f"{ground_spec}, frame {f}" + (f", foot IK ({mode})" if result else ""),
+        path=output,
+    )
+    click.echo(f"wrote {_out(output)}")
+
+
+@plot.command("diagnostics")
+@clip_argument
+@ground_option
+@mode_option
+@legs_option
+@seed_option
+@click.option(
+    "-o", "--output", default="diagnostics.png", show_default=True, type=click.Path(dir_okay=False)
+)
+def plot_diagnostics(clip, ground_spec, mode, legs, seed, output):
+    """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
+    from .viz.diagnostics import plot_foot_diagnostics
+
+    motion = load_clip(clip)
+    ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
+    result = place(motion, ground, mode, found)
+    plot_foot_diagnostics(result, motion, ground, path=output, title=f"{ground_spec}, mode {mode}")
+    click.echo(f"wrote {_out(output)}")
+
+
+@plot.command("movie")
+@clip_argument
+@ground_option
+@mode_option
+@legs_option
+@seed_option
+@click.option(
+    "--max-frames",
+    type=click.IntRange(1),
+    default=150,
+    show_default=True,
+    help="Frames written at most (long clips are frame-skipped).",
+)
+@click.option("--fps", type=float, default=None, help="Playback rate (default: real time).")
+@click.option("--dpi", type=float, default=80, show_default=True)
+@click.option(
+    "-o",
+    "--output",
+    default="before_after.gif",
+    show_default=True,
+    type=click.Path(dir_okay=False),
+    help="A .gif or .mp4 path.",
+)
+def plot_movie(clip, ground_spec, mode, legs, seed, max_frames, fps, dpi, output):
+    """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
+    from .viz.movie import write_before_after_movie
+
+    motion = load_clip(clip)
+    ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
+    result = place(motion, ground, mode, found)
+    write_before_after_movie(
+        result,
+        motion,
+        ground,
+        output,
+        max_frames=max_frames,
+        fps=fps,
+        dpi=dpi,
+        labels=("before: root on the ground, no IK", f"after: foot IK ({mode})"),
+    )
+    click.echo(f"wrote {_out(output)}")
+
+
+# ---------------------------------------------------------------------------------- browser
+@click.command()
+@clip_argument
+@ground_option
+@mode_option
+@legs_option
+@seed_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option("--play", is_flag=True, help="Start playing at once.")
+def view(clip, ground_spec, mode, legs, seed, host, port, play):
+    """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra."""
+    from .viz._viser import serve_forever
+    from .viz.viewer import ClipViewer
+
+    motion = load_clip(clip)
+    ground, _, _ = clip_ground(motion, ground_spec, legs, seed)
+    app = ClipViewer(motion, ground, host=host, port=port, mode=mode, legs=legs, start_playing=play)
+    serve_forever(app, click.echo)
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
+@click.option(
+    "--solver",
+    type=click.Choice(["two-bone", "CCD", "FABRIK", "follow", "DLS"]),
+    default="FABRIK",
+    show_default=True,
+)
+@click.option("--bones", type=click.IntRange(2, 8), default=4, show_default=True)
+def playground(host, port, solver, bones):
+    """Drag a target and watch a chain solve live in the browser; needs the [viewer] extra."""
+    from .viz._viser import serve_forever
+    from .viz.playground import Playground
+
+    app = Playground(host=host, port=port, solver=solver, bones=bones)
+    serve_forever(app, click.echo)
+
+
+__all__ = ["plot", "playground", "view"]

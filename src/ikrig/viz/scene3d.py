@@ -1,0 +1,337 @@
+"""A skeleton on its ground in 3D (matplotlib): bones, ground, ray casts, contacts, targets.
+
+:class:`SkeletonScene` builds the artists once on a 3D axes and moves them per frame (the
+movies reuse it); :func:`plot_skeleton_3d` draws one frame of a clip or of a foot-placement
+result to a file.
+
+The view follows the character: the ground is drawn over a square window around the root
+(``window`` leg lengths each way), Y up, seen from the side of the walking direction. Parts
+of the skeleton below the ground are not hidden (matplotlib cannot depth-sort lines against
+surfaces); instead sole points under the ground are marked red.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import IkrigError
+from ..pose import Motion
+from ._mpl import finish, new_figure
+from .geometry import bone_segments, clip_faces_xz, face_shading, ground_mesh, walking_axes
+
+__all__ = ["SkeletonScene", "plot_skeleton_3d", "scene_setup"]
+
+BONES = "#1d3557"
+LEFT = "#2a6fdb"
+RIGHT = "#e76f51"
+GHOST = "#9aa5b1"
+RAY = "#6c757d"
+HIT = "#2a9d8f"
+CONTACT = "#38b000"
+TARGET = "#d00000"
+BELOW = "#ff006e"
+
+
+def scene_setup(motion: Motion, legs=None):
+    """``(legs, sole, leg_length)`` of a clip for drawing; ``(None, None, length)`` when the
+    skeleton has no recognisable legs (the length is then half the rest height)."""
+    from ..pipelines.legs import find_legs
+    from ..pipelines.sole import estimate_sole
+
+    clip = motion if motion.batch_shape else _as_clip(motion)
+    try:
+        found = find_legs(motion.skeleton, legs)
+        sole = estimate_sole(clip, found)
+        return found, sole, float(found.leg_length)
+    except IkrigError:
+        rest = Motion.rest(motion.skeleton).positions_world()
+        return None, None, max(float(np.ptp(rest[:, 1])) / 2.0, 1e-6)
+
+
+class SkeletonScene:
+    """Artists for one skeleton on a ground in a matplotlib 3D axes, updated per frame.
+
+    Args:
+        ax: a 3D axes (``projection="3d"``).
+        skeleton: the :class:`~ikrig.skeleton.Skeleton`.
+        ground: a ground of :mod:`ikrig.ground`, or ``None`` (no ground drawn).
+        leg_length: the length unit of the view (window, ray lengths, marker sizes).
+        sole: :class:`~ikrig.pipelines.sole.FootSole` for rays and contact markers, or None.
+        legs: :class:`~ikrig.pipelines.legs.Legs` to colour left and right legs.
+        window: half-size of the viewed ground square, in leg lengths.
+        direction_xz: the walking direction; the camera looks across it.
+        elev, azim_offset: camera elevation, and its azimuth relative to the side view
+            (degrees).
+        rays: draw vertical ray casts from above each sole point to their hits.
+        cells: ground grid resolution for heightfields.
+        title: the axes title; ticks: show the axes' tick labels.
+    """
+
+    def __init__(
+        self,
+        ax,
+        skeleton,
+        ground,
+        leg_length,
+        *,
+        sole=None,
+        legs=None,
+        window=1.0,
+        direction_xz=(0.0, 1.0),
+        elev=14.0,
+        azim_offset=-25.0,
+        rays=True,
+        cells=28,
+        title=None,
+        ticks=True,
+    ):
+        from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
+
+        self.ax, self.skeleton, self.ground = ax, skeleton, ground
+        self.L, self.sole, self.legs = float(leg_length), sole, legs
+        self.window, self.cells, self.rays = float(window), int(cells), bool(rays)
+        self.parents = skeleton.parents
+        self._colors = self._bone_colors()
+        ax.computed_zorder = False
+        self.ground_poly = Poly3DCollection([], zorder=1, linewidths=0.4)
+        ax.add_collection3d(self.ground_poly, autolim=False)
+        self.ghost = Line3DCollection([], colors=GHOST, linewidths=2.0, alpha=0.7, zorder=3)
+        ax.add_collection3d(self.ghost, autolim=False)
+        self.ray_lines = Line3DCollection([], colors=RAY, linewidths=1.0, linestyles="--", zorder=4)
+        ax.add_collection3d(self.ray_lines, autolim=False)
+        self.normals = Line3DCollection([], colors=HIT, linewidths=1.5, zorder=4)
+        ax.add_collection3d(self.normals, autolim=False)
+        self.bones = Line3DCollection([], colors=self._colors, linewidths=3.0, zorder=5)
+        ax.add_collection3d(self.bones, autolim=False)
+        (self.joints,) = ax.plot([], [], [], "o", ms=2.5, color=BONES, zorder=6)
+        (self.hits,) = ax.plot([], [], [], "o", ms=4, color=HIT, zorder=6, label="ray hits")
+        (self.contacts,) = ax.plot(
+            [], [], [], "o", ms=9, mfc="none", mec=CONTACT, mew=2.0, zorder=7, label="contact"
+        )
+        (self.below,) = ax.plot(
+            [], [], [], "v", ms=7, color=BELOW, zorder=7, label="under the ground"
+        )
+        (self.targets,) = ax.plot(
+            [], [], [], "x", ms=9, mew=2.2, color=TARGET, zorder=8, label="IK target"
+        )
+        w = np.asarray(direction_xz, dtype=np.float64)
+        w = w / max(float(np.hypot(*w)), 1e-12)
+        # vertical_axis="y": the view's azimuth is measured in the ZX plane
+        side = math.degrees(math.atan2(w[0], w[1]))
+        ax.view_init(elev=elev, azim=side - 90.0 - azim_offset, vertical_axis="y")
+        ax.set_xlabel("x", labelpad=-8)
+        ax.set_ylabel("y", labelpad=-8)
+        ax.set_zlabel("z", labelpad=-8)
+        ax.tick_params(labelsize=6, pad=-2)
+        self.zoom = 1.15
+        if not ticks:  # a clean picture: no panes, grid or labels, and closer
+            ax.set_axis_off()
+            self.zoom = 1.45
+        for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+            axis.set_pane_color((0.97, 0.97, 0.98, 1.0))
+            axis._axinfo["grid"].update(color=(0.85, 0.85, 0.88, 1.0), linewidth=0.6)
+        if title:
+            ax.set_title(title, fontsize=11, pad=0)
+
+    def _bone_colors(self):
+        colors = np.array([BONES] * len(np.flatnonzero(self.parents >= 0)), dtype=object)
+        if self.legs is None:
+            return list(colors)
+        child = np.flatnonzero(self.parents >= 0)
+        for leg in self.legs.legs:
+            below = {leg.knee, leg.ankle} | set(
+                j for j in range(len(self.parents)) if leg.ankle in _ancestors(self.parents, j)
+            )
+            color = LEFT if leg.side == "left" else RIGHT
+            for b, j in enumerate(child):
+                if j in below:
+                    colors[b] = color
+        return list(colors)
+
+    def _set_ground(self, center_xz):
+        if self.ground is None:
+            return
+        r = self.window * self.L
+        bounds = np.array([center_xz - r, center_xz + r])
+        v, f = ground_mesh(self.ground, bounds, cells=self.cells)
+        if len(f):
+            polys, index = clip_faces_xz(v, f, bounds)
+            colors = face_shading(v, f)[index]
+            self.ground_poly.set_verts(polys)
+            self.ground_poly.set_facecolor(colors)
+            self.ground_poly.set_edgecolor(colors)
+        else:
+            self.ground_poly.set_verts([])
+        self._ground_y = (float(v[:, 1].min()), float(v[:, 1].max())) if len(v) else (0.0, 0.0)
+
+    def update(
+        self,
+        rotations_world,
+        positions_world,
+        *,
+        ghost_positions=None,
+        targets=None,
+        contacts=None,
+        center_xz=None,
+    ):
+        """Move everything to one frame.
+
+        Args:
+            rotations_world, positions_world: ``(J, 4)``, ``(J, 3)`` the pose (world).
+            ghost_positions: ``(J, 3)`` another pose drawn faint behind (the source), or None.
+            targets: ``(feet, 3)`` IK targets, or None.
+            contacts: ``(feet,)`` bool feet in contact, or None.
+            center_xz: centre of the view window (default: the root's XZ).
+        """
+        pos = np.asarray(positions_world, dtype=np.float64)
+        root = int(np.flatnonzero(self.parents < 0)[0])
+        c = pos[root, [0, 2]] if center_xz is None else np.asarray(center_xz, dtype=np.float64)
+        self._set_ground(c)
+        self.bones.set_segments(bone_segments(self.parents, pos))
+        self.joints.set_data_3d(pos[:, 0], pos[:, 1], pos[:, 2])
+        if ghost_positions is not None:
+            self.ghost.set_segments(bone_segments(self.parents, np.asarray(ghost_positions)))
+        else:
+            self.ghost.set_segments([])
+        empty = (np.zeros(0),) * 3
+        hits_xyz, below_xyz, contact_xyz, rays, normals = empty, empty, empty, [], []
+        if self.sole is not None and self.ground is not None:
+            pts = self.sole.points_world(np.asarray(rotations_world), pos).reshape(-1, 3)
+            soles = pts - self.sole.heights.reshape(-1)[:, None] * np.array([0.0, 1.0, 0.0])
+            origin = soles + np.array([0.0, 0.35 * self.L, 0.0])
+            hits = self.ground.raycast(origin, np.array([0.0, -1.0, 0.0]), 1.2 * self.L)
+            m = np.asarray(hits.mask)
+            hp = np.asarray(hits.point, dtype=np.float64)
+            if self.rays:
+                rays = np.stack([origin[m], hp[m]], axis=1)
+                normals = np.stack([hp[m], hp[m] + 0.12 * self.L * np.asarray(hits.normal)[m]], 1)
+                hits_xyz = tuple(hp[m].T)
+            under = m & (soles[:, 1] < hp[:, 1] - 1e-3 * self.L)
+            below_xyz = tuple(soles[under].T)
+            if contacts is not None:
+                feet = np.repeat(np.asarray(contacts, dtype=bool).reshape(-1), 2)
+                on = feet & m
+                contact_xyz = tuple(np.where(on[:, None], hp, soles)[feet].T)
+        self.ray_lines.set_segments(rays)
+        self.normals.set_segments(normals)
+        self.hits.set_data_3d(*hits_xyz)
+        self.below.set_data_3d(*below_xyz)
+        self.contacts.set_data_3d(*contact_xyz)
+        if targets is not None:
+            t = np.asarray(targets, dtype=np.float64).reshape(-1, 3)
+            self.targets.set_data_3d(t[:, 0], t[:, 1], t[:, 2])
+        else:
+            self.targets.set_data_3d(*empty)
+        self._frame_view(c, pos)
+
+    def _frame_view(self, c, pos):
+        r = self.window * self.L
+        gy = getattr(self, "_ground_y", (float(pos[:, 1].min()),) * 2)
+        y0 = min(gy[0], float(pos[:, 1].min())) - 0.05 * self.L
+        y1 = max(float(pos[:, 1].max()), gy[1]) + 0.1 * self.L
+        ax = self.ax
+        ax.set_xlim(c[0] - r, c[0] + r)
+        ax.set_zlim(c[1] - r, c[1] + r)
+        ax.set_ylim(y0, y1)
+        ax.set_box_aspect((2 * r, y1 - y0, 2 * r), zoom=self.zoom)
+
+
+def _ancestors(parents, j):
+    out = set()
+    p = int(parents[j])
+    while p >= 0:
+        out.add(p)
+        p = int(parents[p])
+    return out
+
+
+def plot_skeleton_3d(
+    motion: Motion,
+    ground=None,
+    *,
+    frame: int = 0,
+    result=None,
+    ghost: Motion | None = None,
+    rays: bool = True,
+    legs=None,
+    window: float = 1.0,
+    elev: float = 14.0,
+    azim_offset: float = -25.0,
+    path=None,
+    title: str | None = None,
+    figsize=(7.0, 6.0),
+    dpi: float = 110,
+):
+    """Draw one frame of a clip on its ground in 3D.
+
+    Args:
+        motion: a clip ``(F,)`` (with ``frame``) or a single pose.
+        ground: a ground of :mod:`ikrig.ground`, or ``None``.
+        frame: the frame of a clip to draw.
+        result: a :class:`~ikrig.pipelines.foot.FootResult` of ``motion``: the result's
+            pose is drawn with its IK targets and contacts, and ``motion`` as a faint ghost.
+        ghost: another clip drawn faint behind (ignored with ``result``).
+        rays: draw the vertical ray casts under each sole point and their hits and normals.
+        legs: leg override for :func:`~ikrig.pipelines.legs.find_legs`.
+        window: half-size of the ground shown, in leg lengths.
+        elev, azim_offset: camera angles in degrees (see :class:`SkeletonScene`).
+        path: save the figure here when given.
+        title, figsize, dpi: figure title, size in inches and resolution.
+
+    Returns:
+        The matplotlib ``Figure``.
+    """
+    fig = new_figure(*figsize, dpi=dpi)
+    ax = fig.add_subplot(1, 1, 1, projection="3d")
+    clip = motion if motion.batch_shape else _as_clip(motion)
+    f = int(np.clip(frame, 0, clip.num_frames - 1))
+    if result is not None:
+        found, sole, L = result.legs, result.sole, float(result.legs.leg_length)
+        shown = result.motion
+        ghost_clip = clip
+    else:
+        found, sole, L = scene_setup(clip, legs)
+        shown, ghost_clip = clip, ghost
+    rot_w, pos_w = shown[f].fk()
+    path_xz = clip.positions_world()[:, int(np.flatnonzero(clip.skeleton.parents < 0)[0])]
+    w, _ = walking_axes(path_xz[:, [0, 2]])
+    scene = SkeletonScene(
+        ax,
+        clip.skeleton,
+        ground,
+        L,
+        sole=sole,
+        legs=found,
+        window=window,
+        direction_xz=w,
+        elev=elev,
+        azim_offset=azim_offset,
+        rays=rays,
+    )
+    kw = {}
+    if ghost_clip is not None:
+        kw["ghost_positions"] = ghost_clip[min(f, ghost_clip.num_frames - 1)].positions_world()
+    if result is not None:
+        kw["targets"] = result.info.targets_world[f]
+        kw["contacts"] = result.contacts[f]
+    scene.update(rot_w, pos_w, **kw)
+    handles = [
+        h
+        for h in (scene.hits, scene.contacts, scene.below, scene.targets)
+        if len(h.get_data_3d()[0])
+    ]
+    if handles:
+        ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9)
+    if title is None:
+        title = f"frame {f}" + (f" / {clip.num_frames}" if clip.num_frames > 1 else "")
+        if ground is not None:
+            title = f"{type(ground).__name__}, {title}"
+    ax.set_title(title, fontsize=11)
+    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.02, top=0.95)
+    return finish(fig, path)
+
+
+def _as_clip(pose: Motion) -> Motion:
+    return Motion(pose.skeleton, pose.rotations_local[None], pose.positions_local[None], None)

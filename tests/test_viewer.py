@@ -1,0 +1,291 @@
+"""The browser tools (ikrig.viz.viewer and .playground, the [viewer] extra).
+
+Server-side tests drive the apps through their Python API. Browser tests start a server on a
+free localhost port, open it in headless Chromium (Playwright's Python API, Debian's
+``/usr/bin/chromium``), wait for the scene, check the canvas shows it, move things through
+the server API and check the picture and the solved chain follow. They skip when viser,
+Playwright or Chromium is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("viser", reason="viser not installed (the [viewer] extra)")
+
+from test_viz import ground_for, stick_walk  # noqa: E402
+
+from ikrig.viz import playground as pg_mod  # noqa: E402
+from ikrig.viz.viewer import ClipViewer, time_updates  # noqa: E402
+
+CHROMIUM = os.environ.get("IKRIG_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+NAVY = np.array([0x1D, 0x35, 0x57])
+
+
+def _foot_available() -> bool:
+    try:
+        import ikrig.pipelines.foot  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture
+def playground():
+    app = pg_mod.Playground(port=0)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def viewer():
+    clip = stick_walk(frames=30)
+    app = ClipViewer(clip, ground_for(clip, "stairs"), port=0)
+    yield app
+    app.close()
+
+
+# ------------------------------------------------------------------------------ server side
+@pytest.mark.parametrize("solver", ["CCD", "FABRIK", "DLS"])
+def test_playground_chain_follows_the_target(playground, solver):
+    playground.gui_solver.value = solver
+    for target in ([1.0, 1.5, 0.2], [-0.5, 1.0, 1.0], [1.8, -0.6, 0.0]):
+        r = playground.set_target(target)
+        assert bool(r.reached), (solver, target, r.error)
+        np.testing.assert_allclose(playground.positions_world[-1], target, atol=5e-3)
+        np.testing.assert_allclose(playground.positions_world[0], 0.0, atol=1e-12)
+    assert "reached" in playground.gui_info.content
+
+
+def test_playground_settings(playground):
+    playground.gui_bones.value = 6
+    assert len(playground.positions_world) == 7
+    playground.gui_solver.value = "follow"
+    r = playground.set_target([3.0, 3.0, 0.0])
+    np.testing.assert_allclose(r.positions_world[-1], [3.0, 3.0, 0.0], atol=1e-6)
+    playground.gui_solver.value = "FABRIK"
+    playground.gui_weight.value = 0.0  # weight 0: the chain stays in its rest pose
+    np.testing.assert_allclose(playground.positions_world, pg_mod.rest_chain(6), atol=1e-9)
+    playground.gui_weight.value = 1.0
+    playground.gui_iters.value = 1
+    assert int(playground.result.iterations) <= 1
+
+
+@pytest.mark.parametrize("kind", ["cone", "hinge (z)", "2D limits"])
+def test_playground_constraints_are_drawn_and_kept(playground, kind):
+    playground.gui_constraint.value = kind
+    playground.gui_limit.value = 30.0
+    r = playground.set_target([0.2, 1.6, 0.3])
+    curves = pg_mod.constraint_curves(
+        pg_mod.make_constraints(kind, 4, 30.0),
+        pg_mod.rest_chain(4),
+        r.positions_world,
+        r.rotations_local,
+    )
+    assert len(curves) >= 4
+    p = np.asarray(r.positions_world)
+    d = np.diff(p, axis=0)
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    bend = np.degrees(np.arccos(np.clip(np.sum(d[1:] * d[:-1], axis=1), -1, 1)))
+    assert bend.max() <= 30.0 + 0.5  # every joint within its limit of its parent bone
+    assert playground.limits.handle.visible
+
+
+def test_playground_two_bone(playground):
+    if "two-bone" not in playground.gui_solver.options:
+        pytest.skip("ikrig.solvers.two_bone is not there yet")
+    playground.gui_solver.value = "two-bone"
+    r = playground.set_target([1.2, 0.8, 0.0], pole=[1.0, 0.0, 1.5])
+    np.testing.assert_allclose(r.positions_world[-1], [1.2, 0.8, 0.0], atol=1e-6)
+    knee = np.asarray(r.positions_world[1])
+    assert knee[2] > 0.05  # the knee points toward the pole (+Z)
+
+
+def test_viewer_frames_and_switches(viewer):
+    clip = viewer.clip
+    viewer.gui_frame.value = 7
+    assert viewer.frame == 7
+    if viewer.gui_ik.value:
+        np.testing.assert_allclose(
+            viewer.positions_world[0, [0, 2]], clip[7].positions_world()[0, [0, 2]], atol=1e-9
+        )
+    viewer.gui_ik.value = False
+    np.testing.assert_allclose(viewer.positions_world, clip[7].positions_world(), atol=1e-9)
+    viewer.gui_ghost.value = True
+    assert viewer.ghost.handle.visible
+    viewer.gui_rays.value = False
+    assert not viewer.rays.handle.visible
+    assert "frame **7**" in viewer.gui_info.content
+
+
+def test_viewer_plays(viewer):
+    viewer.gui_speed.value = 2.0
+    viewer.gui_play.value = True
+    t0 = time.perf_counter()
+    while viewer.frame < 5 and time.perf_counter() - t0 < 10:
+        time.sleep(0.05)
+    viewer.gui_play.value = False
+    assert viewer.frame >= 5
+
+
+def test_viewer_live_ik_matches_offline():
+    if not _foot_available():
+        pytest.skip("foot pipeline not importable yet (ikrig.solvers.two_bone missing)")
+    from ikrig.pipelines.foot import place_feet
+
+    clip = stick_walk(frames=30)
+    ground = ground_for(clip, "stairs")
+    app = ClipViewer(clip, ground, port=0)
+    try:
+        assert app.gui_ik.value
+        offline = place_feet(clip, ground).motion.positions_world()
+        for f in range(clip.num_frames):
+            app.update(f)
+            np.testing.assert_allclose(app.positions_world, offline[f], atol=1e-6)
+        assert time_updates(app, 20) > 1.0
+    finally:
+        app.close()
+
+
+# ------------------------------------------------------------------------------ browser
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed")
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _canvas_rgb(page) -> np.ndarray:
+    from io import BytesIO
+
+    from PIL import Image
+
+    canvases = page.locator("canvas")
+    boxes = [
+        (canvases.nth(i).bounding_box() or {"width": 0, "height": 0}, i)
+        for i in range(canvases.count())
+    ]
+    _, i = max(boxes, key=lambda b: b[0]["width"] * b[0]["height"])
+    png = canvases.nth(i).screenshot()
+    return np.asarray(Image.open(BytesIO(png)).convert("RGB")).astype(np.int16)
+
+
+def _navy(img) -> np.ndarray:
+    """Mask of the dark blue the chains and skeletons are drawn in, in the part of the canvas
+    that no panel or notification covers (left of the GUI panel, below the top bar)."""
+    mask = np.abs(img - NAVY).max(axis=-1) < 40
+    mask[:160] = False
+    mask[:, -360:] = False
+    return mask
+
+
+def _wait_for(page, predicate, timeout=60.0):
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        img = _canvas_rgb(page)
+        if predicate(img):
+            return img
+        time.sleep(0.5)
+    raise AssertionError("the scene did not appear in the browser in time")
+
+
+def test_playground_in_the_browser(browser, playground, tmp_path):
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    try:
+        page.goto(playground.url)
+        page.wait_for_selector("canvas", timeout=30000)
+        before = _wait_for(page, lambda im: _navy(im).sum() > 200)
+        page.screenshot(path=str(tmp_path / "playground.png"))
+        assert (np.abs(before - 255).max(axis=-1) > 30).mean() > 0.01  # not blank
+        target = [-0.3, 1.7, 0.2]
+        r = playground.set_target(target)
+        np.testing.assert_allclose(r.positions_world[-1], target, atol=5e-3)
+
+        def moved(im):
+            return (_navy(im) != _navy(before)).sum() > 200
+
+        after = _wait_for(page, moved, timeout=30.0)
+        # the chain's pixels moved left and up with the target (the camera looks down -Z)
+        ys0, xs0 = np.nonzero(_navy(before))
+        ys1, xs1 = np.nonzero(_navy(after))
+        assert xs1.mean() < xs0.mean()
+        assert ys1.min() < ys0.min()
+    finally:
+        page.close()
+
+
+def test_viewer_in_the_browser(browser, viewer, tmp_path):
+    page = browser.new_page(viewport={"width": 1000, "height": 700})
+    try:
+        page.goto(viewer.url)
+        page.wait_for_selector("canvas", timeout=30000)
+        first = _wait_for(page, lambda im: _navy(im).sum() > 100)
+        page.screenshot(path=str(tmp_path / "viewer.png"))
+        viewer.gui_frame.value = 20
+        _wait_for(page, lambda im: (_navy(im) != _navy(first)).sum() > 50, timeout=30.0)
+    finally:
+        page.close()
+
+
+# ------------------------------------------------------------------------------ command line
+@pytest.mark.parametrize(
+    "command",
+    [
+        "from ikrig.cli_viz import playground; playground.main(['--port', '0'])",
+        "from ikrig.cli_viz import view; view.main(['-g', 'slope', '--port', '0', '--play'])",
+    ],
+    ids=["playground", "view"],
+)
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_cli_serves_on_localhost_and_stops_on_ctrl_c(command, signame):
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen(
+        [sys.executable, "-c", command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        # a background job may start with SIGINT ignored; give the child the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
+    )
+    try:
+        address, seen = None, []
+        t0 = time.perf_counter()
+        while address is None and time.perf_counter() - t0 < 120:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "serving on" in line:
+                address = line.split("serving on", 1)[1].split()[0]
+        assert address and address.startswith("http://127.0.0.1:"), "".join(seen)
+        with urllib.request.urlopen(address, timeout=10) as page:
+            assert b"<html" in page.read(2000).lower()
+        proc.send_signal(getattr(signal, signame))
+        out, _ = proc.communicate(timeout=30)
+        assert proc.returncode == 0, out
+        assert "ikrig: stopping" in out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
