@@ -45,7 +45,7 @@ GROUND_NAMES = ("flat", "stairs", "slope", "bumps", "blocks")
 # All lengths below are in leg lengths.
 FEATURE_START = 1.0  # features begin this far along the walking direction
 MARGIN = 2.0  # area covered beyond the path's bounding box
-STAIR_RISER = 0.2  # step height
+STAIR_RISER = 0.15  # step height (about 13 cm for a 0.85 m leg)
 STAIR_TREAD = 0.6  # step depth
 SLOPE_DEG = 12.0  # ramp angle (degrees)
 BUMP_AMPLITUDE = 0.1  # max |height| of the bumps
