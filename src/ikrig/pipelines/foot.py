@@ -313,6 +313,7 @@ def apply_feet(
     pins,
     contacts,
     state: FootState,
+    out=None,
 ):
     """Steps 3, 5, 6, 7b and 9 on ``F`` frames: root, pelvis, leg IK, ankle turn, locking.
 
@@ -321,6 +322,8 @@ def apply_feet(
         offsets: ``(F, feet)`` vertical foot offsets (planned or live).
         pins: ``(F, feet)``; contacts: ``(F, feet)`` bool.
         state: :class:`FootState`, updated in place.
+        out: ``(rotations_local, positions_local)`` arrays ``(F, J, 4/3)`` to write the
+            result into, holding the source values (default: copies of ``motion``'s).
 
     Returns:
         ``(motion, FrameInfo)``: only rotations and the root translation change.
@@ -397,8 +400,9 @@ def apply_feet(
     hip_w = quat_mul(tb.root_rotation_world, rot_w[:, hip_i])
     knee_w = quat_mul(tb.mid_rotation_world, rot_w[:, knee_i])
     ankle_w = quat_mul(quat_nlerp(quat_identity((F, K)), align_q, weight), rot_w[:, ankle_i])
-    rl = motion.rotations_local.copy()
-    pl = motion.positions_local.copy()
+    if out is None:
+        out = (motion.rotations_local.copy(), motion.positions_local.copy())
+    rl, pl = out
     pl[:, setup.root, 1] += root_offset
     rl[:, hip_i] = quat_mul(quat_conj(rot_w[:, motion.skeleton.parents[hip_i]]), hip_w)
     rl[:, knee_i] = quat_mul(quat_conj(hip_w), knee_w)
@@ -547,7 +551,8 @@ def place_feet(
                 fk=(fk[0][a:b], fk[1][a:b]),
             )
             for a, b in chunks
-        ]
+        ],
+        fk,
     )
     # 4b. plan every swing from lift-off to landing
     offsets = plan_offsets(setup, options, goals, contact_flags, clip.frame_time)
@@ -557,6 +562,7 @@ def place_feet(
         from tqdm import tqdm
 
         steps_iter = tqdm(chunks, desc="foot placement", unit="chunk", leave=False)
+    rl, pl = clip.rotations_local.copy(), clip.positions_local.copy()
     parts = [
         apply_feet(
             setup,
@@ -568,10 +574,11 @@ def place_feet(
             pins[a:b],
             contact_flags[a:b],
             state,
+            out=(rl[a:b], pl[a:b]),
         )
         for a, b in steps_iter
     ]
-    motion = _concat([p[0] for p in parts])
+    motion = Motion._trusted(clip.skeleton, rl, pl, clip.frame_time)
     info = FrameInfo(
         *(
             np.concatenate([getattr(p[1], f.name) for p in parts])
@@ -580,14 +587,6 @@ def place_feet(
     )
     baseline = make_baseline(clip, setup, options, offsets, pins * goals.found)
     return FootResult(motion, baseline, legs, sole, contact_flags, pins, info, offsets)
-
-
-def _concat(motions: list[Motion]) -> Motion:
-    if len(motions) == 1:
-        return motions[0]
-    rl = np.concatenate([m.rotations_local for m in motions])
-    pl = np.concatenate([m.positions_local for m in motions])
-    return Motion._trusted(motions[0].skeleton, rl, pl, motions[0].frame_time)
 
 
 def make_baseline(clip: Motion, setup: FootSetup, options: FootOptions, offsets, pins):
@@ -600,12 +599,14 @@ def make_baseline(clip: Motion, setup: FootSetup, options: FootOptions, offsets,
     return Motion._trusted(clip.skeleton, clip.rotations_local, pl, clip.frame_time)
 
 
-def _concat_goals(parts: list[FootGoals]) -> FootGoals:
-    if len(parts) == 1:
-        return parts[0]
+def _concat_goals(parts: list[FootGoals], fk) -> FootGoals:
+    """Goals of consecutive chunks as one, reusing the whole clip's FK arrays ``fk``."""
+    whole = {"rotations_world": fk[0], "positions_world": fk[1]}
     return FootGoals(
         *(
-            np.concatenate([getattr(p, f.name) for p in parts])
+            whole[f.name]
+            if f.name in whole
+            else np.concatenate([getattr(p, f.name) for p in parts])
             for f in dataclasses.fields(FootGoals)
         )
     )
