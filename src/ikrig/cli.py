@@ -7,6 +7,7 @@ traceback instead.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -24,6 +25,9 @@ class _Group(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except BrokenPipeError:  # the reader went away (``ikrig info x.bvh | head``)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
         except (IkrigError, OSError) as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
@@ -52,6 +56,13 @@ def clip_summary(path) -> dict:
         key = " ".join(ch) if ch else "(none)"
         layouts[key] = layouts.get(key, 0) + 1
     positions_world = clip.motion.positions_world()
+    try:
+        from .pipelines.legs import find_legs
+
+        found = find_legs(sk)
+        legs, leg_length = found.describe(sk), found.leg_length
+    except IkrigError:
+        legs, leg_length = None, None
     rest_height = float(np.ptp(_rest_positions(sk)[:, 1])) if sk.num_joints > 1 else 0.0
     return {
         "path": str(path),
@@ -65,6 +76,8 @@ def clip_summary(path) -> dict:
         "channels": int(sum(len(c) for c in clip.channels)),
         "channel_layout": layouts,
         "rest_height": rest_height,
+        "legs": legs,
+        "leg_length": leg_length,
         "bounds_min": positions_world.reshape(-1, 3).min(axis=0).tolist()
         if clip.num_frames
         else None,
@@ -100,6 +113,10 @@ def info(path, as_json):
     for layout, count in s["channel_layout"].items():
         click.echo(f"    {count:3d} x {layout}")
     click.echo(f"  rest height {s['rest_height']:.4g} (file units)")
+    if s["legs"]:
+        click.echo(f"  legs        {s['legs']} (leg length {s['leg_length']:.4g})")
+    else:
+        click.echo("  legs        none found (name them with ikrig foot --legs)")
     if s["bounds_min"] is not None:
         lo = ", ".join(f"{v:.4g}" for v in s["bounds_min"])
         hi = ", ".join(f"{v:.4g}" for v in s["bounds_max"])
