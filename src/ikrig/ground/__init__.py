@@ -18,7 +18,7 @@ Example:
     >>> ground = make_ground("stairs", np.array([[0.0, 0.0], [0.0, 5.0]]), leg_length=1.0)
     >>> heights, normals, mask = ground.height_at(np.array([[0.0, 1.3], [0.0, 1.9]]))
     >>> heights.round(6).tolist()
-    [0.2, 0.4]
+    [0.15, 0.3]
 """
 
 from .base import Ground, Hits
