@@ -5,7 +5,7 @@ the clip on the ground, a timeline slider, play/pause and speed, and switches fo
 (on/off and the mode), the ray casts, the contacts, the IK goals and a ghost of the original
 clip.
 
-Foot IK runs live, frame by frame, through :class:`~ikrig.pipelines.foot.FootPlacer` with the
+Foot IK runs live, frame by frame, through :class:`~ikrig.pipelines.live.FootPlacer` with the
 clip's pinning curve (so playback gives the same frames as the offline pipeline); jumping
 on the timeline restarts the placer's springs and locks at the new frame.
 :meth:`ClipViewer.update` is the whole per-frame work (solve, FK, scene update); the
@@ -205,7 +205,8 @@ class ClipViewer:
         as an engine would store them with the clip)."""
         got = self._placers.get(mode)
         if got is None:
-            from ..pipelines.foot import FootOptions, FootPlacer, place_feet
+            from ..pipelines.foot import FootOptions, place_feet
+            from ..pipelines.live import FootPlacer
 
             options = FootOptions(mode=mode)
             placer = FootPlacer.from_clip(self.clip, self.ground, options, legs=self.legs)

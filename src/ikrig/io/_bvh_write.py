@@ -1,0 +1,248 @@
+"""BVH text from a clip (private to :mod:`ikrig.io.bvh`).
+
+The ``HIERARCHY`` is written tab-indented, joints depth first, offsets with ``precision``
+decimals; the ``MOTION`` rows hold the channel values (positions from ``positions_local``,
+rotations as Euler angles in degrees from :mod:`ikrig.io._bvh_euler`), printed by a compiled
+fixed-point formatter that rounds exactly as ``"%.6f"`` does (Python's ``%`` formatting
+takes over for values too large for its exact integer arithmetic).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from .._numba import njit, notify_compiling
+from ..errors import InputError
+from ..pose import Motion
+from ..skeleton import Skeleton
+from ._bvh_channels import _channel_layout, _Layout
+from ._bvh_euler import _euler_degrees, _euler_plan
+
+if TYPE_CHECKING:
+    from .bvh import BvhClip
+
+
+def _depth_first_order(parents: np.ndarray) -> list[int]:
+    """Joint indices in depth-first pre-order (children in index order), as BVH lists them."""
+    children = [[] for _ in parents]
+    roots = []
+    for j, p in enumerate(parents.tolist()):
+        (roots if p < 0 else children[p]).append(j)
+    order, stack = [], roots[::-1]
+    while stack:
+        j = stack.pop()
+        order.append(j)
+        stack.extend(children[j][::-1])
+    return order
+
+
+def _check_writable_names(names) -> None:
+    """Raise InputError for a joint name that would not read back the same."""
+    for name in names:
+        if any(ch in name for ch in "{}\t\r\n") or name != name.strip() or "  " in name:
+            raise InputError(
+                f"joint name {name!r} cannot be written to BVH (braces, tabs, line breaks,"
+                " leading, trailing or repeated spaces)"
+            )
+
+
+def _clip_arrays(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
+    """``(F, J, 4)`` rotations and ``(F, J, 3)`` positions in float64; a pose is one frame.
+
+    Raises:
+        InputError: the motion has more than one batch axis.
+    """
+    if len(motion.batch_shape) > 1:
+        raise InputError(
+            f"motion: a BVH clip needs batch shape (F,) or (), got {motion.batch_shape}"
+        )
+    J = motion.num_joints
+    rotations = motion.rotations_local.reshape(-1, J, 4).astype(np.float64)
+    positions = motion.positions_local.reshape(-1, J, 3).astype(np.float64)
+    return rotations, positions
+
+
+def _channel_values(clip: BvhClip, layout: _Layout) -> np.ndarray:
+    """``(F, C)`` channel values to write: positions in file units, rotations in degrees."""
+    rotations, positions = _clip_arrays(clip.motion)
+    values = np.empty((len(rotations), layout.num_channels))
+    values[:, layout.position_columns] = positions[:, layout.position_joints, layout.position_axes]
+    plan = _euler_plan(layout, clip.motion.skeleton.names)
+    if len(plan.joints):
+        degrees = _euler_degrees(clip, rotations, layout, plan)
+        slot_of_joint = np.full(len(layout.rotation_axes), -1)
+        slot_of_joint[plan.joints] = np.arange(len(plan.joints))
+        for k, slot in enumerate(layout.rotation_slots):
+            values[:, slot.columns] = degrees[:, slot_of_joint[slot.joints], k]
+    return values
+
+
+class _Tree(NamedTuple):
+    """What the hierarchy writer needs, indexed by joint."""
+
+    skeleton: Skeleton
+    channels: tuple[tuple[str, ...], ...]
+    children: list[list[int]]
+    end_sites: list[list[np.ndarray]]  # offsets of the end sites under each joint
+    number: str  # "%.6f"-style format of one offset component
+
+
+def _tree(skeleton: Skeleton, channels, precision: int) -> _Tree:
+    children = [[] for _ in skeleton.names]
+    end_sites = [[] for _ in skeleton.names]
+    for j, p in enumerate(skeleton.parents.tolist()):
+        if p >= 0:
+            children[p].append(j)
+    for parent, offset in zip(skeleton.end_site_parents.tolist(), skeleton.end_site_offsets):
+        end_sites[parent].append(offset)
+    return _Tree(skeleton, channels, children, end_sites, f"%.{precision}f")
+
+
+def _offset_line(tree: _Tree, indent: str, offset) -> str:
+    return f"{indent}OFFSET " + " ".join(tree.number % v for v in offset)
+
+
+def _joint_lines(tree: _Tree, j: int, depth: int) -> list[str]:
+    """The lines of joint ``j``'s block, its children and end sites included."""
+    indent, inner = "\t" * depth, "\t" * (depth + 1)
+    keyword = "ROOT" if tree.skeleton.parents[j] < 0 else "JOINT"
+    lines = [f"{indent}{keyword} {tree.skeleton.names[j]}", indent + "{"]
+    lines.append(_offset_line(tree, inner, tree.skeleton.offsets[j]))
+    lines.append(f"{inner}CHANNELS " + " ".join([str(len(tree.channels[j])), *tree.channels[j]]))
+    for child in tree.children[j]:
+        lines += _joint_lines(tree, child, depth + 1)
+    for offset in tree.end_sites[j]:
+        site = [f"{inner}End Site", inner + "{", _offset_line(tree, inner + "\t", offset)]
+        lines += site + [inner + "}"]
+    return lines + [indent + "}"]
+
+
+def _format_hierarchy(skeleton: Skeleton, channels, precision: int) -> list[str]:
+    """The lines of the ``HIERARCHY`` section, tab-indented, joints depth first."""
+    tree = _tree(skeleton, channels, precision)
+    lines = ["HIERARCHY"]
+    for root in np.flatnonzero(skeleton.parents < 0).tolist():
+        lines += _joint_lines(tree, root, 0)
+    return lines
+
+
+_MAX_FAST_SCALED = 2.0**53  # |value| * 10**precision below this: exact integer arithmetic
+
+
+@njit(cache=True)
+def _write_digits(number, width, out, pos):
+    """Write the non-negative integer ``number`` in decimal, zero-padded to ``width``."""
+    digits, rest = 1, number // 10
+    while rest > 0:
+        digits += 1
+        rest //= 10
+    digits = max(digits, width)
+    for i in range(pos + digits - 1, pos - 1, -1):
+        out[i] = 48 + number % 10
+        number //= 10
+    return pos + digits
+
+
+@njit(cache=True)
+def _product_error(a, b, product):
+    """The rounding error ``a * b - product`` exactly (Dekker's two-product, no FMA)."""
+    split = 134217729.0  # 2**27 + 1
+    ca, cb = split * a, split * b
+    a_hi, b_hi = ca - (ca - a), cb - (cb - b)
+    a_lo, b_lo = a - a_hi, b - b_hi
+    return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+@njit(cache=True)
+def _round_scaled(magnitude, unit):
+    """``magnitude * unit`` rounded to an integer as if computed exactly, ties to even.
+
+    Rounding the float64 product is right except when the product lands exactly half-way
+    between integers; then the sign of its rounding error says which side the exact
+    product is on. ``unit`` must be a power of ten up to ``10**22`` (exact in float64).
+    """
+    product = magnitude * unit
+    nearest = np.rint(product)
+    if abs(product - nearest) == 0.5:
+        error = _product_error(magnitude, unit, product)
+        if error > 0:
+            nearest = product + 0.5
+        elif error < 0:
+            nearest = product - 0.5
+    return np.int64(nearest)
+
+
+@njit(cache=True)
+def _write_fixed(value, precision, out, pos):
+    """Write ``value`` with ``precision`` decimals at ``out[pos]``; return the end.
+
+    Gives the same text as ``"%.{precision}f" % value`` for ``|value| * 10**precision``
+    below 2**53.
+    """
+    unit = 10**precision
+    scaled = _round_scaled(abs(value), float(unit))
+    if math.copysign(1.0, value) < 0:
+        out[pos] = 45  # "-", also for values that round to zero, as printf does
+        pos += 1
+    pos = _write_digits(scaled // unit, 1, out, pos)
+    if precision > 0:
+        out[pos] = 46  # "."
+        pos = _write_digits(scaled % unit, precision, out, pos + 1)
+    return pos
+
+
+@njit(cache=True)
+def _format_rows_kernel(values, precision, out):
+    """Write ``values (F, C)`` as text rows into ``out`` (uint8); return the length used."""
+    pos = 0
+    for f in range(values.shape[0]):
+        for c in range(values.shape[1]):
+            if c > 0:
+                out[pos] = 32
+                pos += 1
+            pos = _write_fixed(values[f, c], precision, out, pos)
+        out[pos] = 10
+        pos += 1
+    return pos
+
+
+def _format_rows(values: np.ndarray, precision: int) -> bytes:
+    """One line per frame: the values with ``precision`` decimals, separated by spaces.
+
+    Compiled when every ``|value| * 10**precision`` is below 2**53 (always, for motion
+    data), else Python's ``%`` formatting; both give the same text.
+    """
+    if values.size == 0:
+        return b"\n" * len(values) if values.shape[1] == 0 else b""
+    if np.abs(values).max() * 10.0**precision >= _MAX_FAST_SCALED:
+        row = " ".join([f"%.{precision}f"] * values.shape[1]) + "\n"
+        return "".join([row % tuple(frame) for frame in values.tolist()]).encode("ascii")
+    out = np.empty(values.size * (precision + 20) + len(values), dtype=np.uint8)
+    notify_compiling()
+    length = _format_rows_kernel(np.ascontiguousarray(values), precision, out)
+    return out[:length].tobytes()
+
+
+def _check_precision(precision) -> int:
+    """``precision`` as an int in 0..17, else InputError."""
+    if isinstance(precision, bool) or not isinstance(precision, (int, np.integer)):
+        raise InputError(f"precision: expected an integer number of decimals, got {precision!r}")
+    if not 0 <= precision <= 17:
+        raise InputError(f"precision: expected 0 to 17 decimals, got {precision}")
+    return int(precision)
+
+
+def _format_bytes(clip: BvhClip, precision: int) -> bytes:
+    """The BVH text of a clip as ASCII/UTF-8 bytes; see :func:`format_bvh`."""
+    precision = _check_precision(precision)
+    skeleton = clip.motion.skeleton
+    _check_writable_names(skeleton.names)
+    layout = _channel_layout(clip.channels, skeleton.names, _depth_first_order(skeleton.parents))
+    values = _channel_values(clip, layout)
+    frame_time = 0.0 if clip.frame_time is None else float(clip.frame_time)
+    lines = _format_hierarchy(skeleton, clip.channels, precision)
+    lines += ["MOTION", f"Frames: {len(values)}", f"Frame Time: {frame_time!r}", ""]
+    return "\n".join(lines).encode("utf-8") + _format_rows(values, precision)
