@@ -36,6 +36,23 @@ class _Group(click.Group):
             sys.exit(2)
 
 
+GROUND_OPTION = click.option(
+    "-g",
+    "--ground",
+    "ground_spec",
+    default="stairs",
+    show_default=True,
+    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
+)
+REPORT_OPTION = click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the metrics (result, baseline, comparisons) as JSON here.",
+)
+
+
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ikrig")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
@@ -132,14 +149,7 @@ def info(path, as_json):
     default=None,
     help="Use this BVH clip instead of the built-in walk.",
 )
-@click.option(
-    "-g",
-    "--ground",
-    "ground_spec",
-    default="stairs",
-    show_default=True,
-    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
-)
+@GROUND_OPTION
 @click.option(
     "-o",
     "--output",
@@ -148,13 +158,7 @@ def info(path, as_json):
     show_default=True,
     help="Where to write the result.",
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Also write the metrics as JSON here.",
-)
+@REPORT_OPTION
 @click.option(
     "--gif/--no-gif",
     default=True,
@@ -168,7 +172,7 @@ def demo(clip_path, ground_spec, output, report_path, gif):
     along its path, places the feet (mode full), writes the result as BVH and prints the
     metrics against the do-nothing baseline (root on the ground, no IK) and trace-offset.
     """
-    from .io.bvh import read_bvh, write_bvh
+    from .io.bvh import read_bvh
 
     if clip_path:
         clip = read_bvh(clip_path)
@@ -187,18 +191,27 @@ def demo(clip_path, ground_spec, output, report_path, gif):
         extra={"input": source, "ground": ground_spec},
     )
     elapsed = time.perf_counter() - t0
-    results, ground = report.pop("_results"), report.pop("_ground")
-    write_bvh(output, clip.with_motion(results["full"].motion))
-    click.echo(table)
     click.echo(
         f"legs: {report['legs']}; solved {report['frames']} frames (and the"
         f" comparisons) in {elapsed:.2f} s"
     )
+    result, ground = _write_results(clip, report, table, "full", output, report_path)
+    if gif:
+        _maybe_gif(result, clip.motion, ground, Path(output).with_suffix(".gif"))
+
+
+def _write_results(clip, report, table, mode, output, report_path):
+    """Write the clip of ``mode`` as BVH (and the report as JSON), print the metrics table;
+    return that mode's result and the ground."""
+    from .io.bvh import write_bvh
+
+    result, ground = report.pop("_results")[mode], report.pop("_ground")
+    write_bvh(output, clip.with_motion(result.motion))
+    click.echo(table)
     if report_path:
         Path(report_path).write_text(json.dumps(report, indent=2))
     click.echo(f"wrote {output}" + (f" and {report_path}" if report_path else ""))
-    if gif:
-        _maybe_gif(results["full"], clip.motion, ground, Path(output).with_suffix(".gif"))
+    return result, ground
 
 
 def _maybe_gif(result, source, ground, path):
@@ -215,14 +228,7 @@ def _maybe_gif(result, source, ground, path):
 
 @main.command()
 @click.argument("input_path", metavar="INPUT.bvh", type=click.Path(dir_okay=False))
-@click.option(
-    "-g",
-    "--ground",
-    "ground_spec",
-    default="stairs",
-    show_default=True,
-    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
-)
+@GROUND_OPTION
 @click.option(
     "-o",
     "--output",
@@ -236,13 +242,7 @@ def _maybe_gif(result, source, ground, path):
     default="full",
     show_default=True,
 )
-@click.option(
-    "--report",
-    "report_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the metrics (result and baseline) as JSON here.",
-)
+@REPORT_OPTION
 @click.option("--compare", is_flag=True, help="Also run the other modes and report them.")
 @click.option(
     "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
@@ -257,7 +257,7 @@ def _maybe_gif(result, source, ground, path):
 )
 def foot(input_path, ground_spec, output, mode, report_path, compare, legs, seed, gif_path):
     """Plant the feet of a clip on uneven ground and write the result."""
-    from .io.bvh import read_bvh, write_bvh
+    from .io.bvh import read_bvh
 
     clip = read_bvh(input_path)
     modes = [mode] + (
@@ -271,13 +271,7 @@ def foot(input_path, ground_spec, output, mode, report_path, compare, legs, seed
         seed,
         extra={"input": str(input_path), "ground": ground_spec},
     )
-    result = report.pop("_results")[mode]
-    ground = report.pop("_ground")
-    write_bvh(output, clip.with_motion(result.motion))
-    click.echo(table)
-    if report_path:
-        Path(report_path).write_text(json.dumps(report, indent=2))
-    click.echo(f"wrote {output}" + (f" and {report_path}" if report_path else ""))
+    result, ground = _write_results(clip, report, table, mode, output, report_path)
     if gif_path:
         from .viz.movie import write_before_after_gif
 
