@@ -8,6 +8,13 @@
   :mod:`~ikrig.solvers.dls`) for chains of any length.
 """
 
+from .ccd import CCDOptions, ccd, solve_ccd
+from .ccd2d import CCD2DOptions, CCD2DResult, ccd_2d
+from .chain import Chain
+from .dls import DLSOptions, dls, solve_dls
+from .fabrik import FabrikOptions, fabrik, solve_fabrik
+from .follow import FollowOptions, follow, solve_follow
+from .result import SolveResult
 from .two_bone import (
     TwoBoneOptions,
     TwoBonePositions,
@@ -19,6 +26,23 @@ from .two_bone import (
 )
 
 __all__ = [
+    "CCD2DOptions",
+    "CCD2DResult",
+    "CCDOptions",
+    "Chain",
+    "DLSOptions",
+    "FabrikOptions",
+    "FollowOptions",
+    "SolveResult",
+    "ccd",
+    "ccd_2d",
+    "dls",
+    "fabrik",
+    "follow",
+    "solve_ccd",
+    "solve_dls",
+    "solve_fabrik",
+    "solve_follow",
     "TwoBoneOptions",
     "TwoBonePositions",
     "TwoBoneResult",
