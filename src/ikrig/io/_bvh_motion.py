@@ -19,8 +19,8 @@ import numpy as np
 
 from .._numba import njit, notify_compiling
 from ..errors import FileFormatError
+from ..math._qmath import q_mul
 from ..pose import Motion
-from ..solvers._qmath import q_mul
 from ._bvh_channels import _channel_layout, _Layout
 from ._bvh_header import (
     _COUNT,

@@ -5,7 +5,7 @@ Everything here is private. The public wrappers validate and shape the inputs
 arrays (or ``(M, ...)`` with ``M`` 1, shared by every problem, or ``N``), write into output
 arrays passed in and return ``bad``: ``-1``, or the index of the first problem whose inputs
 hold NaN or infinity (the wrapper turns that into an :class:`~ikrig.errors.InputError`).
-They compute in float64 with the tuple helpers of :mod:`ikrig.solvers._qmath`.
+They compute in float64 with the tuple helpers of :mod:`ikrig.math._qmath`.
 
 3D CCD, per problem and iteration:
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from .._numba import njit
 from ..constraints._kernels import project_local_t
-from ._qmath import (
+from ..math._qmath import (
     chain_fk,
     identity_rotations,
     nearest_in_range,
@@ -200,7 +200,7 @@ def ccd_positions_kernel(positions, target, parent, bend, kinds, params, tol, st
         target: ``(N, 3)`` world targets.
         parent: ``(M, 4)`` world rotation of the chain root's parent: every joint's frame in
             the input pose, whose local rotations are the identity
-            (:func:`~ikrig.solvers._qmath.rest_frame`).
+            (:func:`~ikrig.math._qmath.rest_frame`).
         bend: ``(3,)`` world bend axis for collinear configurations (zeros: automatic).
         kinds, params: packed constraints ``(n,)``, ``(M, n, P)``.
         tol: tolerance, fraction of the chain length; steps: :func:`step_constants`;

@@ -55,7 +55,7 @@ import numpy as np
 
 from .._numba import njit
 from ..constraints._kernels import P_BONE, project_direction_t, project_local_t
-from ._qmath import (
+from ..math._qmath import (
     pick,
     q_between,
     q_conj,

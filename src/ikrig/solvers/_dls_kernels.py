@@ -4,7 +4,7 @@ Private. The wrapper validates and flattens (:mod:`ikrig.solvers._options`); the
 take float64 ``(N, ...)`` arrays (or ``(M, ...)``, ``M`` 1 or ``N``), write into output
 arrays passed in and return ``bad`` (-1, or the index of the first problem whose inputs
 hold NaN or infinity). They compute in float64 with the tuple helpers of
-:mod:`ikrig.solvers._qmath`.
+:mod:`ikrig.math._qmath`.
 
 Per problem and iteration:
 
@@ -46,7 +46,7 @@ import numpy as np
 
 from .._numba import njit
 from ..constraints._kernels import project_local_t
-from ._qmath import (
+from ..math._qmath import (
     all_finite,
     chain_fk,
     identity_rotations,
@@ -361,7 +361,7 @@ def _targets_finite(tpos, trot, k):
 def dls_positions_kernel(positions, parent, effectors, tpos, trot, wpos, wrot, bend, kinds,
                          params, opts, max_iter, pos_out, rl_out, err, iters, reached):  # fmt: skip
     """Damped least squares of chains given by joint positions (the input pose is the rest
-    pose: :func:`~ikrig.solvers._qmath.rest_frame`; the effector's frame too).
+    pose: :func:`~ikrig.math._qmath.rest_frame`; the effector's frame too).
 
     Args:
         positions: ``(M, n + 1, 3)``; parent: ``(M, 4)``; the others as for
