@@ -82,6 +82,9 @@ class FootOptions:
             clear the ground (0.4 leg lengths).
         swing_halflife: live placement without a plan: smoothing of a swinging foot's
             height (0.05 s).
+        target_halflife: full mode: a spring on each foot's vertical offset (0.04 s; 0 off)
+            that takes the last kinks out (lock switches, plant ramps), never letting the
+            sole sink into the ground.
         trace_reach: ``trace-offset``: a trace that finds no ground within this distance of
             the foot blends IK out (0.5 leg lengths).
         plant_softness: a planted foot keeps ``c^2 / (c + k)`` of the animation's own
@@ -113,6 +116,7 @@ class FootOptions:
     lock_halflife: float = 0.08
     max_swing_bump: float = 0.4
     swing_halflife: float = 0.05
+    target_halflife: float = 0.04
     trace_reach: float = 0.5
     plant_softness: float = 0.005
     plant_ramp: float = 0.12
@@ -191,6 +195,8 @@ class FootState:
     offsets: tuple | None = None
     lock: np.ndarray | None = None
     swing: tuple | None = None
+    held: tuple | None = None
+    targets: tuple | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -364,6 +370,13 @@ def apply_feet(
             targets = _goal_blend_targets(setup, ground, pos_w, hip_i, ankles, root_offset, pins)
         else:
             shift = goals.shift
+            if options.target_halflife > 0:
+                # 8. a short spring takes the last kinks out of the feet's vertical paths
+                # (lock switches, plant ramps); it never lets a sole sink into the ground
+                smoothed, state.targets = steps.smooth_stateful(
+                    offsets, dt, options.target_halflife, state.targets
+                )
+                offsets = np.maximum(smoothed, goals.planted)
             targets = ankles + np.stack([shift[..., 0], offsets, shift[..., 1]], axis=-1)
         # 5. the pelvis comes down when a leg would have to straighten beyond the source's
         # extension or max_extension (smooth maxima: no kinks, no knee pops)
