@@ -50,15 +50,6 @@ class ContactOptions:
             in_range(getattr(self, name), name, 0.0, 10.0)
 
 
-def floor_levels(heights) -> np.ndarray:
-    """Each sole point's floor level: a low percentile of its height over the clip.
-
-    ``heights: (F, P)`` -> ``(P,)``.
-    """
-    h = np.asarray(heights, dtype=np.float64)
-    return np.percentile(h, ContactOptions.floor_percentile, axis=0) if len(h) else h[0]
-
-
 def horizontal_speed(positions, frame_time: float) -> np.ndarray:
     """Speed in the XZ plane. ``positions: (F, ..., 3)`` -> ``(F, ...)``; central differences."""
     p = np.asarray(positions, dtype=np.float64)[..., [0, 2]]
