@@ -322,7 +322,8 @@ def apply_feet(
     state: FootState,
     out=None,
 ):
-    """Steps 3, 5, 6, 7b and 9 on ``F`` frames: root, pelvis, leg IK, ankle turn, locking.
+    """Steps 3, 5, 6, 7b and 8 on ``F`` frames: root, pelvis, leg IK, ankle turn, smoothing
+    (locking, step 9, already moved the feet in :func:`foot_goals`).
 
     Args:
         motion: source frames ``(F,)``; goals: their :class:`FootGoals`.
@@ -383,7 +384,7 @@ def apply_feet(
         band = 0.01 * L
         hips = pos_w[:, hip_i] + root_offset[:, None, None] * steps.UP
         src_reach = np.linalg.norm(ankles - pos_w[:, hip_i], axis=-1)
-        # (a smooth max that never exceeds the larger of the two by more than rounding)
+        # (a smooth max less half its band: never above the larger of the two, no kink)
         reach = steps.smooth_max(src_reach, options.max_extension * setup.leg_lengths, band)
         reach = steps.smooth_min(
             reach - 0.5 * band, options.extension_cap * setup.leg_lengths, band
@@ -570,7 +571,7 @@ def place_feet(
     )
     # 4b. plan every swing from lift-off to landing
     offsets = plan_offsets(setup, options, goals, contact_flags, clip.frame_time)
-    # 3, 5-7, 9. root, pelvis, leg IK, ankle turn and locking, in chunks
+    # 3, 5-8. root, pelvis, leg IK, ankle turn and smoothing, in chunks
     steps_iter = chunks
     if progress and len(chunks) > 1:
         from tqdm import tqdm
