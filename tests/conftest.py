@@ -38,6 +38,26 @@ def assert_quat_close(a, b, atol):
     assert np.all(err <= atol), f"max quaternion error {err.max()} > {atol}"
 
 
+def random_chain(rng, n):
+    """Root position and ``n`` bone vectors of lengths 0.3 to 1.5, random directions."""
+    b = rng.normal(size=(n, 3))
+    b *= rng.uniform(0.3, 1.5, size=(n, 1)) / np.linalg.norm(b, axis=-1, keepdims=True)
+    return rng.normal(size=3), b
+
+
+def chain_fk(root, bones, rotations_local):
+    """World rotations ``(..., n + 1, 4)`` and positions ``(..., n + 1, 3)`` of an
+    identity-framed chain turned by ``rotations_local (..., n, 4)`` (the effector's local
+    rotation is the identity)."""
+    from ikrig.pose import fk
+
+    n = len(bones)
+    batch = rotations_local.shape[:-2]
+    rl = np.concatenate([rotations_local, np.broadcast_to([0, 0, 0, 1.0], batch + (1, 4))], -2)
+    pl = np.broadcast_to(np.concatenate([root[None], bones]), batch + (n + 1, 3))
+    return fk(np.arange(-1, n), rl, pl)
+
+
 def random_quats(rng, shape, dtype=np.float64):
     q = rng.normal(size=tuple(shape) + (4,))
     return (q / np.linalg.norm(q, axis=-1, keepdims=True)).astype(dtype)

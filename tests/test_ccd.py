@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from conftest import chain_fk, dtypes, random_chain, random_quats, seeds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,31 +25,12 @@ from ikrig.solvers.ccd2d import CCD2DOptions, CCD2DResult, ccd_2d
 from ikrig.solvers.chain import Chain
 
 BATCHES = st.sampled_from([(), (1,), (4,), (2, 3)])
-DTYPES = st.sampled_from([np.float32, np.float64])
-SEEDS = st.integers(0, 2**32 - 1)
 FAST = settings(max_examples=20, deadline=None)
 
 
-def random_quats(rng, shape):
-    q = rng.normal(size=tuple(shape) + (4,))
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def random_chain(rng, n):
-    """Root position and ``n`` bone vectors of lengths 0.3 to 1.5, random directions."""
-    b = rng.normal(size=(n, 3))
-    b *= rng.uniform(0.3, 1.5, size=(n, 1)) / np.linalg.norm(b, axis=-1, keepdims=True)
-    return rng.normal(size=3), b
-
-
-def chain_fk(root, bones, rotations_local):
-    """World joint positions ``(..., n + 1, 3)`` of an identity-framed chain turned by
-    ``rotations_local (..., n, 4)``."""
-    n = len(bones)
-    batch = rotations_local.shape[:-2]
-    rl = np.concatenate([rotations_local, np.broadcast_to([0, 0, 0, 1.0], batch + (1, 4))], -2)
-    pl = np.broadcast_to(np.concatenate([root[None], bones]), batch + (n + 1, 3))
-    return fk(np.arange(-1, n), rl, pl)[1]
+def chain_positions(root, bones, rotations_local):
+    """World positions ``(..., n + 1, 3)`` of the chain (see ``conftest.chain_fk``)."""
+    return chain_fk(root, bones, rotations_local)[1]
 
 
 def rest_positions(root, bones):
@@ -62,7 +44,7 @@ def bone_lengths(p):
 def reachable_problem(rng, batch, n=None):
     n = int(rng.integers(3, 7)) if n is None else n
     root, bones = random_chain(rng, n)
-    target = chain_fk(root, bones, random_quats(rng, batch + (n,)))[..., -1, :]
+    target = chain_positions(root, bones, random_quats(rng, batch + (n,)))[..., -1, :]
     return rest_positions(root, bones), target, bones
 
 
@@ -71,7 +53,7 @@ def reachable_problem(rng, batch, n=None):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_ccd_reaches_reachable_targets(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     pos, target, bones = reachable_problem(rng, batch)
@@ -91,14 +73,16 @@ def test_ccd_reaches_reachable_targets(batch, dtype, seed):
     np.testing.assert_allclose(bone_lengths(res.positions_world), bone_lengths(pos_b), rtol=rtol)
     np.testing.assert_array_equal(res.positions_world[..., 0, :], pos_b[..., 0, :])
     # rotations_local reproduce the positions through FK of the identity-framed chain
-    again = chain_fk(pos.astype(np.float64)[0], bones, res.rotations_local.astype(np.float64))
+    again = chain_positions(
+        pos.astype(np.float64)[0], bones, res.rotations_local.astype(np.float64)
+    )
     np.testing.assert_allclose(
         again, res.positions_world, atol=1e-9 if dtype == np.float64 else 1e-4
     )
 
 
 @FAST
-@given(batch=BATCHES.filter(lambda b: b != ()), dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES.filter(lambda b: b != ()), dtype=dtypes, seed=seeds)
 def test_ccd_batch_equals_loop(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 6))
@@ -117,7 +101,7 @@ def test_ccd_batch_equals_loop(batch, dtype, seed):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_ccd_constraints_respected(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = 4
@@ -250,7 +234,7 @@ def branchy_skeleton(rng):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_solve_ccd_pose_level(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     sk = branchy_skeleton(rng)
@@ -348,7 +332,7 @@ def planar_fk(lens, angles, phi_ref=0.0):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS, dim=st.sampled_from([2, 3]))
+@given(batch=BATCHES, dtype=dtypes, seed=seeds, dim=st.sampled_from([2, 3]))
 def test_ccd_2d_reaches_reachable_targets(batch, dtype, seed, dim):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 7))
@@ -385,7 +369,7 @@ def test_ccd_2d_reaches_reachable_targets(batch, dtype, seed, dim):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_ccd_2d_limits_respected_and_batch_equals_loop(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = 5

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import chain_fk, dtypes, random_chain, random_quats, seeds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,30 +20,7 @@ from ikrig.solvers.chain import Chain
 from ikrig.solvers.dls import DLSOptions, dls, solve_dls
 
 BATCHES = st.sampled_from([(), (1,), (4,), (2, 3)])
-DTYPES = st.sampled_from([np.float32, np.float64])
-SEEDS = st.integers(0, 2**32 - 1)
 FAST = settings(max_examples=20, deadline=None)
-
-
-def random_quats(rng, shape):
-    q = rng.normal(size=tuple(shape) + (4,))
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def random_chain(rng, n):
-    b = rng.normal(size=(n, 3))
-    b *= rng.uniform(0.3, 1.5, size=(n, 1)) / np.linalg.norm(b, axis=-1, keepdims=True)
-    return rng.normal(size=3), b
-
-
-def chain_fk(root, bones, rotations_local):
-    """World rotations ``(..., n + 1, 4)`` and positions ``(..., n + 1, 3)`` of an
-    identity-framed chain (the effector's local rotation is the identity)."""
-    n = len(bones)
-    batch = rotations_local.shape[:-2]
-    rl = np.concatenate([rotations_local, np.broadcast_to([0, 0, 0, 1.0], batch + (1, 4))], -2)
-    pl = np.broadcast_to(np.concatenate([root[None], bones]), batch + (n + 1, 3))
-    return fk(np.arange(-1, n), rl, pl)
 
 
 def rest_positions(root, bones):
@@ -59,7 +37,7 @@ def quat_err(a, b):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_dls_reaches_reachable_targets(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 8))
@@ -85,7 +63,7 @@ def test_dls_reaches_reachable_targets(batch, dtype, seed):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_dls_orientation_goal(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(3, 7))
@@ -103,7 +81,7 @@ def test_dls_orientation_goal(batch, dtype, seed):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_dls_multiple_effectors(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = 6
@@ -141,7 +119,7 @@ def test_dls_weights_trade_off_conflicting_goals():
 
 
 @FAST
-@given(batch=BATCHES.filter(lambda b: b != ()), dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES.filter(lambda b: b != ()), dtype=dtypes, seed=seeds)
 def test_dls_batch_equals_loop(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 6))
@@ -162,7 +140,7 @@ def test_dls_batch_equals_loop(batch, dtype, seed):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS)
+@given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_dls_constraints_respected(batch, dtype, seed):
     rng = np.random.default_rng(seed)
     n = 3
@@ -285,7 +263,7 @@ def branchy_skeleton(rng):
 
 
 @FAST
-@given(batch=BATCHES, dtype=DTYPES, seed=SEEDS, orient=st.booleans())
+@given(batch=BATCHES, dtype=dtypes, seed=seeds, orient=st.booleans())
 def test_solve_dls_pose_level(batch, dtype, seed, orient):
     rng = np.random.default_rng(seed)
     sk = branchy_skeleton(rng)
