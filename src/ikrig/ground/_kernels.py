@@ -152,6 +152,34 @@ def cell_index(x, lo, cell, n):
     return int(f)
 
 
+@njit(cache=True)
+def grid_entry(ox, oy, oz, dx, dy, dz, tmax, x0, z0, cx, cz, ncx, ncz, ylo, yhi, pad):
+    """Where a unit-direction ray enters a grid of ``ncx x ncz`` XZ cells (corner ``x0, z0``,
+    sizes ``cx, cz``) whose contents lie in ``[ylo, yhi]``, padded by ``pad``.
+
+    Returns ``(enters, t0, t1, ix, iz, sx, tnx, tdx, sz, tnz, tdz)``: the parameter interval
+    inside the grid, the entry cell and the per-axis DDA state (see :func:`dda_axis`).
+    """
+    t0, t1 = slab(ox, dx, x0 - pad, x0 + ncx * cx + pad, 0.0, tmax)
+    t0, t1 = slab(oz, dz, z0 - pad, z0 + ncz * cz + pad, t0, t1)
+    t0, t1 = slab(oy, dy, ylo - pad, yhi + pad, t0, t1)
+    if not (t0 <= t1):
+        return False, t0, t1, 0, 0, 0, math.inf, math.inf, 0, math.inf, math.inf
+    ix = cell_index(ox + dx * t0, x0, cx, ncx)
+    iz = cell_index(oz + dz * t0, z0, cz, ncz)
+    sx, tnx, tdx = dda_axis(ox, dx, x0, cx, ix)
+    sz, tnz, tdz = dda_axis(oz, dz, z0, cz, iz)
+    return True, t0, t1, ix, iz, sx, tnx, tdx, sz, tnz, tdz
+
+
+@njit(cache=True)
+def dda_step(ix, iz, sx, sz, tnx, tnz, tdx, tdz):
+    """One step of the 2D DDA to the next cell: ``(ix, iz, t_enter, tnx, tnz)``."""
+    if tnx <= tnz:
+        return ix + sx, iz, tnx, tnx + tdx, tnz
+    return ix, iz + sz, tnz, tnx, tnz + tdz
+
+
 # --------------------------------------------------------------------------- heightfield
 
 
@@ -210,8 +238,6 @@ def hf_raycast(
     """Ray casts on a heightfield (see the module docstring for the contract)."""
     nz_ = heights.shape[0]
     nx_ = heights.shape[1]
-    x1 = x0 + (nx_ - 1) * cx
-    z1 = z0 + (nz_ - 1) * cz
     pad = PAD * min(cx, cz)
     for i in range(origins.shape[0]):
         ox = origins[i, 0]
@@ -222,16 +248,12 @@ def hf_raycast(
         if not ok:
             write_miss(i, ox, oy, oz, dx, dy, dz, tmax, mask, dist, point, normal)
             continue
-        t0, t1 = slab(ox, dx, x0 - pad, x1 + pad, 0.0, tmax)
-        t0, t1 = slab(oz, dz, z0 - pad, z1 + pad, t0, t1)
-        t0, t1 = slab(oy, dy, hmin - pad, hmax + pad, t0, t1)
-        if not (t0 <= t1):
+        enters, t0, t1, ix, iz, sx, tnx, tdx, sz, tnz, tdz = grid_entry(
+            ox, oy, oz, dx, dy, dz, tmax, x0, z0, cx, cz, nx_ - 1, nz_ - 1, hmin, hmax, pad
+        )
+        if not enters:
             write_miss(i, ox, oy, oz, dx, dy, dz, tmax, mask, dist, point, normal)
             continue
-        ix = cell_index(ox + dx * t0, x0, cx, nx_ - 1)
-        iz = cell_index(oz + dz * t0, z0, cz, nz_ - 1)
-        sx, tnx, tdx = dda_axis(ox, dx, x0, cx, ix)
-        sz, tnz, tdz = dda_axis(oz, dz, z0, cz, iz)
         t_cur = t0
         found = False
         for _ in range(nx_ + nz_ + 2):
@@ -280,14 +302,7 @@ def hf_raycast(
                     break
             if t_out >= t1:
                 break
-            if tnx <= tnz:
-                ix += sx
-                t_cur = tnx
-                tnx += tdx
-            else:
-                iz += sz
-                t_cur = tnz
-                tnz += tdz
+            ix, iz, t_cur, tnx, tnz = dda_step(ix, iz, sx, sz, tnx, tnz, tdx, tdz)
             if ix < 0 or ix > nx_ - 2 or iz < 0 or iz > nz_ - 2:
                 break
         if not found:
@@ -353,8 +368,6 @@ def mesh_raycast(
     nz_ = int(grid[5])
     ymin = grid[6]
     ymax = grid[7]
-    x1 = x0 + nx_ * cx
-    z1 = z0 + nz_ * cz
     pad = PAD * min(cx, cz)
     for i in range(origins.shape[0]):
         ox = origins[i, 0]
@@ -365,16 +378,12 @@ def mesh_raycast(
         if not ok:
             write_miss(i, ox, oy, oz, dx, dy, dz, tmax, mask, dist, point, normal)
             continue
-        t0, t1 = slab(ox, dx, x0 - pad, x1 + pad, 0.0, tmax)
-        t0, t1 = slab(oz, dz, z0 - pad, z1 + pad, t0, t1)
-        t0, t1 = slab(oy, dy, ymin - pad, ymax + pad, t0, t1)
-        if not (t0 <= t1):
+        enters, t0, t1, ix, iz, sx, tnx, tdx, sz, tnz, tdz = grid_entry(
+            ox, oy, oz, dx, dy, dz, tmax, x0, z0, cx, cz, nx_, nz_, ymin, ymax, pad
+        )
+        if not enters:
             write_miss(i, ox, oy, oz, dx, dy, dz, tmax, mask, dist, point, normal)
             continue
-        ix = cell_index(ox + dx * t0, x0, cx, nx_)
-        iz = cell_index(oz + dz * t0, z0, cz, nz_)
-        sx, tnx, tdx = dda_axis(ox, dx, x0, cx, ix)
-        sz, tnz, tdz = dda_axis(oz, dz, z0, cz, iz)
         t_cur = t0
         best = math.inf
         best_f = -1
@@ -433,14 +442,7 @@ def mesh_raycast(
                         lim = t
             if best <= t_out or t_out >= t1:
                 break
-            if tnx <= tnz:
-                ix += sx
-                t_cur = tnx
-                tnx += tdx
-            else:
-                iz += sz
-                t_cur = tnz
-                tnz += tdz
+            ix, iz, t_cur, tnx, tnz = dda_step(ix, iz, sx, sz, tnx, tnz, tdx, tdz)
             if ix < 0 or ix >= nx_ or iz < 0 or iz >= nz_:
                 break
         if best_f >= 0:
