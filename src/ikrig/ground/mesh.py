@@ -246,16 +246,7 @@ class MeshGround:
         rays = prepare_rays(origins, directions, max_dist)
         if self._embree is not None and rays.origins.shape[0] > 0:
             return self._raycast_embree(rays)
-        args = (
-            self._tri,
-            self._nrm,
-            self._starts,
-            self._items,
-            self._ibox,
-            self._cell_y,
-            self._grid,
-        )
-        return run_ray_kernel(K.mesh_raycast, args, rays)
+        return run_ray_kernel(K.mesh_raycast, self._kernel_args(), rays)
 
     def _kernel_args(self):
         return (
