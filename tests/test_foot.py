@@ -143,6 +143,32 @@ def test_offline_and_live_give_the_same_frames(walk):
     np.testing.assert_allclose(pl, r.motion.positions_local, atol=1e-9)
 
 
+def test_live_reset_and_bad_per_foot_values(walk):
+    ground = load_ground("bumps", walk.positions_world()[:, 0, [0, 2]], LEG, 0.0)
+    placer = FootPlacer.from_clip(walk, ground)
+    first = placer.update(walk[10], walk.frame_time)
+    for f in range(11, 30):
+        placer.update(walk[f], walk.frame_time)
+    placer.reset()  # forgets springs, locks and contacts: as good as new
+    again = placer.update(walk[10], walk.frame_time)
+    np.testing.assert_array_equal(again.rotations_local, first.rotations_local)
+    for kw in ({"pin": [1.0]}, {"pin": [1.0, 0.0], "contact": [True] * 3},
+               {"pin": [1.0, 0.0], "offset": [0.0, np.nan]}):  # fmt: skip
+        with pytest.raises(InputError):
+            placer.update(walk[0], walk.frame_time, **kw)
+
+
+def test_sole_points_match_a_numpy_reference(walk):
+    from ikrig.math import quat_rotate
+
+    sole = estimate_sole(walk, find_legs(walk.skeleton))
+    rot, pos = walk[:7].fk()
+    want = pos[:, sole.joints] + quat_rotate(rot[:, sole.joints], sole.offsets_local)
+    np.testing.assert_allclose(sole.points_world(rot, pos), want, atol=1e-12)
+    got32 = sole.points_world(rot.astype(np.float32)[3], pos.astype(np.float32)[3])
+    np.testing.assert_allclose(got32, want[3], atol=1e-5)
+
+
 def test_live_without_a_plan_stays_on_the_ground(walk):
     ground = load_ground("slope", walk.positions_world()[:, 0, [0, 2]], LEG, 0.0)
     placer = FootPlacer.from_clip(walk, ground)

@@ -876,3 +876,15 @@ def test_empty_batch(grounds, kind):
     assert h.shape == (0,) and h.point.shape == (0, 3)
     heights, normals, mask = grounds[kind].height_at(np.zeros((0, 2)))
     assert heights.shape == (0,) and normals.shape == (0, 3)
+
+
+def test_internal_height_queries_equal_height_at():
+    """The pipeline's unchecked fast path gives what the public method gives, for every
+    ground (those without a kernel go through ``height_at``)."""
+    from ikrig.ground.base import query_heights
+
+    rng = np.random.default_rng(5)
+    xz = rng.uniform(-1.0, 4.0, size=(3, 4, 2))
+    for name, g in make_all_grounds(rng).items():
+        for got, want in zip(query_heights(g, xz), g.height_at(xz)):
+            np.testing.assert_array_equal(got, want, err_msg=name)

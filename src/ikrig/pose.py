@@ -30,6 +30,21 @@ def fk(parents, rotations_local, positions_local) -> tuple[np.ndarray, np.ndarra
         ``rotations_world (..., J, 4)`` and ``positions_world (..., J, 3)`` (batch shapes
         broadcast). A root's world transform is its local transform.
     """
+    rl, pl = rotations_local, positions_local
+    if (
+        type(rl) is np.ndarray
+        and type(pl) is np.ndarray
+        and rl.ndim == 3
+        and rl.dtype == pl.dtype == np.float64
+        and rl.shape[:2] == pl.shape[:2]
+        and rl.flags.c_contiguous
+        and pl.flags.c_contiguous
+        and len(parents) == rl.shape[1]
+    ):  # the common case, a clip's own float64 arrays: no conversion, no copies
+        rot_w, pos_w = np.empty_like(rl), np.empty_like(pl)
+        notify_compiling()
+        fk_kernel(np.asarray(parents, dtype=np.int64), rl, pl, rot_w, pos_w)
+        return rot_w, pos_w
     dt = float_dtype(rotations_local, positions_local)
     rl = np.asarray(rotations_local, dtype=dt)
     pl = np.asarray(positions_local, dtype=dt)

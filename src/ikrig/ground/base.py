@@ -173,19 +173,39 @@ def make_hits(rays: RayBatch, mask, dist, point, normal) -> Hits:
 
 
 def run_height_kernel(kernel, args, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Call a vertical-query kernel on ``xz (..., 2)`` and shape its outputs."""
+    """Call a vertical-query kernel on ``xz (..., 2)`` (validated) and shape its outputs."""
     dtype, shape, flat = prepare_xz(xz)
+    h, nrm, mask = _height_outputs(kernel, args, flat)
+    return (
+        h.reshape(shape).astype(dtype, copy=False),
+        nrm.reshape(shape + (3,)).astype(dtype, copy=False),
+        mask.reshape(shape),
+    )
+
+
+def _height_outputs(kernel, args, flat):
     n = flat.shape[0]
     h = np.empty(n, dtype=np.float64)
     nrm = np.empty((n, 3), dtype=np.float64)
     mask = np.empty(n, dtype=np.bool_)
     notify_compiling()
     kernel(*args, flat, h, nrm, mask)
-    return (
-        h.reshape(shape).astype(dtype, copy=False),
-        nrm.reshape(shape + (3,)).astype(dtype, copy=False),
-        mask.reshape(shape),
+    return h, nrm, mask
+
+
+def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``ground.height_at(xz)`` for positions ikrig computed itself (finite float64
+    ``(..., 2)``): a built-in ground's kernel (its ``_height_kernel()``) is called directly,
+    without the input checks that protect the public method; any other ground goes through
+    ``height_at``. Returns float64 ``(heights, normals, mask)``."""
+    fast = getattr(ground, "_height_kernel", None)
+    if fast is None:
+        return ground.height_at(xz)
+    shape = xz.shape[:-1]
+    h, nrm, mask = _height_outputs(
+        *fast(), np.ascontiguousarray(xz, dtype=np.float64).reshape(-1, 2)
     )
+    return h.reshape(shape), nrm.reshape(shape + (3,)), mask.reshape(shape)
 
 
 def height_from_raycast(kernel, args, xz, top: float, bottom: float):

@@ -107,7 +107,10 @@ class Heightfield:
         grid's border count as inside, points outside are misses (height 0, normal +Y).
         See :meth:`ikrig.ground.Ground.height_at`.
         """
-        return run_height_kernel(K.hf_height_at, self._grid_args(), xz)
+        return run_height_kernel(*self._height_kernel(), xz)
+
+    def _height_kernel(self):
+        return K.hf_height_at, self._grid_args()
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray with the triangles; see :meth:`ikrig.ground.Ground.raycast`."""

@@ -128,7 +128,10 @@ class ProfileGround:
 
         Never misses.
         """
-        return run_height_kernel(K.profile_height_at, self._args(), xz)
+        return run_height_kernel(*self._height_kernel(), xz)
+
+    def _height_kernel(self):
+        return K.profile_height_at, self._args()
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
@@ -209,7 +212,10 @@ class BlocksGround:
 
     def height_at(self, xz):
         """Exact heights (normals +Y); see :meth:`ikrig.ground.Ground.height_at`."""
-        return run_height_kernel(K.blocks_height_at, (self.boxes, self.grid) + self._frame(), xz)
+        return run_height_kernel(*self._height_kernel(), xz)
+
+    def _height_kernel(self):
+        return K.blocks_height_at, (self.boxes, self.grid) + self._frame()
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""

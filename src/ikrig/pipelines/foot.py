@@ -37,19 +37,23 @@ by the pinning curve, hips sink to avoid over-stretching) and ``full`` (all nine
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .._checks import in_range, positive
 from ..errors import InputError
-from ..math.quat import quat_conj, quat_identity, quat_mul, quat_nlerp
+from ..ground.base import query_heights
 from ..pose import Motion
-from ..solvers.two_bone import TwoBoneOptions, two_bone_positions
+from ..solvers._two_bone_kernels import make_consts
+from ..solvers.two_bone import TwoBoneOptions
+from . import _foot_kernels as kernels
 from . import foot_steps as steps
 from .contacts import ContactOptions, detect_contacts, horizontal_speed, pinning_curve
 from .legs import Legs, find_legs
-from .locking import lock_feet, new_lock_state
+from .locking import new_lock_state
+from .smoothing import new_spring_state
 from .sole import FootSole, estimate_sole
 
 MODES = ("trace-offset", "goal-blend", "full")
@@ -164,12 +168,16 @@ class FootSetup:
         sole: sole points and planted heights, and the clip's floor.
         leg_lengths: ``(feet,)`` thigh plus shin of each leg.
         root: index of the root joint.
+        leg_joints: ``(feet, 3)`` joint indices of hip, knee and ankle of every leg.
+        hip_parents: ``(feet,)`` the parent joint of every hip.
     """
 
     legs: Legs
     sole: FootSole
     leg_lengths: np.ndarray
     root: int
+    leg_joints: np.ndarray
+    hip_parents: np.ndarray
 
     @classmethod
     def create(cls, skeleton, legs: Legs, sole: FootSole) -> FootSetup:
@@ -177,26 +185,32 @@ class FootSetup:
         lengths = np.array(
             [np.linalg.norm(off[g.knee]) + np.linalg.norm(off[g.ankle]) for g in legs.legs]
         )
-        return cls(legs, sole, lengths, int(np.flatnonzero(skeleton.parents < 0)[0]))
+        joints = np.array([[g.hip, g.knee, g.ankle] for g in legs.legs], dtype=np.int64)
+        root = int(np.flatnonzero(skeleton.parents < 0)[0])
+        parents = skeleton.parents[joints[:, 0]]
+        return cls(legs, sole, lengths, root, joints, np.where(parents < 0, joints[:, 0], parents))
 
     def index(self, attr: str) -> np.ndarray:
         """``(feet,)`` joint index of ``attr`` ("hip", "knee", "ankle") for every leg."""
-        return np.array([getattr(g, attr) for g in self.legs.legs])
+        return self.leg_joints[:, ("hip", "knee", "ankle").index(attr)]
 
 
-@dataclass(eq=False)
 class FootState:
-    """Everything the pipeline carries from one frame to the next (springs and locks)."""
+    """Everything the pipeline carries from one frame to the next: the spring states
+    (``(3, n)`` arrays, see :func:`~ikrig.pipelines.smoothing.spring_advance`) and the locks
+    (``(feet, 9)``, see :func:`~ikrig.pipelines.locking.lock_step`). A new state starts
+    every spring at rest on its first goal, with nothing locked."""
 
-    root: tuple | None = None
-    pelvis: tuple | None = None
-    normals: tuple | None = None
-    weight: tuple | None = None
-    offsets: tuple | None = None
-    lock: np.ndarray | None = None
-    swing: tuple | None = None
-    held: tuple | None = None
-    targets: tuple | None = None
+    def __init__(self, feet: int):
+        self.normals = new_spring_state(3 * feet)
+        self.lock = new_lock_state(feet)
+        self.root = new_spring_state(1)
+        self.targets = new_spring_state(feet)
+        self.pelvis = new_spring_state(1)
+        self.weight = new_spring_state(feet)
+        self.offsets = new_spring_state(feet + 1)
+        self.swing_held = np.full(feet, np.nan)
+        self.swing = new_spring_state(feet)
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,36 +272,42 @@ def foot_goals(
     sole, floor = setup.sole, setup.sole.floor
     rot_w, pos_w = motion.fk() if fk is None else fk
     points = sole.points_world(rot_w, pos_w)
-    ankles = pos_w[:, setup.index("ankle")]
-    align = quat_identity(ankles.shape[:2])
+    ankles = pos_w[:, setup.leg_joints[:, 2]]
+    F, K = ankles.shape[:2]
     # the animation's own clearance over its flat floor, before any change
     source_clear = np.maximum(np.min(points[..., 1] - sole.heights - floor, axis=-1), 0.0)
-    _, normals, hit = steps.ground_heights(ground, points, floor)
+    align = np.zeros((F, K, 4))
+    align[..., 3] = 1.0
+    shift = np.zeros((F, K, 2))
     if options.mode == "full" and options.align:
-        normals, state.normals = steps.foot_normals(
-            normals, options.align_max_angle, dt, options.normal_halflife, state.normals
+        # 7a. the sole turns to the (smoothed) ground normal, blended by the pinning curve
+        _, normals, hit = query_heights(ground, points[..., [0, 2]])
+        kernels.align_run(
+            points,
+            ankles,
+            np.ascontiguousarray(normals, dtype=np.float64),
+            hit,
+            np.ascontiguousarray(pins, dtype=np.float64),
+            float(np.cos(options.align_max_angle)),
+            dt,
+            options.normal_halflife,
+            state.normals,
+            align,
         )
-        align = steps.align_rotations(normals, pins * hit.all(axis=-1), options.align_max_angle)
-        points = steps.rotate_about(points, ankles, align)
-    shift = np.zeros(ankles.shape[:2] + (2,))
     if options.mode == "full" and options.lock:
         # 9. foot locking: a planted foot keeps its horizontal place
-        if state.lock is None:
-            state.lock = new_lock_state(ankles.shape[1])
         gh, _, hit = steps.ground_heights(ground, points, floor)
-        which = steps.planted_point(points, sole.heights, gh)
-        L = setup.legs.leg_length
-        shift = lock_feet(
-            contacts & hit.all(axis=-1),
-            which,
-            points[..., [0, 2]],
+        kernels.lock_run(
+            points,
+            sole.heights,
+            np.ascontiguousarray(gh, dtype=np.float64),
+            hit,
+            np.ascontiguousarray(contacts, dtype=np.bool_),
             dt,
-            options.lock_radius * L,
+            options.lock_radius * setup.legs.leg_length,
             options.lock_halflife,
             state.lock,
-        )
-        points = (
-            points + np.stack([shift[..., 0], 0 * shift[..., 0], shift[..., 1]], -1)[..., None, :]
+            shift,
         )
     planted, found = steps.planted_offsets(ground, sole, points)
     k = options.plant_softness * setup.legs.leg_length
@@ -338,100 +358,123 @@ def apply_feet(
     """
     dt = float(motion.frame_time)
     L = setup.legs.leg_length
-    floor = setup.sole.floor
     rot_w, pos_w = goals.rotations_world, goals.positions_world
-    hip_i, knee_i, ankle_i = setup.index("hip"), setup.index("knee"), setup.index("ankle")
-    ankles = pos_w[:, ankle_i]
+    joints_p = pos_w[:, setup.leg_joints]
+    ankles = np.ascontiguousarray(joints_p[:, :, 2])
     F, K = ankles.shape[:2]
     found = goals.found
-    align_q = goals.align
 
     if options.mode == "trace-offset":
-        # 3. the character (root) follows the ground under it, as a character controller
-        gh_root, _, hit_root = steps.ground_heights(ground, pos_w[:, setup.root], floor)
-        base = np.where(hit_root, gh_root - floor, 0.0)
-        # 4-5. trace down from each ankle, relative to the character: the body drops by the
-        # lower foot's offset, the other foot lifts by the difference; no ground within
-        # reach blends that foot's IK out
-        th, _, thit = steps.ground_heights(ground, ankles, floor)
-        elev = th - floor - base[:, None]
-        found = thit & (np.abs(elev) <= options.trace_reach * L)
-        elev = np.where(found, elev, 0.0)
-        body = np.where(found.any(axis=1), np.where(found, elev, np.inf).min(axis=1), 0.0)
-        goal = base[:, None] + np.concatenate([elev, body[:, None]], axis=1)
-        sm, state.offsets = steps.smooth_stateful(goal, dt, options.offset_halflife, state.offsets)
-        root_offset, drop = sm[:, K], np.zeros(F)
-        targets = ankles + sm[:, :K, None] * steps.UP
+        root_offset, targets, found = _trace_offset_targets(
+            setup, ground, options, pos_w, ankles, state, dt
+        )
     else:
         # 3. the root follows the ground under the planted feet
-        goal = steps.root_goal(offsets, pins * found, options.root_softness * L)
-        sm, state.root = steps.smooth_stateful(goal[:, None], dt, options.root_halflife, state.root)
-        root_offset = sm[:, 0]
+        root_offset = np.empty(F)
+        kernels.root_run(
+            np.ascontiguousarray(offsets, dtype=np.float64),
+            np.ascontiguousarray(pins * found, dtype=np.float64),
+            options.root_softness * L,
+            ROOT_FLOOR_WEIGHT,
+            dt,
+            options.root_halflife,
+            state.root,
+            root_offset,
+        )
         if options.mode == "goal-blend":
-            targets = _goal_blend_targets(setup, ground, pos_w, hip_i, ankles, root_offset, pins)
+            targets = _goal_blend_targets(setup, ground, pos_w, ankles, root_offset, pins)
         else:
-            shift = goals.shift
-            if options.target_halflife > 0:
-                # 8. a short spring takes the last kinks out of the feet's vertical paths
-                # (lock switches, plant ramps); it never lets a sole sink into the ground
-                smoothed, state.targets = steps.smooth_stateful(
-                    offsets, dt, options.target_halflife, state.targets
-                )
-                offsets = np.maximum(smoothed, goals.planted)
-            targets = ankles + np.stack([shift[..., 0], offsets, shift[..., 1]], axis=-1)
-        # 5. the pelvis comes down when a leg would have to straighten beyond the source's
-        # extension or max_extension (smooth maxima: no kinks, no knee pops)
-        band = 0.01 * L
-        hips = pos_w[:, hip_i] + root_offset[:, None, None] * steps.UP
-        src_reach = np.linalg.norm(ankles - pos_w[:, hip_i], axis=-1)
-        # (a smooth max less half its band: never above the larger of the two, no kink)
-        reach = steps.smooth_max(src_reach, options.max_extension * setup.leg_lengths, band)
-        reach = steps.smooth_min(
-            reach - 0.5 * band, options.extension_cap * setup.leg_lengths, band
-        )
-        need = steps.pelvis_drop(hips, targets, reach).max(axis=1)
-        need = np.minimum(need, options.max_pelvis_drop * L)
-        held, state.pelvis = steps.smooth_stateful(
-            need[:, None], dt, options.pelvis_halflife, state.pelvis
-        )
-        drop = steps.smooth_max(need, held[:, 0], band) - 0.5 * band
-        root_offset = root_offset - drop
-
-    # 6. leg IK on the shifted pose, weighted out where no ground was found
-    weight, state.weight = steps.smooth_stateful(
-        found.astype(np.float64), dt, options.weight_halflife, state.weight
+            # 8. a short spring takes the last kinks out of the feet's vertical paths (lock
+            # switches, plant ramps); it never lets a sole sink into the ground
+            targets = np.empty((F, K, 3))
+            kernels.full_targets_run(
+                ankles,
+                np.ascontiguousarray(offsets, dtype=np.float64),
+                goals.planted,
+                goals.shift,
+                dt,
+                options.target_halflife,
+                state.targets,
+                targets,
+            )
+    # 5. pelvis drop, 6. leg IK (weighted out where no ground was found), 7b. ankle turn
+    prm = np.array(
+        [
+            L,
+            options.max_extension,
+            options.extension_cap,
+            options.max_pelvis_drop * L,
+            options.pelvis_halflife,
+            options.weight_halflife,
+            dt,
+            0.0 if options.mode == "trace-offset" else 1.0,
+        ]
     )
-    weight = np.clip(weight, 0.0, 1.0)
-    up = root_offset[:, None, None] * steps.UP
-    tb = two_bone_positions(
-        pos_w[:, hip_i] + up,
-        pos_w[:, knee_i] + up,
-        ankles + up,
+    new_r = np.empty((F, K, 3, 4))
+    drop = np.empty(F)
+    reached = np.empty((F, K), dtype=np.bool_)
+    kernels.legs_run(
+        joints_p,
+        rot_w[:, setup.leg_joints],
+        rot_w[:, setup.hip_parents],
         targets,
-        weight=weight,
-        options=TwoBoneOptions(soften=options.soften),
+        root_offset,
+        np.ascontiguousarray(found, dtype=np.bool_),
+        goals.align,
+        setup.leg_lengths,
+        prm,
+        _two_bone_consts(options.soften),
+        state.pelvis,
+        state.weight,
+        new_r,
+        drop,
+        reached,
     )
-    # 7b. new world rotations: hip and knee from the IK, the ankle turned to the ground
-    hip_w = quat_mul(tb.root_rotation_world, rot_w[:, hip_i])
-    knee_w = quat_mul(tb.mid_rotation_world, rot_w[:, knee_i])
-    ankle_w = quat_mul(quat_nlerp(quat_identity((F, K)), align_q, weight), rot_w[:, ankle_i])
     if out is None:
         out = (motion.rotations_local.copy(), motion.positions_local.copy())
     rl, pl = out
     pl[:, setup.root, 1] += root_offset
-    rl[:, hip_i] = quat_mul(quat_conj(rot_w[:, motion.skeleton.parents[hip_i]]), hip_w)
-    rl[:, knee_i] = quat_mul(quat_conj(hip_w), knee_w)
-    rl[:, ankle_i] = quat_mul(quat_conj(knee_w), ankle_w)
+    rl[:, setup.leg_joints] = new_r
     out = Motion._trusted(motion.skeleton, rl, pl, motion.frame_time)
-    return out, FrameInfo(root_offset, drop, targets, np.asarray(tb.reached), found)
+    return out, FrameInfo(root_offset, drop, targets, reached, found)
 
 
-def _goal_blend_targets(setup, ground, pos_w, hip_i, ankles, root_offset, pins):
+ROOT_FLOOR_WEIGHT = 0.02
+"""Weight of every foot in the root's soft minimum besides its pin (so a character in the
+air follows its feet too)."""
+
+
+@functools.lru_cache(maxsize=8)
+def _two_bone_consts(soften: float) -> np.ndarray:
+    o = TwoBoneOptions(soften=soften)
+    return make_consts(np.float64, o.soften, o.max_stretch, o.tolerance)
+
+
+def _trace_offset_targets(setup, ground, options, pos_w, ankles, state, dt):
+    """Trace-offset steps 3-5: ``(root offset (F,), ankle targets (F, feet, 3), found)``."""
+    L, floor, K = setup.legs.leg_length, setup.sole.floor, ankles.shape[1]
+    # 3. the character (root) follows the ground under it, as a character controller
+    gh_root, _, hit_root = steps.ground_heights(ground, pos_w[:, setup.root], floor)
+    base = np.where(hit_root, gh_root - floor, 0.0)
+    # 4-5. trace down from each ankle, relative to the character: the body drops by the
+    # lower foot's offset, the other foot lifts by the difference; no ground within reach
+    # blends that foot's IK out
+    th, _, thit = steps.ground_heights(ground, ankles, floor)
+    elev = th - floor - base[:, None]
+    found = thit & (np.abs(elev) <= options.trace_reach * L)
+    elev = np.where(found, elev, 0.0)
+    body = np.where(found.any(axis=1), np.where(found, elev, np.inf).min(axis=1), 0.0)
+    goal = base[:, None] + np.concatenate([elev, body[:, None]], axis=1)
+    sm = steps.smooth_stateful(goal, dt, options.offset_halflife, state.offsets)
+    return np.ascontiguousarray(sm[:, K]), ankles + sm[:, :K, None] * steps.UP, found
+
+
+def _goal_blend_targets(setup, ground, pos_w, ankles, root_offset, pins):
     """Goal-blend step 4: rays from the hip through the ankle (limited to the leg: the
     current goal; unlimited: the future goal); the ankle goal sits above the hit by the
     ankle's height over the sole; the pinning curve blends animated and goal positions."""
     shift = root_offset[:, None, None] * steps.UP
-    hips = pos_w[:, hip_i] + shift
+    hips = pos_w[:, setup.leg_joints[:, 0]] + shift
     anim = ankles + shift
     d = anim - hips
     heel = setup.sole.heights[:, 0]
@@ -549,7 +592,7 @@ def place_feet(
         contact_flags = pins > 0.5
     setup = FootSetup.create(clip.skeleton, legs, sole)
     # 4a. goals of every frame (causal: in chunks, the state carried over)
-    state = FootState()
+    state = FootState(len(legs.legs))
     chunks = [
         (a, min(a + chunk, clip.num_frames)) for a in range(0, clip.num_frames, max(int(chunk), 1))
     ]
@@ -607,10 +650,19 @@ def place_feet(
 def make_baseline(clip: Motion, setup: FootSetup, options: FootOptions, offsets, pins):
     """The do-nothing baseline: the root follows the ground under the character (step 3,
     from the same foot ``offsets (F, feet)`` and ``pins``), no IK."""
-    goal = steps.root_goal(offsets, pins, options.root_softness * setup.legs.leg_length)
-    sm, _ = steps.smooth_stateful(goal[:, None], clip.frame_time, options.root_halflife, None)
+    root_offset = np.empty(clip.num_frames)
+    kernels.root_run(
+        np.ascontiguousarray(offsets, dtype=np.float64),
+        np.ascontiguousarray(pins, dtype=np.float64),
+        options.root_softness * setup.legs.leg_length,
+        ROOT_FLOOR_WEIGHT,
+        float(clip.frame_time),
+        options.root_halflife,
+        new_spring_state(1),
+        root_offset,
+    )
     pl = clip.positions_local.copy()
-    pl[:, setup.root, 1] += sm[:, 0]
+    pl[:, setup.root, 1] += root_offset
     return Motion._trusted(clip.skeleton, clip.rotations_local, pl, clip.frame_time)
 
 

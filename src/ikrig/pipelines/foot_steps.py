@@ -1,15 +1,18 @@
 """The step functions of foot placement, shared by the offline and the live pipeline.
 
 Every function works on ``F`` frames at once (``F = 1`` live). Those that carry state take
-it as an argument and return it, so the offline pipeline (all frames) and the live one (one
-frame per call) compute the same frames. Lengths are in the clip's units; up is +Y.
+it as an argument and update it in place, so the offline pipeline (all frames) and the live
+one (one frame per call) compute the same frames. The per-frame recursions themselves are
+Numba kernels in :mod:`ikrig.pipelines._foot_kernels`. Lengths are in the clip's units; up
+is +Y.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..math.quat import quat_between, quat_identity, quat_nlerp, quat_rotate
+from ..ground.base import query_heights
+from . import _foot_kernels as kernels
 from .contacts import _spans
 from .smoothing import smooth
 
@@ -23,70 +26,20 @@ def ground_heights(ground, points_world, floor: float):
         ``heights (...)`` (the clip's ``floor`` where nothing was hit), ``normals (..., 3)``
         (+Y where nothing was hit) and ``hit (...)`` bool.
     """
-    h, n, hit = ground.height_at(points_world[..., [0, 2]])
+    h, n, hit = query_heights(ground, points_world[..., [0, 2]])
     h = np.where(hit, h, floor)
     n = np.where(hit[..., None], n, UP)
     return h, n, hit
 
 
 def smooth_stateful(goals, frame_time, halflife, state):
-    """:func:`~ikrig.pipelines.smoothing.smooth` over ``goals (F, k)``; ``state`` is None (start
-    at rest on the first goal) or the ``(x, v, g)`` arrays of a previous call. Returns
-    ``(smoothed (F, k), state)``."""
+    """:func:`~ikrig.pipelines.smoothing.smooth` over ``goals (F, k)`` from a ``(3, k)``
+    spring state (:func:`~ikrig.pipelines.smoothing.new_spring_state`; NaN: start at rest on
+    the first goal), updated in place. Returns the smoothed ``(F, k)``."""
     g = np.asarray(goals, dtype=np.float64)
-    if state is None:
-        state = (g[0].copy(), np.zeros_like(g[0]), g[0].copy())
-    return smooth(g, frame_time, halflife, state), state
-
-
-def smooth_max(a, b, k):
-    """A smooth maximum of ``a`` and ``b``: ``>= max(a, b)``, within ``k / 2`` of it, and
-    without the kink of ``max`` where they cross (``k`` in the same units)."""
-    return 0.5 * (a + b + np.sqrt((a - b) ** 2 + k * k))
-
-
-def smooth_min(a, b, k):
-    """A smooth minimum: ``<= min(a, b)``, within ``k / 2`` of it (see :func:`smooth_max`)."""
-    return 0.5 * (a + b - np.sqrt((a - b) ** 2 + k * k))
-
-
-def foot_normals(normals, max_angle: float, frame_time, halflife, state):
-    """Step 7a: the ground normal under each foot, smoothed.
-
-    The normals under the sole points ``(F, feet, 2, 3)`` are averaged, ignoring those
-    steeper than ``max_angle`` (step risers, block sides), which count as +Y.
-
-    Returns:
-        ``(F, feet, 3)`` unit normals and the spring state.
-    """
-    n = np.where((normals[..., 1] >= np.cos(max_angle))[..., None], normals, UP)
-    avg = n.sum(axis=-2)
-    avg /= np.linalg.norm(avg, axis=-1, keepdims=True)
-    F, K = avg.shape[:2]
-    sm, state = smooth_stateful(avg.reshape(F, K * 3), frame_time, halflife, state)
-    sm = sm.reshape(F, K, 3)
-    return sm / np.linalg.norm(sm, axis=-1, keepdims=True), state
-
-
-def align_rotations(normals, weight, max_angle: float):
-    """Step 7b: world rotations ``(F, feet, 4)`` turning +Y to the foot normals, limited to
-    ``max_angle`` and blended from the identity by ``weight (F, feet)``."""
-    q = quat_between(UP, normals)
-    cos_half = np.cos(0.5 * max_angle)
-    w = np.abs(q[..., 3])
-    over = w < cos_half
-    if over.any():  # scale the rotation angle down to max_angle
-        s = np.sqrt(1 - cos_half**2) / np.maximum(np.linalg.norm(q[..., :3], axis=-1), 1e-300)
-        limited = np.concatenate(
-            [q[..., :3] * s[..., None], np.full(w.shape + (1,), cos_half)], axis=-1
-        )
-        q = np.where(over[..., None], limited, q)
-    return quat_nlerp(quat_identity(q.shape[:-1]), q, weight)
-
-
-def rotate_about(points, pivot, q):
-    """Rotate points ``(F, feet, P, 3)`` about pivots ``(F, feet, 3)`` by ``q (F, feet, 4)``."""
-    return pivot[..., None, :] + quat_rotate(q[..., None, :], points - pivot[..., None, :])
+    if g.shape[0] and np.isnan(state[0, 0]):
+        state[0], state[1], state[2] = g[0], 0.0, g[0]
+    return smooth(g, frame_time, halflife, (state[0], state[1], state[2]))
 
 
 def planted_offsets(ground, sole, points):
@@ -187,58 +140,33 @@ def plan_foot_offsets(planted, source_clearance, contacts, ramp_frames, max_bump
     return out
 
 
-def live_foot_offsets(planted, stance, contacts, frame_time, halflife, state):
+def live_foot_offsets(planted, stance, contacts, frame_time, halflife, held, spring):
     """Step 4b, live (no plan): a causal estimate of :func:`plan_foot_offsets`.
 
     In contact the foot stands on the ground; in the air it holds its lift-off offset, raised
     to clear the ground beneath it, on a spring (``halflife``) that it never lags below the
     ground. Without knowing where the foot will land this is reactive: rising ground lifts
-    the foot as it arrives over it. ``state`` is None or ``(held (feet,), spring state)``;
-    returns ``(offsets (F, feet), state)``.
-    """
-    F, K = planted.shape
-    held = state[0] if state is not None else stance[0].copy()
-    spring = state[1] if state is not None else None
-    goals = np.empty((F, K))
-    for f in range(F):
-        held = np.where(contacts[f], stance[f], held)
-        goals[f] = np.where(contacts[f], stance[f], np.maximum(held, planted[f]))
-    out, spring = smooth_stateful(goals, frame_time, halflife, spring)
-    return np.where(contacts, stance, np.maximum(out, planted)), (held, spring)
-
-
-def root_goal(offsets, pins, softness, floor_weight=0.02):
-    """Step 3: how far the character moves up: a soft minimum (width ``softness``) of the
-    feet's offsets, weighted by their pins (plus ``floor_weight`` so a character in the air
-    follows its feet too). The lower planted foot keeps its leg's extension and the higher
-    one bends, as a person on stairs does; a foot lifted or placed hands over smoothly.
-
-    ``offsets, pins: (F, feet)`` -> ``(F,)``.
-    """
-    w = pins + floor_weight
-    low = offsets.min(axis=1)
-    mean_exp = (w * np.exp(-(offsets - low[:, None]) / softness)).sum(axis=1) / w.sum(axis=1)
-    return low - softness * np.log(mean_exp)
-
-
-def planted_point(points, planted_heights, ground_h):
-    """Index ``(F, feet)`` of the lower sole point (0 heel, 1 toe) over the ground."""
-    return np.argmin(points[..., 1] - planted_heights - ground_h, axis=-1)
-
-
-def pelvis_drop(hips, targets, reach):
-    """Step 5: how far each hip must come down so its foot target is within ``reach``.
+    the foot as it arrives over it.
 
     Args:
-        hips: ``(F, feet, 3)`` hip positions (after the root offset).
-        targets: ``(F, feet, 3)`` ankle targets.
-        reach: ``(F, feet)`` the largest hip-to-ankle distance allowed.
+        planted, stance: ``(F, feet)`` the offsets at which each sole touches the ground, and
+            at which it stands when planted.
+        contacts: ``(F, feet)`` bool.
+        held: ``(feet,)`` the last stance offsets (NaN at the start); spring: ``(3, feet)``
+            spring state; both updated in place.
 
     Returns:
-        ``(F, feet)`` drops >= 0 (a target straight below but out of reach needs
-        ``vertical gap - reach``; a target too far sideways needs the hip at its height).
+        ``(F, feet)`` offsets.
     """
-    d = hips - targets
-    horiz2 = d[..., 0] ** 2 + d[..., 2] ** 2
-    vert = np.sqrt(np.maximum(reach**2 - horiz2, 0.0))
-    return np.maximum(d[..., 1] - vert, 0.0)
+    out = np.empty(planted.shape)
+    kernels.swing_run(
+        np.ascontiguousarray(planted, dtype=np.float64),
+        np.ascontiguousarray(stance, dtype=np.float64),
+        np.ascontiguousarray(contacts, dtype=np.bool_),
+        float(frame_time),
+        float(halflife),
+        held,
+        spring,
+        out,
+    )
+    return out

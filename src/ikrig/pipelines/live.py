@@ -12,6 +12,7 @@ import numpy as np
 from .._checks import positive
 from ..errors import InputError
 from ..pose import Motion
+from . import _foot_kernels as kernels
 from . import foot_steps as steps
 from .foot import FootOptions, FootSetup, FootState, _check_clip, apply_feet, foot_goals
 from .legs import Legs, find_legs
@@ -41,10 +42,20 @@ class FootPlacer:
         self.setup = setup
         self.ground = ground
         self.options = options or FootOptions()
-        self.state = FootState()
-        self._contact = np.zeros(len(setup.legs.legs), dtype=bool)
-        self._pin = np.zeros(len(setup.legs.legs))
-        self._last_points = None
+        o = self.options.contacts
+        self._thresholds = np.array(
+            [o.height_on, o.height_off, o.speed_on, o.speed_off, o.blend_in, o.blend_out]
+        )
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the past: springs start on their next goals, nothing is locked, contact
+        detection starts afresh (after a teleport or a cut)."""
+        feet = len(self.setup.legs.legs)
+        self.state = FootState(feet)
+        self._contact = np.zeros(feet, dtype=bool)
+        self._pin = np.zeros(feet)
+        self._last_points = np.full((feet, 2, 3), np.nan)
 
     @classmethod
     def from_clip(cls, reference: Motion, ground, options=None, legs=None) -> FootPlacer:
@@ -57,28 +68,25 @@ class FootPlacer:
         sole = estimate_sole(reference, legs, options.contacts.floor_percentile)
         return cls(FootSetup.create(reference.skeleton, legs, sole), ground, options)
 
-    def _detect(self, pose: Motion, dt: float):
-        o = self.options.contacts
-        L = self.setup.legs.leg_length
-        rot_w, pos_w = pose.fk()
-        pts = self.setup.sole.points_world(rot_w, pos_w)
-        h = (pts[..., 1] - self.setup.sole.floor - self.setup.sole.heights) / L
-        if self._last_points is None:
-            speed = np.zeros(h.shape)
-        else:
-            speed = np.linalg.norm((pts - self._last_points)[..., [0, 2]], axis=-1) / dt / L
-        self._last_points = pts
-        enter = ((h < o.height_on) & (speed < o.speed_on)).any(axis=-1)
-        stay = ((h < o.height_off) & (speed < o.speed_off)).any(axis=-1)
-        self._contact = np.where(self._contact, stay, enter)
-        rate_in = dt / o.blend_in if o.blend_in > 0 else 1.0
-        rate_out = dt / o.blend_out if o.blend_out > 0 else 1.0
-        self._pin = np.where(
+    def _detect(self, points, dt: float):
+        """Contacts and pins ``(1, feet)`` of one frame's sole points ``(1, feet, 2, 3)``."""
+        sole = self.setup.sole
+        pins = np.empty(points.shape[:2])
+        flags = np.empty(points.shape[:2], dtype=np.bool_)
+        kernels.detect_run(
+            points,
+            sole.heights,
+            sole.floor,
+            self.setup.legs.leg_length,
+            dt,
+            self._thresholds,
+            self._last_points,
             self._contact,
-            np.minimum(self._pin + rate_in, 1.0),
-            np.maximum(self._pin - rate_out, 0.0),
+            self._pin,
+            pins,
+            flags,
         )
-        return self._pin.copy(), self._contact.copy()
+        return pins, flags
 
     def update(self, pose: Motion, dt: float, pin=None, contact=None, offset=None) -> Motion:
         """Place the feet of one pose.
@@ -100,25 +108,39 @@ class FootPlacer:
         frame = Motion._trusted(
             pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt
         )
+        fk = frame.fk()
+        feet = len(self.setup.legs.legs)
         if pin is None:
-            pins, flags = self._detect(pose, dt)
+            pins, flags = self._detect(self.setup.sole.points_world(*fk), float(dt))
         else:
-            pins = np.clip(np.asarray(pin, dtype=np.float64).reshape(-1), 0.0, 1.0)
-            flags = pins > 0.5 if contact is None else np.asarray(contact, dtype=bool).reshape(-1)
-        pins, flags = pins[None], flags[None]
-        goals = foot_goals(self.setup, self.ground, self.options, frame, pins, flags, self.state)
+            pins = np.clip(_per_foot(pin, "pin", feet, np.float64), 0.0, 1.0)
+            flags = pins > 0.5 if contact is None else _per_foot(contact, "contact", feet, bool)
+        goals = foot_goals(
+            self.setup, self.ground, self.options, frame, pins, flags, self.state, fk=fk
+        )
         if offset is None:
-            offsets, self.state.swing = steps.live_foot_offsets(
+            offsets = steps.live_foot_offsets(
                 goals.planted,
                 goals.stance,
                 flags,
                 dt,
                 self.options.swing_halflife,
+                self.state.swing_held,
                 self.state.swing,
             )
         else:
-            offsets = np.asarray(offset, dtype=np.float64).reshape(1, -1)
+            offsets = _per_foot(offset, "offset", feet, np.float64)
         out, self.last_info = apply_feet(
             self.setup, self.ground, self.options, frame, goals, offsets, pins, flags, self.state
         )
         return out[0]
+
+
+def _per_foot(value, name: str, feet: int, dtype) -> np.ndarray:
+    """A per-foot argument as a ``(1, feet)`` array (raises on a wrong size or NaN)."""
+    a = np.asarray(value, dtype=dtype)
+    if a.size != feet:
+        raise InputError(f"{name}: expected {feet} values (one per foot), got shape {a.shape}")
+    if dtype is not bool and not np.isfinite(a).all():
+        raise InputError(f"{name}: contains NaN or infinite values")
+    return a.reshape(1, feet)

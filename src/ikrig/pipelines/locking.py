@@ -14,58 +14,60 @@ state; both use the same code and give the same frames.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from .._numba import njit
+from .smoothing import spring_rate, spring_step
+
+
+@njit(cache=True)
+def lock_step(s, contact, p, px, pz, dt, radius, y, eydt):
+    """One frame of one foot's lock.
+
+    ``s``: the foot's state row (9,): [locked, point, anchor_x, anchor_z, delta_x, delta_z,
+    released, velocity_x, velocity_z], updated in place; ``contact``: in contact this frame;
+    ``p``: the planted point (0 heel, 1 toe) at ``(px, pz)``; ``y, eydt``: the release
+    spring's rate (:func:`~ikrig.pipelines.smoothing.spring_rate`). Returns the correction
+    ``(delta_x, delta_z)``.
+    """
+    if contact and s[6] == 0.0:
+        if s[0] == 0.0 or s[1] != p:
+            # (re)anchor so that the current correction carries on unchanged
+            s[0] = 1.0
+            s[1] = p
+            s[2] = px + s[4]
+            s[3] = pz + s[5]
+        dx = s[2] - px
+        dz = s[3] - pz
+        if dx * dx + dz * dz > radius * radius:
+            s[6] = 1.0  # released until this span ends
+        else:
+            s[7] = (dx - s[4]) / dt
+            s[8] = (dz - s[5]) / dt
+            s[4] = dx
+            s[5] = dz
+    if not contact or s[6] != 0.0:
+        if not contact:
+            s[0] = 0.0
+            s[6] = 0.0
+        # delta returns to zero on the spring
+        for c in range(2):
+            s[4 + c], s[7 + c] = spring_step(s[4 + c], s[7 + c], 0.0, 0.0, y, eydt, dt)
+    return s[4], s[5]
 
 
 @njit(cache=True)
 def _lock_run(contact, planted, points_xz, dt, radius, halflife, state, out):
-    """Locking over F frames.
-
-    contact (F, K) bool; planted (F, K) int (0 heel, 1 toe); points_xz (F, K, 2, 2);
-    state (K, 7): [locked, point, anchor_x, anchor_z, delta_x, delta_z, released] and
-    velocity in state2 appended as columns 7, 8 -> (K, 9); out (F, K, 2).
-    """
-    y = 2.0 * math.log(2.0) / max(halflife, 1e-9)
-    eydt = math.exp(-y * dt)
+    """Locking over F frames: contact (F, K) bool; planted (F, K) int (0 heel, 1 toe);
+    points_xz (F, K, 2, 2); state (K, 9) (see :func:`lock_step`); out (F, K, 2)."""
+    y, eydt = spring_rate(halflife, dt)
     for f in range(contact.shape[0]):
         for k in range(contact.shape[1]):
-            s = state[k]
             p = planted[f, k]
-            px = points_xz[f, k, p, 0]
-            pz = points_xz[f, k, p, 1]
-            if contact[f, k] and s[6] == 0.0:
-                if s[0] == 0.0 or s[1] != p:
-                    # (re)anchor so that the current correction carries on unchanged
-                    s[0] = 1.0
-                    s[1] = p
-                    s[2] = px + s[4]
-                    s[3] = pz + s[5]
-                dx = s[2] - px
-                dz = s[3] - pz
-                if dx * dx + dz * dz > radius * radius:
-                    s[6] = 1.0  # released until this span ends
-                else:
-                    s[7] = (dx - s[4]) / dt
-                    s[8] = (dz - s[5]) / dt
-                    s[4] = dx
-                    s[5] = dz
-            if not contact[f, k] or s[6] != 0.0:
-                if not contact[f, k]:
-                    s[0] = 0.0
-                    s[6] = 0.0
-                # spring of delta toward zero
-                for c in range(2):
-                    x = s[4 + c]
-                    v = s[7 + c]
-                    j1 = v + x * y
-                    s[4 + c] = eydt * (x + j1 * dt)
-                    s[7 + c] = eydt * (v - j1 * y * dt)
-            out[f, k, 0] = s[4]
-            out[f, k, 1] = s[5]
+            out[f, k, 0], out[f, k, 1] = lock_step(
+                state[k], contact[f, k], p, points_xz[f, k, p, 0], points_xz[f, k, p, 1],
+                dt, radius, y, eydt,
+            )  # fmt: skip
 
 
 def new_lock_state(feet: int) -> np.ndarray:

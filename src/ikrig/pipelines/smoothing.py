@@ -18,24 +18,56 @@ from .._numba import njit
 
 
 @njit(cache=True)
-def _spring_run(goals, dt, halflife, x, v, g, out):
-    """Run the spring over ``goals (F, K)`` from state ``x, v, g (K,)`` (updated in place).
+def spring_step(x, v, g0, g1, y, eydt, dt):
+    """One frame of the spring: value ``x`` and velocity ``v`` follow a goal that moves
+    linearly from ``g0`` to ``g1`` over the frame (``y = 2 ln 2 / halflife``, ``eydt =
+    exp(-y dt)``). Returns the new ``(x, v)``. The exact solution for such a ramp: no lag
+    bias, and the same curve at any frame rate for piecewise-linear goals."""
+    r = (g1 - g0) / dt
+    u0 = x - g0 + 2.0 * r / y
+    du0 = v - r
+    c = du0 + y * u0
+    return g1 - 2.0 * r / y + (u0 + c * dt) * eydt, r + (du0 - c * y * dt) * eydt
 
-    The goal moves linearly from the previous frame's goal ``g`` to this frame's over the
-    frame, and the spring's exact solution for such a ramp is used: no lag bias, and the same
-    curve at any frame rate for piecewise-linear goals.
-    """
+
+@njit(cache=True)
+def spring_rate(halflife, dt):
+    """``(y, exp(-y dt))`` of a half-life (seconds) for :func:`spring_step`."""
     y = 2.0 * math.log(2.0) / max(halflife, 1e-9)
-    eydt = math.exp(-y * dt)
+    return y, math.exp(-y * dt)
+
+
+@njit(cache=True)
+def spring_advance(state, i, goal, halflife, y, eydt, dt):
+    """Advance spring ``i`` of a ``(3, n)`` state (rows value, velocity, last goal; a NaN
+    value means fresh: it starts at rest on ``goal``) by one frame; returns the value.
+    A ``halflife <= 0`` passes the goal through."""
+    if halflife <= 0.0:
+        return goal
+    if state[0, i] != state[0, i]:
+        state[0, i] = goal
+        state[1, i] = 0.0
+        state[2, i] = goal
+    x, v = spring_step(state[0, i], state[1, i], state[2, i], goal, y, eydt, dt)
+    state[0, i] = x
+    state[1, i] = v
+    state[2, i] = goal
+    return x
+
+
+def new_spring_state(n: int) -> np.ndarray:
+    """A fresh ``(3, n)`` spring state for :func:`spring_advance` (NaN: starts on its goal)."""
+    return np.full((3, n), np.nan)
+
+
+@njit(cache=True)
+def _spring_run(goals, dt, halflife, x, v, g, out):
+    """Run the spring over ``goals (F, K)`` from state ``x, v, g (K,)`` (updated in place)."""
+    y, eydt = spring_rate(halflife, dt)
     for f in range(goals.shape[0]):
         for k in range(goals.shape[1]):
             g1 = goals[f, k]
-            r = (g1 - g[k]) / dt
-            u0 = x[k] - g[k] + 2.0 * r / y
-            du0 = v[k] - r
-            c = du0 + y * u0
-            x[k] = g1 - 2.0 * r / y + (u0 + c * dt) * eydt
-            v[k] = r + (du0 - c * y * dt) * eydt
+            x[k], v[k] = spring_step(x[k], v[k], g[k], g1, y, eydt, dt)
             g[k] = g1
             out[f, k] = x[k]
 

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..math.quat import quat_rotate
+from .._numba import njit
+from ..ground.base import query_heights
+from ..math._qmath import q_get, q_rotate
 from ..pose import Motion
 from .legs import Legs
 
@@ -41,10 +43,20 @@ class FootSole:
     floor: float
 
     def points_world(self, rotations_world, positions_world) -> np.ndarray:
-        """World positions ``(..., feet, 2, 3)`` of the sole points from FK ``(..., J, 4/3)``."""
-        rot = rotations_world[..., self.joints, :]
-        pos = positions_world[..., self.joints, :]
-        return pos + quat_rotate(rot, self.offsets_local.astype(pos.dtype))
+        """World positions ``(..., feet, 2, 3)`` of the sole points from FK ``(..., J, 4/3)``
+        (float64)."""
+        rot = np.ascontiguousarray(rotations_world, dtype=np.float64)
+        pos = np.ascontiguousarray(positions_world, dtype=np.float64)
+        batch = pos.shape[:-2]
+        out = np.empty(batch + self.joints.shape + (3,))
+        _points_kernel(
+            rot.reshape(-1, rot.shape[-2], 4),
+            pos.reshape(-1, pos.shape[-2], 3),
+            self.joints,
+            self.offsets_local,
+            out.reshape(-1, self.joints.shape[0], 2, 3),
+        )
+        return out
 
     def samples(self, points_world) -> tuple[np.ndarray, np.ndarray]:
         """The sole sampled from heel to toe (:data:`SOLE_SAMPLES`).
@@ -52,24 +64,78 @@ class FootSole:
         ``points_world: (..., feet, 2, 3)`` -> ``(samples (..., feet, S, 3), planted heights
         (feet, S))``, the heights interpolated between heel and toe.
         """
-        f = SOLE_SAMPLES[:, None]
-        heel, toe = points_world[..., :1, :], points_world[..., 1:, :]
+        pts = np.ascontiguousarray(points_world, dtype=np.float64)
+        batch = pts.shape[:-2]
+        out = np.empty(batch + (len(SOLE_SAMPLES), 3))
+        _samples_kernel(pts.reshape(-1, 2, 3), SOLE_SAMPLES, out.reshape(-1, len(SOLE_SAMPLES), 3))
         h = self.heights
-        return heel + (toe - heel) * f, h[:, :1] + (h[:, 1:] - h[:, :1]) * SOLE_SAMPLES
+        return out, h[:, :1] + (h[:, 1:] - h[:, :1]) * SOLE_SAMPLES
 
     def sole_clearance(self, points_world, ground) -> tuple[np.ndarray, np.ndarray]:
         """Clearance of the whole sole over ``ground``: the lowest heel-to-toe sample's
         ``y - planted height - ground height`` ``(..., feet)``, and whether the ground was
         found under every sample ``(..., feet)`` (misses count as the clip's floor)."""
         samples, heights = self.samples(points_world)
-        gh, _, hit = ground.height_at(samples[..., [0, 2]])
-        gh = np.where(hit, gh, self.floor)
-        return np.min(samples[..., 1] - heights - gh, axis=-1), hit.all(axis=-1)
+        gh, _, hit = query_heights(ground, samples[..., [0, 2]])
+        clear = np.empty(samples.shape[:-2])
+        found = np.empty(samples.shape[:-2], dtype=np.bool_)
+        S = len(SOLE_SAMPLES)
+        _clearance_kernel(
+            samples.reshape(-1, heights.shape[0], S, 3),
+            heights,
+            np.ascontiguousarray(gh, dtype=np.float64).reshape(-1, heights.shape[0], S),
+            np.ascontiguousarray(hit).reshape(-1, heights.shape[0], S),
+            self.floor,
+            clear.reshape(-1, heights.shape[0]),
+            found.reshape(-1, heights.shape[0]),
+        )
+        return clear, found
 
     def clearance(self, points_world, ground_heights) -> np.ndarray:
         """Foot clearance ``(..., feet)`` given sole points ``(..., feet, 2, 3)`` and the ground
         height under each ``(..., feet, 2)``."""
         return np.min(points_world[..., 1] - self.heights - ground_heights, axis=-1)
+
+
+@njit(cache=True)
+def _points_kernel(rot_w, pos_w, joints, offsets, out):
+    """``out[n, k, p] = pos_w[n, j] + rot_w[n, j] * offsets[k, p]``, ``j = joints[k, p]``."""
+    for n in range(rot_w.shape[0]):
+        for k in range(joints.shape[0]):
+            for p in range(2):
+                j = joints[k, p]
+                r = q_rotate(
+                    q_get(rot_w[n], j), (offsets[k, p, 0], offsets[k, p, 1], offsets[k, p, 2])
+                )
+                for c in range(3):
+                    out[n, k, p, c] = pos_w[n, j, c] + r[c]
+
+
+@njit(cache=True)
+def _samples_kernel(points, fractions, out):
+    """``out[n, s] = heel + (toe - heel) * fractions[s]`` for ``points (N, 2, 3)``."""
+    for n in range(points.shape[0]):
+        for s in range(fractions.shape[0]):
+            for c in range(3):
+                heel = points[n, 0, c]
+                out[n, s, c] = heel + (points[n, 1, c] - heel) * fractions[s]
+
+
+@njit(cache=True)
+def _clearance_kernel(samples, heights, ground, hit, floor, clear, found):
+    """Lowest ``y - planted height - ground height`` over the samples of each foot (misses
+    count as the ``floor``) and whether every sample hit: ``samples (N, K, S, 3)``, ``heights
+    (K, S)``, ``ground, hit (N, K, S)`` -> ``clear, found (N, K)``."""
+    for n in range(samples.shape[0]):
+        for k in range(samples.shape[1]):
+            low = np.inf
+            every = True
+            for s in range(samples.shape[2]):
+                g = ground[n, k, s] if hit[n, k, s] else floor
+                every = every and hit[n, k, s]
+                low = min(low, samples[n, k, s, 1] - heights[k, s] - g)
+            clear[n, k] = low
+            found[n, k] = every
 
 
 def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0, fk=None) -> FootSole:

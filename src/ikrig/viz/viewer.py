@@ -224,9 +224,7 @@ class ClipViewer:
         mode = str(self.gui_mode.value)
         placer, plan, offsets = self._placer(mode)
         if self._last != (mode, frame - 1):
-            from ..pipelines.foot import FootState
-
-            placer.state = FootState()  # a jump: restart springs and locks here
+            placer.reset()  # a jump: restart springs and locks here
         kw = {} if offsets is None else {"offset": offsets[frame]}
         pose = placer.update(
             self.clip[frame],
