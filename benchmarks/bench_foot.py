@@ -86,6 +86,7 @@ def main():
     # live: one character, one frame per update, with and without the offline plan
     r = place_feet(clip, ground, FootOptions(), legs=legs)
     n = min(args.live_frames, clip.num_frames)
+    plans = [r.plan(f) for f in range(n)]  # as an engine stores them with the clip
     for planned in (True, False) if args.only != "offline" else ():
         placer = FootPlacer.from_clip(clip, ground)
         placer.update(clip[0], clip.frame_time)  # compile
@@ -93,13 +94,7 @@ def main():
         def run(planned=planned, placer=placer):
             for f in range(n):
                 if planned:
-                    placer.update(
-                        clip[f],
-                        clip.frame_time,
-                        pin=r.pins[f],
-                        contact=r.contacts[f],
-                        offset=r.offsets[f],
-                    )
+                    placer.update(clip[f], clip.frame_time, plan=plans[f])
                 else:
                     placer.update(clip[f], clip.frame_time)
 

@@ -3,6 +3,8 @@ real clips on every built-in ground."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from conftest import shared_bvh_files
@@ -133,8 +135,7 @@ def test_offline_and_live_give_the_same_frames(walk):
                                atol=1e-12)  # fmt: skip
     placer = FootPlacer.from_clip(walk, ground)
     live = [
-        placer.update(walk[f], walk.frame_time, pin=r.pins[f], contact=r.contacts[f],
-                      offset=r.offsets[f])
+        placer.update(walk[f], walk.frame_time, plan=r.plan(f))
         for f in range(walk.num_frames)
     ]  # fmt: skip
     rl = np.stack([p.rotations_local for p in live])
@@ -152,8 +153,12 @@ def test_live_reset_and_bad_per_foot_values(walk):
     placer.reset()  # forgets springs, locks and contacts: as good as new
     again = placer.update(walk[10], walk.frame_time)
     np.testing.assert_array_equal(again.rotations_local, first.rotations_local)
+    r = place_feet(walk, ground)
+    good = r.plan(0)
+    bad_plan = dataclasses.replace(good, targets_world=good.targets_world[:1])
+    nan_plan = dataclasses.replace(good, root_offset=np.nan)
     for kw in ({"pin": [1.0]}, {"pin": [1.0, 0.0], "contact": [True] * 3},
-               {"pin": [1.0, 0.0], "offset": [0.0, np.nan]}):  # fmt: skip
+               {"pin": [1.0, np.nan]}, {"plan": bad_plan}, {"plan": nan_plan}):  # fmt: skip
         with pytest.raises(InputError):
             placer.update(walk[0], walk.frame_time, **kw)
 
@@ -238,12 +243,11 @@ def test_every_clip_on_every_ground_writes_a_valid_bvh(shared_results):
 
 def test_full_mode_quality_on_every_clip_and_ground(shared_results):
     """The issue's bar: penetration p95 <= 0.5 % of leg length, float during contact mean
-    <= 1 %, skating not above the source's, bone lengths kept, root path unchanged, and
-    better than both the baseline and trace-offset on penetration and on the whole ground
-    error (penetration plus float). Float alone is not always lower than the baseline's on
-    slopes: full mode keeps the animation's own small in-contact float at heel strike and
-    push-off, while the baseline buries its feet (its float is low because its penetration
-    is high); the closing note of the issue gives the numbers."""
+    <= 1 %, skating not above the source's, no knee pops, bone lengths kept, root path
+    unchanged, and better than both the baseline and trace-offset on penetration and on
+    float. One allowance, stated here: where trace-offset buries its feet (penetration
+    mean above 1 %, xia_old_run on stairs) its float is low for that reason, and there full
+    mode must beat it on the whole ground error (penetration plus float) instead."""
     for key, (clip, ground, full, trace) in shared_results.items():
         m = foot_metrics(full.motion, clip.motion, ground, full.legs, full.sole, full.contacts)
         base = foot_metrics(full.baseline, clip.motion, ground, full.legs, full.sole,
@@ -252,10 +256,13 @@ def test_full_mode_quality_on_every_clip_and_ground(shared_results):
         assert m["pen_p95"] <= 0.5, key
         assert m["float_mean"] <= 1.0, key
         assert m["skate_rel"] is None or m["skate_rel"] <= 1.0, key
+        assert m["pops"] == 0, key
         assert m["bone_drift"] < 1e-6, key
         assert m["root_dev"] < 1e-9, key
         if key[1] != "flat":  # on flat ground everything is (nearly) perfect already
             assert m["pen_mean"] < base["pen_mean"] and m["pen_mean"] < tr["pen_mean"], key
-            ground_error = m["pen_mean"] + m["float_mean"]
-            assert ground_error < base["pen_mean"] + base["float_mean"], key
-            assert ground_error < tr["pen_mean"] + tr["float_mean"], key
+            assert m["float_mean"] < base["float_mean"], key
+            if tr["pen_mean"] <= 1.0:
+                assert m["float_mean"] < tr["float_mean"], key
+            else:
+                assert m["pen_mean"] + m["float_mean"] < tr["pen_mean"] + tr["float_mean"], key

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from ikrig.errors import InputError
+from ikrig.pipelines import foot_steps as steps
 from ikrig.pipelines.contacts import detect_contacts, pinning_curve
 from ikrig.pipelines.legs import find_legs
 from ikrig.pipelines.locking import lock_feet, new_lock_state
@@ -137,3 +141,65 @@ def test_locking_holds_the_planted_point_then_releases():
     live = np.concatenate([lock_feet(contact[f:f + 1], planted[f:f + 1], pts[f:f + 1],
                                      1 / 30, 0.5, 0.05, state) for f in range(F)])  # fmt: skip
     np.testing.assert_array_equal(live, out)
+
+
+# ------------------------------------------------------------- offline plan smoothing
+
+
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 60), st.integers(1, 3)),
+           elements=st.floats(-1.0, 1.0)),
+    st.integers(0, 8),
+)  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_upper_envelope_is_never_below(x, r):
+    env = steps.upper_envelope(x, r)
+    assert env.shape == x.shape
+    assert (env >= x - 1e-12).all()
+
+
+def test_zero_lag_smoothing_keeps_lines_and_rounds_corners():
+    t = np.arange(50.0)[:, None]
+    line = 0.3 * t - 2.0
+    np.testing.assert_allclose(steps.zero_lag_smooth(line, 5)[5:-5], line[5:-5], atol=1e-12)
+    corner = np.abs(t - 25.0)
+    sm = steps.zero_lag_smooth(corner, 5)
+    assert sm[25, 0] > 0.5  # the corner is rounded off
+    np.testing.assert_allclose(sm[5:19], corner[5:19], atol=1e-12)  # far from it: unchanged
+    np.testing.assert_array_equal(steps.upper_envelope(np.ones((9, 2)), 3), np.ones((9, 2)))
+
+
+def _leg_frames(ankle_y):
+    """Hip at y = 1, knee in front, ankle straight below at ``ankle_y (F,)``: (F, 1, 3, 3)."""
+    F = len(ankle_y)
+    j = np.zeros((F, 1, 3, 3))
+    j[:, 0, 0, 1] = 1.0
+    j[:, 0, 2, 1] = ankle_y
+    d = 1.0 - ankle_y  # hip-ankle distance; bones 0.5 and 0.5
+    j[:, 0, 1, 1] = 1.0 - d / 2
+    j[:, 0, 1, 2] = np.sqrt(np.maximum(0.25 - (d / 2) ** 2, 0.0))
+    return j
+
+
+def test_knee_smoothing_removes_pops_near_full_extension_and_leaves_smooth_paths():
+    dt = 1 / 120
+    F = 240
+    src = _leg_frames(np.full(F, 0.01))  # nearly straight leg (reach 0.99)
+    hips = src[:, :, 0].copy()
+    targets = src[:, :, 2].copy()
+    # a sharp 5 mm kink in the target path: a pop at this extension
+    targets[:, 0, 1] += 0.005 * np.maximum(0.0, 1 - np.abs(np.arange(F) - 120) / 4)
+    src_knee = steps.knee_angles_from_reach(np.full((F, 1), 0.99), 0.5, 0.5)
+
+    def knee(t):
+        return steps.knee_angles_from_reach(np.linalg.norm(hips - t, axis=-1), 0.5, 0.5)
+
+    assert steps.jerk_excess(knee(targets), src_knee, dt, 1 / 30).max() > 2.0
+    out = steps.smooth_knee_targets(src, hips, targets, 7, dt, 1.5)
+    assert steps.jerk_excess(knee(out), src_knee, dt, 1 / 30).max() <= 1.5 + 1e-9
+    assert np.abs(out - targets).max() < 0.005  # moved by less than the kink itself
+    np.testing.assert_array_equal(out[:, :, [0, 2]], targets[:, :, [0, 2]])  # vertically
+    # a smooth path is left exactly as it is
+    smooth_targets = src[:, :, 2] + 0.01 * np.sin(np.arange(F) * dt * 2)[:, None, None]
+    same = steps.smooth_knee_targets(src, hips, smooth_targets, 7, dt, 1.5)
+    np.testing.assert_array_equal(same, smooth_targets)

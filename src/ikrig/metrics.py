@@ -86,6 +86,7 @@ import math
 import numpy as np
 
 from .errors import InputError
+from .pipelines.foot_steps import POP_WINDOW, jerk_excess  # noqa: F401 (POP_WINDOW re-exported)
 from .pipelines.legs import Legs
 from .pipelines.sole import FootSole
 from .pose import Motion
@@ -98,9 +99,6 @@ __all__ = [
     "knee_pops",
     "metrics_table",
 ]
-
-POP_WINDOW = 1.0 / 30.0
-"""Time step (s) over which the change of knee angular velocity is measured."""
 
 POP_THRESHOLD = 2.0
 """A change of knee angular velocity over ``POP_WINDOW`` exceeding the source's by more than
@@ -192,24 +190,6 @@ def knee_angles(positions_world: np.ndarray, legs: Legs) -> np.ndarray:
     return np.stack(out, axis=-1) if out else np.zeros((len(positions_world), 0))
 
 
-def _jump(angles: np.ndarray, frame_time: float, W: int) -> np.ndarray:
-    """Change of angular velocity ``(F, legs)`` over ``W`` frames (0 at the ends)."""
-    F = angles.shape[0]
-    out = np.zeros_like(angles)
-    if F > 2 * W:
-        out[W : F - W] = (angles[2 * W :] - 2.0 * angles[W : F - W] + angles[: F - 2 * W]) / (
-            W * frame_time
-        )
-    return out
-
-
-def _running_max(x: np.ndarray, radius: int) -> np.ndarray:
-    """Maximum of ``x (F, K)`` over ``+-radius`` frames along axis 0."""
-    pad = np.pad(x, ((radius, radius), (0, 0)), mode="edge")
-    windows = np.lib.stride_tricks.sliding_window_view(pad, 2 * radius + 1, axis=0)
-    return windows.max(axis=-1)
-
-
 def knee_pops(
     angles_result, angles_source, frame_time: float, threshold: float = POP_THRESHOLD,
     window: float = POP_WINDOW,
@@ -230,11 +210,8 @@ def knee_pops(
         0 at the ends, where it is undefined).
     """
     a_r = np.asarray(angles_result, dtype=np.float64)
-    a_s = np.asarray(angles_source, dtype=np.float64)
     W = max(1, int(round(window / frame_time)))
-    jump_r = np.abs(_jump(a_r, frame_time, W))
-    jump_s = np.abs(_jump(a_s, frame_time, W))
-    excess = jump_r - _running_max(jump_s, W) if len(a_r) else jump_r
+    excess = jerk_excess(a_r, angles_source, frame_time, window)
     pops = np.zeros(a_r.shape[1], dtype=np.int64)
     for k in range(a_r.shape[1]):
         idx = np.flatnonzero(excess[:, k] > threshold)

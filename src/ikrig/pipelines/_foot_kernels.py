@@ -173,16 +173,19 @@ def root_run(offsets, weights, softness, floor_weight, dt, halflife, spring, out
 
 @njit(cache=True)
 def full_targets_run(ankles, offsets, planted, shift, dt, halflife, spring, targets):
-    """Full mode, steps 4 and 8: ankle targets ``(F, K, 3)`` from the source ankles, the
-    vertical ``offsets (F, K)`` on a short spring (``spring (3, K)``; it takes the last
-    kinks out: lock switches, plant ramps) that never lets a sole sink below ``planted``,
-    and the locking ``shift (F, K, 2)``."""
+    """Full mode, steps 4c and 8: ankle targets ``(F, K, 3)`` from the source ankles, the
+    vertical ``offsets (F, K)`` and the locking ``shift (F, K, 2)``. With ``halflife > 0``
+    (live estimates) the offsets move on a short spring (``spring (3, K)``; it takes the
+    last kinks out: lock switches, plant ramps) that never lets a sole sink below
+    ``planted``; with 0 (a plan, already smoothed) they are used as they are."""
     y, eydt = spring_rate(halflife, dt)
     for f in range(ankles.shape[0]):
         for k in range(ankles.shape[1]):
-            o = spring_advance(spring, k, offsets[f, k], halflife, y, eydt, dt)
+            o = offsets[f, k]
+            if halflife > 0.0:
+                o = max(spring_advance(spring, k, o, halflife, y, eydt, dt), planted[f, k])
             targets[f, k, 0] = ankles[f, k, 0] + shift[f, k, 0]
-            targets[f, k, 1] = ankles[f, k, 1] + max(o, planted[f, k])
+            targets[f, k, 1] = ankles[f, k, 1] + o
             targets[f, k, 2] = ankles[f, k, 2] + shift[f, k, 1]
 
 
@@ -198,68 +201,81 @@ def pelvis_drop(hx, hy, hz, tx, ty, tz, reach):
 
 
 @njit(cache=True)
+def pelvis_need_run(joints_p, targets, root, lengths, prm, need):
+    """Step 5a: how far the pelvis must come down so that no leg straightens beyond the
+    source's extension or ``max_extension`` (smooth maxima of the two, then a smooth minimum
+    with ``extension_cap``: no kinks), the largest over the legs, clipped to ``[0,
+    max_pelvis_drop]``.
+
+    Args:
+        joints_p: ``(F, K, 3, 3)`` hip, knee and ankle world positions (source).
+        targets: ``(F, K, 3)`` ankle targets; root: ``(F,)`` the root's vertical offset.
+        lengths: ``(K,)`` leg lengths (thigh plus shin).
+        prm: ``[leg length unit, max_extension, extension_cap, max_pelvis_drop (units)]``.
+        need: ``(F,)`` out.
+    """
+    unit, max_ext, cap, max_drop = prm[0], prm[1], prm[2], prm[3]
+    band = 0.01 * unit
+    for f in range(targets.shape[0]):
+        top = 0.0
+        for k in range(targets.shape[1]):
+            sx = joints_p[f, k, 2, 0] - joints_p[f, k, 0, 0]
+            sy = joints_p[f, k, 2, 1] - joints_p[f, k, 0, 1]
+            sz = joints_p[f, k, 2, 2] - joints_p[f, k, 0, 2]
+            src = math.sqrt(sx * sx + sy * sy + sz * sz)
+            # (a smooth max less half its band: never above the larger of the two, no kink)
+            reach = smooth_max(src, max_ext * lengths[k], band)
+            reach = smooth_min(reach - 0.5 * band, cap * lengths[k], band)
+            d = pelvis_drop(
+                joints_p[f, k, 0, 0], joints_p[f, k, 0, 1] + root[f], joints_p[f, k, 0, 2],
+                targets[f, k, 0], targets[f, k, 1], targets[f, k, 2], reach,
+            )  # fmt: skip
+            top = max(top, d)
+        need[f] = min(top, max_drop)
+
+
+@njit(cache=True)
+def pelvis_hold_run(need, band, dt, halflife, spring, drop):
+    """Step 5b, causal (live without a plan): the drop follows ``need (F,)`` at once when it
+    grows and comes back on a spring (``halflife``, ``spring (3, 1)``); a smooth maximum of
+    the two (width ``band``) keeps the hand-over free of kinks. ``drop (F,)`` out."""
+    y, eydt = spring_rate(halflife, dt)
+    for f in range(need.shape[0]):
+        held = spring_advance(spring, 0, need[f], halflife, y, eydt, dt)
+        drop[f] = smooth_max(need[f], held, band) - 0.5 * band
+
+
+@njit(cache=True)
 def legs_run(
-    joints_p, joints_r, parent_r, targets, root, found, align, lengths, prm, consts,
-    pelvis, weight, out_r, drop_out, reached,
+    joints_p, joints_r, parent_r, targets, root, found, align, consts, dt, halflife,
+    weight, out_r, reached,
 ):  # fmt: skip
-    """Steps 5, 6 and 7b: pelvis drop, two-bone leg IK and the ankle turn, per frame.
+    """Steps 6 and 7b: two-bone leg IK and the ankle turn, per frame.
 
     Args:
         joints_p: ``(F, K, 3, 3)`` hip, knee and ankle world positions (source).
         joints_r: ``(F, K, 3, 4)`` their world rotations; parent_r: ``(F, K, 4)`` the hip's
             parent's world rotation.
         targets: ``(F, K, 3)`` ankle targets.
-        root: ``(F,)`` the root's vertical offset; the pelvis drop is taken off in place.
-        found: ``(F, K)`` ground found (IK weight goal, on a spring).
+        root: ``(F,)`` the root's vertical offset (pelvis drop included).
+        found: ``(F, K)`` ground found: the IK weight's goal, on a spring (``halflife``,
+            ``weight (3, K)``).
         align: ``(F, K, 4)`` the ankle turns of step 7a.
-        lengths: ``(K,)`` leg lengths (thigh plus shin).
-        prm: ``[leg length unit, max_extension, extension_cap, max_pelvis_drop (units),
-            pelvis_halflife, weight_halflife, dt, pelvis on (1/0)]``.
         consts: two-bone constants (:func:`~ikrig.solvers._two_bone_kernels.make_consts`).
-        pelvis: ``(3, 1)`` and weight: ``(3, K)`` spring states.
         out_r: ``(F, K, 3, 4)`` out: new local rotations of hip, knee and ankle.
-        drop_out: ``(F,)`` out: the pelvis drop; reached: ``(F, K)`` out.
+        reached: ``(F, K)`` out.
     """
-    unit, max_ext, cap, max_drop = prm[0], prm[1], prm[2], prm[3]
-    dt = prm[6]
-    use_pelvis = prm[7] != 0.0
-    yp, ep = spring_rate(prm[4], dt)
-    yw, ew = spring_rate(prm[5], dt)
-    band = 0.01 * unit
+    yw, ew = spring_rate(halflife, dt)
     zero, one, half, two, three = (
         consts[C_ZERO], consts[C_ONE], consts[C_HALF], consts[C_TWO], consts[C_THREE],
     )  # fmt: skip
     soften, max_stretch, tol = consts[C_SOFTEN], consts[C_MAX_STRETCH], consts[C_TOL]
     eps, perp = consts[C_EPS], consts[C_PERP]
-    K = targets.shape[1]
     for f in range(targets.shape[0]):
-        drop = 0.0
-        if use_pelvis:
-            # 5. the pelvis comes down when a leg would have to straighten beyond the
-            # source's extension or max_extension (smooth maxima: no kinks, no knee pops)
-            need = 0.0
-            for k in range(K):
-                hx = joints_p[f, k, 0, 0]
-                hy = joints_p[f, k, 0, 1] + root[f]
-                hz = joints_p[f, k, 0, 2]
-                sx = joints_p[f, k, 2, 0] - joints_p[f, k, 0, 0]
-                sy = joints_p[f, k, 2, 1] - joints_p[f, k, 0, 1]
-                sz = joints_p[f, k, 2, 2] - joints_p[f, k, 0, 2]
-                src = math.sqrt(sx * sx + sy * sy + sz * sz)
-                reach = smooth_max(src, max_ext * lengths[k], band)
-                reach = smooth_min(reach - 0.5 * band, cap * lengths[k], band)
-                d = pelvis_drop(hx, hy, hz, targets[f, k, 0], targets[f, k, 1],
-                                targets[f, k, 2], reach)  # fmt: skip
-                need = max(need, d)
-            need = min(need, max_drop)
-            held = spring_advance(pelvis, 0, need, prm[4], yp, ep, dt)
-            drop = smooth_max(need, held, band) - 0.5 * band
-            root[f] -= drop
-        drop_out[f] = drop
         up = root[f]
-        for k in range(K):
+        for k in range(targets.shape[1]):
             # 6. leg IK on the shifted pose, weighted out where no ground was found
-            w = spring_advance(weight, k, 1.0 if found[f, k] else 0.0, prm[5], yw, ew, dt)
+            w = spring_advance(weight, k, 1.0 if found[f, k] else 0.0, halflife, yw, ew, dt)
             w = min(max(w, 0.0), 1.0)
             (
                 _, _, _, _, _, _, _, qrx, qry, qrz, qrw, qmx, qmy, qmz, qmw, _, ok,
@@ -345,3 +361,99 @@ def detect_run(points, heights, floor, unit, dt, thresholds, last, contact, pin,
                 pin[k] = max(pin[k] - rate_out, 0.0)
             pins[f, k] = pin[k]
             flags[f, k] = contact[k]
+
+
+@njit(cache=True)
+def smootherstep(u):
+    """``6u^5 - 15u^4 + 10u^3`` of ``u`` clipped to [0, 1] (zero slope and curvature at both
+    ends)."""
+    u = min(max(u, 0.0), 1.0)
+    return u * u * u * (u * (6.0 * u - 15.0) + 10.0)
+
+
+@njit(cache=True)
+def swing_bump(u):
+    """``16 u^2 (1 - u)^2``: 1 at mid-swing, 0 with zero slope at lift-off and landing."""
+    u = min(max(u, 0.0), 1.0)
+    return 16.0 * u * u * (1.0 - u) ** 2
+
+
+@njit(cache=True)
+def spans_of(mask):
+    """``(starts, ends)`` of the runs of True in ``mask (F,)`` (``[start, end)``)."""
+    F = mask.shape[0]
+    starts = []
+    ends = []
+    f = 0
+    while f < F:
+        if mask[f]:
+            s = f
+            while f < F and mask[f]:
+                f += 1
+            starts.append(s)
+            ends.append(f)
+        else:
+            f += 1
+    return starts, ends
+
+
+@njit(cache=True)
+def plan_run(planted, clearance, contacts, ramp, max_bump, out):
+    """Step 4b, offline (see :func:`~ikrig.pipelines.foot_steps.plan_foot_offsets`), one
+    foot: ``planted, clearance (F,)``, ``contacts (F,)`` bool, ``ramp`` frames, ``max_bump``
+    in data units; ``out (F,)``."""
+    F = planted.shape[0]
+    starts, ends = spans_of(contacts)
+    if len(starts) == 0:  # never planted: the highest ground so far, never cutting into it
+        top = -math.inf
+        for f in range(F):
+            top = max(top, planted[f])
+            out[f] = top
+        return
+    stance = planted.copy()
+    for i in range(len(starts)):  # the animation's own clearance blended out mid-contact
+        s, e = starts[i], ends[i]
+        for f in range(s, e):
+            keep = 1.0 - smootherstep((f - s + 1) / ramp) * smootherstep((e - f) / ramp)
+            stance[f] = planted[f] + clearance[f] * keep
+            out[f] = stance[f]
+    # air phases between (last contact frame or -1) and (next contact frame or F)
+    for i in range(len(starts) + 1):
+        a = ends[i - 1] - 1 if i > 0 else -1
+        b = starts[i] if i < len(starts) else F
+        if b <= a + 1:
+            continue
+        d_a = stance[a] if a >= 0 else stance[b]
+        d_b = stance[b] if b < F else d_a
+        span = max(b - a, 1)
+        amp = 0.0
+        for f in range(a + 1, b):
+            u = (f - a) / span
+            base = d_a + (d_b - d_a) * smootherstep(u)
+            shape = _swing_shape(u, a, b, F)
+            # near lift-off and landing the foot is still on the ground: a scuff there is
+            # not worth a high bump (shape ~ 0), so the amplitude divides by at least 0.25
+            amp = max(amp, max(planted[f] - base, 0.0) / max(shape, 0.25))
+        amp = min(amp, max_bump)
+        for f in range(a + 1, b):
+            u = (f - a) / span
+            base = d_a + (d_b - d_a) * smootherstep(u)
+            out[f] = base + amp * _swing_shape(u, a, b, F)
+
+
+@njit(cache=True)
+def _swing_shape(u, a, b, F):
+    if a < 0:  # before the first contact: high at the start, down to the landing
+        return smootherstep(2.0 * (1.0 - u))
+    if b >= F:  # after the last contact: up from the lift-off, then held
+        return smootherstep(2.0 * u)
+    return swing_bump(u)
+
+
+@njit(cache=True)
+def hysteresis(enter, stay, out):
+    """``out[f]``: on from a frame where ``enter`` until the first frame without ``stay``."""
+    on = False
+    for f in range(enter.shape[0]):
+        on = stay[f] if on else enter[f]
+        out[f] = on

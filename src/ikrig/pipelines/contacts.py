@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._checks import in_range, positive
+from ._foot_kernels import hysteresis
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,8 @@ def horizontal_speed(positions, frame_time: float) -> np.ndarray:
 
 
 def _hysteresis(enter, stay) -> np.ndarray:
-    out = np.zeros(len(enter), dtype=bool)
-    on = False
-    for f in range(len(enter)):
-        on = bool(stay[f]) if on else bool(enter[f])
-        out[f] = on
+    out = np.empty(len(enter), dtype=np.bool_)
+    hysteresis(np.ascontiguousarray(enter), np.ascontiguousarray(stay), out)
     return out
 
 

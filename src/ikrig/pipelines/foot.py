@@ -15,18 +15,26 @@ same step functions):
 4. **Foot goals**: vertical ground queries along each sole (heel to toe) with normals; a
    planted foot stands exactly on the ground; a swinging foot moves from its lift-off
    height to its landing height on a smooth curve, lifted just enough to clear the ground
-   (offline this is planned over the whole swing; live it is estimated causally, or taken
-   from the same plan).
-5. **Pelvis offset**: the pelvis comes down (limited, smoothed) when a foot target would
-   need the leg straighter than the source or ``max_extension``; the other leg bends.
+   (offline this is planned over the whole swing and smoothed without lag; live it is
+   estimated causally).
+5. **Pelvis offset**: the pelvis comes down (limited) when a foot target would need the
+   leg straighter than the source or ``max_extension``; the other leg bends. Offline the
+   drop is a smooth upper envelope of that need (it comes down ahead of it); live it
+   follows the need and comes back on a spring.
 6. **Leg IK**: two-bone hip-knee-ankle, the pole from the animated knee, ``soften``,
-   blended out where there is no ground.
+   blended out where there is no ground. Offline (full mode) each knee's correction from
+   the source angle is first smoothed in time, the ankle target moving vertically to
+   match (6a): near full extension the knee turns fast for the smallest change of reach,
+   and this keeps it free of pops.
 7. **Foot alignment**: the ankle turns so the sole follows the ground normal, limited to
    ``align_max_angle``, blended by the pinning curve.
-8. **Smoothing**: every offset and normal moves on a half-life spring (frame-rate
-   independent).
+8. **Smoothing**: every causal offset and normal moves on a half-life spring (frame-rate
+   independent); offline plans use zero-lag windows instead.
 9. **Foot locking**: a planted foot keeps its horizontal position until the span ends or
    it drifts past ``lock_radius``, then returns smoothly.
+
+The live placer given a frame of an offline result (:meth:`FootResult.plan`) replays its
+decisions (pins, root offset, ankle targets) and returns the offline frame.
 
 Modes compare recipes on the same clips: ``trace-offset`` (the simple game recipe: trace
 down from each foot, lower the body by the lower foot's offset, lift the other by the
@@ -67,7 +75,11 @@ class FootOptions:
         mode: ``"full"`` (default), ``"goal-blend"`` or ``"trace-offset"``.
         contacts: contact detection and pinning ramps (:class:`ContactOptions`).
         root_halflife: smoothing of the root following the ground (0.15 s).
-        pelvis_halflife: how slowly the pelvis comes back up after a drop (0.12 s).
+        pelvis_halflife: live without a plan: how slowly the pelvis comes back up after a
+            drop (0.12 s).
+        pelvis_window: offline: the pelvis drop is a smooth upper envelope of what the legs
+            need within this long before and after each frame (0.1 s), so it comes down
+            ahead of a need and back up after it, without kinks.
         offset_halflife: smoothing of foot offsets in ``trace-offset`` mode (0.06 s).
         max_extension: a leg may straighten to this fraction of its length, or to what the
             source already had, before the pelvis drops (0.97).
@@ -86,18 +98,32 @@ class FootOptions:
             clear the ground (0.4 leg lengths).
         swing_halflife: live placement without a plan: smoothing of a swinging foot's
             height (0.05 s).
-        target_halflife: full mode: a spring on each foot's vertical offset (0.04 s; 0 off)
-            that takes the last kinks out (lock switches, plant ramps), never letting the
-            sole sink into the ground.
+        target_halflife: full mode, live without a plan: a spring on each foot's vertical
+            offset (0.04 s; 0 off) that takes the last kinks out (lock switches, plant
+            ramps), never letting the sole sink into the ground. Planned offsets are
+            smoothed by ``plan_smoothing`` instead.
+        plan_smoothing: offline: half-width of the zero-lag (Hann) window that smooths the
+            planned foot offsets, held at or above the ground (0.12 s; 0 off).
+        knee_smoothing: offline, full mode: half-width of the zero-lag window that smooths
+            each knee's correction (result minus source angle) in time where it turns too
+            sharply, the ankle target moving vertically to match (0.06 s; 0 off). Near full
+            extension this trades a fraction of a percent of the leg in foot height for a
+            knee without pops.
+        knee_jerk_limit: the largest change of angular velocity over 1/30 s (rad/s) a
+            knee's correction may have before it is smoothed (1.5; knee pops are counted
+            above 2 rad/s beyond the source's own).
         trace_reach: ``trace-offset``: a trace that finds no ground within this distance of
             the foot blends IK out (0.5 leg lengths).
         plant_softness: a planted foot keeps ``c^2 / (c + k)`` of the animation's own
             clearance ``c`` over its floor, ``k`` = this (0.005 leg lengths), so that planting
             never snaps a foot down.
-        plant_ramp: offline, a planted foot's own clearance in the animation is blended out
-            over this long after the contact starts and back in before it ends (0.12 s), so
-            a flat foot stands exactly on the ground while heel strike and push-off keep the
-            animation's motion. (Live placement without a plan uses ``plant_softness``.)
+        plant_ramp: offline, a planted foot may keep the animation's own clearance over its
+            floor near the ends of a contact, blended out over this long after the contact
+            starts and back in before it ends (0 s: by default a foot in contact stands on
+            the ground throughout; contact detection keeps a foot rising by up to
+            ``height_off`` in contact, and keeping that hover shows as float).
+            ``plan_smoothing`` rounds the plan's corners off either way. (Live placement
+            without a plan uses ``plant_softness``.)
         root_softness: width of the soft minimum over the planted feet that sets how high
             the character stands (0.05 leg lengths).
         weight_halflife: blending IK in and out where the ground is missing (0.08 s).
@@ -107,6 +133,7 @@ class FootOptions:
     contacts: ContactOptions = field(default_factory=ContactOptions)
     root_halflife: float = 0.15
     pelvis_halflife: float = 0.12
+    pelvis_window: float = 0.1
     offset_halflife: float = 0.06
     max_extension: float = 0.97
     extension_cap: float = 0.995
@@ -121,9 +148,12 @@ class FootOptions:
     max_swing_bump: float = 0.4
     swing_halflife: float = 0.05
     target_halflife: float = 0.04
+    plan_smoothing: float = 0.12
+    knee_smoothing: float = 0.06
+    knee_jerk_limit: float = 1.5
     trace_reach: float = 0.5
     plant_softness: float = 0.005
-    plant_ramp: float = 0.12
+    plant_ramp: float = 0.0
     root_softness: float = 0.05
     weight_halflife: float = 0.08
 
@@ -133,6 +163,9 @@ class FootOptions:
         for name in (
             "root_halflife",
             "pelvis_halflife",
+            "pelvis_window",
+            "plan_smoothing",
+            "knee_smoothing",
             "offset_halflife",
             "normal_halflife",
             "lock_halflife",
@@ -140,6 +173,7 @@ class FootOptions:
             "swing_halflife",
         ):
             in_range(getattr(self, name), name, 0.0, 10.0)
+        positive(self.knee_jerk_limit, "knee_jerk_limit")
         in_range(self.max_extension, "max_extension", 0.5, 1.0)
         in_range(self.extension_cap, "extension_cap", self.max_extension, 1.0)
         in_range(self.max_pelvis_drop, "max_pelvis_drop", 0.0, 1.0)
@@ -226,6 +260,7 @@ class FootGoals:
         stance: ``(F, feet)`` offset of each foot when planted (live estimate).
         source_clearance: ``(F, feet)`` the animation's clearance over its own floor.
         found: ``(F, feet)`` the ground was found under the whole sole.
+        frame_time: seconds per frame.
     """
 
     rotations_world: np.ndarray
@@ -237,10 +272,12 @@ class FootGoals:
     stance: np.ndarray
     source_clearance: np.ndarray
     found: np.ndarray
+    frame_time: float
 
     def slice(self, a: int, b: int) -> FootGoals:
         """The goals of frames ``a`` to ``b``."""
-        return FootGoals(*(getattr(self, f.name)[a:b] for f in dataclasses.fields(self)))
+        arrays = {f.name: getattr(self, f.name)[a:b] for f in dataclasses.fields(self)[:-1]}
+        return FootGoals(**arrays, frame_time=self.frame_time)
 
 
 @dataclass(frozen=True, eq=False)
@@ -312,7 +349,7 @@ def foot_goals(
     planted, found = steps.planted_offsets(ground, sole, points)
     k = options.plant_softness * setup.legs.leg_length
     stance = planted + steps.soft_clearance(source_clear, k)
-    return FootGoals(rot_w, pos_w, points, align, shift, planted, stance, source_clear, found)
+    return FootGoals(rot_w, pos_w, points, align, shift, planted, stance, source_clear, found, dt)
 
 
 def plan_offsets(
@@ -327,28 +364,119 @@ def plan_offsets(
         contacts,
         ramp,
         options.max_swing_bump * setup.legs.leg_length,
+        round(options.plan_smoothing / frame_time),
     )
 
 
-def apply_feet(
-    setup,
-    ground,
-    options,
-    motion: Motion,
-    goals: FootGoals,
-    offsets,
-    pins,
-    contacts,
-    state: FootState,
-    out=None,
+def foot_targets(
+    setup, ground, options, goals: FootGoals, offsets, pins, state: FootState, planned=False
 ):
-    """Steps 3, 5, 6, 7b and 8 on ``F`` frames: root, pelvis, leg IK, ankle turn, smoothing
-    (locking, step 9, already moved the feet in :func:`foot_goals`).
+    """Steps 3, 4c and 8 on ``F`` frames: how far the root moves up, and the ankle targets.
+
+    Args:
+        goals: the frames' :class:`FootGoals`.
+        offsets: ``(F, feet)`` vertical foot offsets (planned or live).
+        pins: ``(F, feet)`` pinning weights.
+        state: :class:`FootState`, updated in place.
+        planned: ``offsets`` come from :func:`plan_offsets`, already smoothed (full mode
+            then skips the causal target spring, ``target_halflife``).
+
+    Returns:
+        ``(root_offset (F,), targets (F, feet, 3), found (F, feet))``: found is where the
+        ground was found (the IK is blended out elsewhere).
+    """
+    dt = float(goals.frame_time)
+    L = setup.legs.leg_length
+    pos_w = goals.positions_world
+    ankles = np.ascontiguousarray(pos_w[:, setup.leg_joints[:, 2]])
+    if options.mode == "trace-offset":
+        return _trace_offset_targets(setup, ground, options, pos_w, ankles, state, dt)
+    # 3. the root follows the ground under the planted feet
+    root_offset = np.empty(len(ankles))
+    kernels.root_run(
+        np.ascontiguousarray(offsets, dtype=np.float64),
+        np.ascontiguousarray(pins * goals.found, dtype=np.float64),
+        options.root_softness * L,
+        ROOT_FLOOR_WEIGHT,
+        dt,
+        options.root_halflife,
+        state.root,
+        root_offset,
+    )
+    if options.mode == "goal-blend":
+        targets = _goal_blend_targets(setup, ground, pos_w, ankles, root_offset, pins)
+        return root_offset, targets, goals.found
+    # 4c, 8. the feet at their offsets; live, a short spring takes the last kinks out of the
+    # vertical paths (lock switches, plant ramps), never letting a sole sink into the ground
+    targets = np.empty(ankles.shape)
+    kernels.full_targets_run(
+        ankles,
+        np.ascontiguousarray(offsets, dtype=np.float64),
+        goals.planted,
+        goals.shift,
+        dt,
+        0.0 if planned else options.target_halflife,
+        state.targets,
+        targets,
+    )
+    return root_offset, targets, goals.found
+
+
+def pelvis_needs(setup, options, goals: FootGoals, root_offset, targets) -> np.ndarray:
+    """Step 5a: how far the pelvis must come down ``(F,)`` so that no leg straightens beyond
+    the source's extension or ``max_extension`` (never beyond ``extension_cap``), at most
+    ``max_pelvis_drop``; zeros in ``trace-offset`` mode (its body offset is the drop)."""
+    need = np.zeros(len(root_offset))
+    if options.mode != "trace-offset":
+        L = setup.legs.leg_length
+        prm = np.array(
+            [L, options.max_extension, options.extension_cap, options.max_pelvis_drop * L]
+        )
+        kernels.pelvis_need_run(
+            goals.positions_world[:, setup.leg_joints],
+            targets,
+            np.ascontiguousarray(root_offset, dtype=np.float64),
+            setup.leg_lengths,
+            prm,
+            need,
+        )
+    return need
+
+
+def hold_pelvis(setup, options, need, frame_time: float, state: FootState) -> np.ndarray:
+    """Step 5b, causal (live without a plan): the pelvis drop ``(F,)`` follows ``need`` at
+    once when it grows and comes back up on a spring (``pelvis_halflife``)."""
+    drop = np.empty(len(need))
+    kernels.pelvis_hold_run(
+        need,
+        0.01 * setup.legs.leg_length,
+        float(frame_time),
+        options.pelvis_halflife,
+        state.pelvis,
+        drop,
+    )
+    return drop
+
+
+def plan_pelvis(options, need, frame_time: float) -> np.ndarray:
+    """Step 5b, offline: the pelvis drop ``(F,)``, a smooth upper envelope of ``need``
+    (:func:`~ikrig.pipelines.foot_steps.upper_envelope` over ``pelvis_window``): never less
+    than a leg needs, equal to it where the need holds steady, and coming down ahead of a
+    rise and back up after it without kinks, so a leg nearing its reach slows down
+    instead of stopping at once (a knee pop)."""
+    return steps.upper_envelope(need, round(options.pelvis_window / frame_time))
+
+
+def solve_legs(
+    setup, options, motion: Motion, goals: FootGoals, root_offset, drop, targets, found, state,
+    out=None,
+):  # fmt: skip
+    """Steps 6 and 7b on ``F`` frames: two-bone leg IK toward ``targets (F, feet, 3)`` on the
+    pose moved up by ``root_offset - drop (F,)``, blended out where ``found (F, feet)`` is
+    False, and the ankle turned to the ground.
 
     Args:
         motion: source frames ``(F,)``; goals: their :class:`FootGoals`.
-        offsets: ``(F, feet)`` vertical foot offsets (planned or live).
-        pins: ``(F, feet)``; contacts: ``(F, feet)`` bool.
         state: :class:`FootState`, updated in place.
         out: ``(rotations_local, positions_local)`` arrays ``(F, J, 4/3)`` to write the
             result into, holding the source values (default: copies of ``motion``'s).
@@ -356,87 +484,65 @@ def apply_feet(
     Returns:
         ``(motion, FrameInfo)``: only rotations and the root translation change.
     """
-    dt = float(motion.frame_time)
-    L = setup.legs.leg_length
-    rot_w, pos_w = goals.rotations_world, goals.positions_world
-    joints_p = pos_w[:, setup.leg_joints]
-    ankles = np.ascontiguousarray(joints_p[:, :, 2])
-    F, K = ankles.shape[:2]
-    found = goals.found
-
-    if options.mode == "trace-offset":
-        root_offset, targets, found = _trace_offset_targets(
-            setup, ground, options, pos_w, ankles, state, dt
-        )
-    else:
-        # 3. the root follows the ground under the planted feet
-        root_offset = np.empty(F)
-        kernels.root_run(
-            np.ascontiguousarray(offsets, dtype=np.float64),
-            np.ascontiguousarray(pins * found, dtype=np.float64),
-            options.root_softness * L,
-            ROOT_FLOOR_WEIGHT,
-            dt,
-            options.root_halflife,
-            state.root,
-            root_offset,
-        )
-        if options.mode == "goal-blend":
-            targets = _goal_blend_targets(setup, ground, pos_w, ankles, root_offset, pins)
-        else:
-            # 8. a short spring takes the last kinks out of the feet's vertical paths (lock
-            # switches, plant ramps); it never lets a sole sink into the ground
-            targets = np.empty((F, K, 3))
-            kernels.full_targets_run(
-                ankles,
-                np.ascontiguousarray(offsets, dtype=np.float64),
-                goals.planted,
-                goals.shift,
-                dt,
-                options.target_halflife,
-                state.targets,
-                targets,
-            )
-    # 5. pelvis drop, 6. leg IK (weighted out where no ground was found), 7b. ankle turn
-    prm = np.array(
-        [
-            L,
-            options.max_extension,
-            options.extension_cap,
-            options.max_pelvis_drop * L,
-            options.pelvis_halflife,
-            options.weight_halflife,
-            dt,
-            0.0 if options.mode == "trace-offset" else 1.0,
-        ]
-    )
+    rot_w = goals.rotations_world
+    F, K = targets.shape[:2]
+    root = np.ascontiguousarray(root_offset - drop, dtype=np.float64)
     new_r = np.empty((F, K, 3, 4))
-    drop = np.empty(F)
     reached = np.empty((F, K), dtype=np.bool_)
     kernels.legs_run(
-        joints_p,
+        goals.positions_world[:, setup.leg_joints],
         rot_w[:, setup.leg_joints],
         rot_w[:, setup.hip_parents],
         targets,
-        root_offset,
+        root,
         np.ascontiguousarray(found, dtype=np.bool_),
         goals.align,
-        setup.leg_lengths,
-        prm,
         _two_bone_consts(options.soften),
-        state.pelvis,
+        float(goals.frame_time),
+        options.weight_halflife,
         state.weight,
         new_r,
-        drop,
         reached,
     )
     if out is None:
         out = (motion.rotations_local.copy(), motion.positions_local.copy())
     rl, pl = out
-    pl[:, setup.root, 1] += root_offset
+    pl[:, setup.root, 1] += root
     rl[:, setup.leg_joints] = new_r
     out = Motion._trusted(motion.skeleton, rl, pl, motion.frame_time)
-    return out, FrameInfo(root_offset, drop, targets, reached, found)
+    return out, FrameInfo(root, drop, targets, reached, found)
+
+
+def apply_feet(
+    setup, ground, options, motion: Motion, goals: FootGoals, offsets, pins, state, plan=None
+):
+    """Steps 3, 5, 6, 7b and 8 on ``F`` frames, causally (the live placer): root, pelvis,
+    leg IK, ankle turn, smoothing (locking, step 9, already moved the feet in
+    :func:`foot_goals`).
+
+    Args:
+        motion: source frames ``(F,)``; goals: their :class:`FootGoals`.
+        offsets: ``(F, feet)`` vertical foot offsets (live estimates); pins: ``(F, feet)``.
+        state: :class:`FootState`, updated in place.
+        plan: a :class:`FramePlan` (``F = 1``) from an offline result: its root offset,
+            pelvis drop, ankle targets and ground flags are used instead of steps 3-6a,
+            which then reproduces the offline frame.
+
+    Returns:
+        ``(motion, FrameInfo)``: only rotations and the root translation change.
+    """
+    if plan is not None:
+        root_offset = np.array([plan.root_offset + plan.pelvis_drop])
+        drop = np.array([plan.pelvis_drop])
+        targets = np.array(plan.targets_world, dtype=np.float64).reshape(1, -1, 3)
+        found = np.array(plan.ground_found, dtype=np.bool_).reshape(1, -1)
+    else:
+        root_offset, targets, found = foot_targets(
+            setup, ground, options, goals, offsets, pins, state
+        )
+        need = pelvis_needs(setup, options, goals, root_offset, targets)
+        drop = hold_pelvis(setup, options, need, goals.frame_time, state)
+    return solve_legs(setup, options, motion, goals, root_offset, drop, targets, found, state)
 
 
 ROOT_FLOOR_WEIGHT = 0.02
@@ -516,6 +622,40 @@ class FootResult:
     info: FrameInfo
     offsets: np.ndarray
 
+    def plan(self, frame: int) -> FramePlan:
+        """Frame ``frame`` of the result as a :class:`FramePlan` for
+        :meth:`~ikrig.pipelines.live.FootPlacer.update`, which then reproduces it."""
+        i = self.info
+        return FramePlan(
+            self.pins[frame],
+            self.contacts[frame],
+            float(i.root_offset[frame]),
+            float(i.pelvis_drop[frame]),
+            i.targets_world[frame],
+            i.ground_found[frame],
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class FramePlan:
+    """What the offline pipeline decided for one frame, as an engine would store it with a
+    clip to replay foot placement live (:meth:`FootResult.plan`).
+
+    Attributes:
+        pins: ``(feet,)`` pinning weights; contacts: ``(feet,)`` bool.
+        root_offset: the root's vertical offset, pelvis drop included (clip units).
+        pelvis_drop: the pelvis drop part of it.
+        targets_world: ``(feet, 3)`` ankle targets.
+        ground_found: ``(feet,)`` bool, the ground was found (IK weight goal).
+    """
+
+    pins: np.ndarray
+    contacts: np.ndarray
+    root_offset: float
+    pelvis_drop: float
+    targets_world: np.ndarray
+    ground_found: np.ndarray
+
 
 def detect_foot_contacts(
     motion: Motion, legs: Legs, sole: FootSole, options: ContactOptions, fk=None
@@ -591,55 +731,54 @@ def place_feet(
         pins = np.clip(pins, 0.0, 1.0)
         contact_flags = pins > 0.5
     setup = FootSetup.create(clip.skeleton, legs, sole)
-    # 4a. goals of every frame (causal: in chunks, the state carried over)
+    # 4a. goals of every frame (feet turned to the ground and locked)
     state = FootState(len(legs.legs))
+    goals = foot_goals(setup, ground, options, clip, pins, contact_flags, state, fk=fk)
+    # 4b. plan every swing from lift-off to landing
+    offsets = plan_offsets(setup, options, goals, contact_flags, clip.frame_time)
+    # 3, 4c, 8. the root following the ground, and the ankle targets
+    root_offset, targets, found = foot_targets(
+        setup, ground, options, goals, offsets, pins, state, planned=True
+    )
+    # 5. the pelvis drop: what the legs need, as a smooth upper envelope
+    need = pelvis_needs(setup, options, goals, root_offset, targets)
+    drop = plan_pelvis(options, need, clip.frame_time)
+    # 6a. full mode: the knees' corrections smoothed in time (no knee pops)
+    if options.mode == "full":
+        joints = fk[1][:, setup.leg_joints]
+        hips = joints[:, :, 0] + (root_offset - drop)[:, None, None] * steps.UP
+        radius = round(options.knee_smoothing / clip.frame_time)
+        targets = steps.smooth_knee_targets(
+            joints, hips, targets, radius, clip.frame_time, options.knee_jerk_limit
+        )
+    # 6, 7b. leg IK and ankle turn, in chunks (the state carries over)
     chunks = [
         (a, min(a + chunk, clip.num_frames)) for a in range(0, clip.num_frames, max(int(chunk), 1))
     ]
-    goals = _concat_goals(
-        [
-            foot_goals(
-                setup,
-                ground,
-                options,
-                clip[a:b],
-                pins[a:b],
-                contact_flags[a:b],
-                state,
-                fk=(fk[0][a:b], fk[1][a:b]),
-            )
-            for a, b in chunks
-        ],
-        fk,
-    )
-    # 4b. plan every swing from lift-off to landing
-    offsets = plan_offsets(setup, options, goals, contact_flags, clip.frame_time)
-    # 3, 5-8. root, pelvis, leg IK, ankle turn and smoothing, in chunks
-    steps_iter = chunks
     if progress and len(chunks) > 1:
         from tqdm import tqdm
 
-        steps_iter = tqdm(chunks, desc="foot placement", unit="chunk", leave=False)
+        chunks = tqdm(chunks, desc="foot placement", unit="chunk", leave=False)
     rl, pl = clip.rotations_local.copy(), clip.positions_local.copy()
     parts = [
-        apply_feet(
+        solve_legs(
             setup,
-            ground,
             options,
             clip[a:b],
             goals.slice(a, b),
-            offsets[a:b],
-            pins[a:b],
-            contact_flags[a:b],
+            root_offset[a:b],
+            drop[a:b],
+            targets[a:b],
+            found[a:b],
             state,
             out=(rl[a:b], pl[a:b]),
-        )
-        for a, b in steps_iter
+        )[1]
+        for a, b in chunks
     ]
     motion = Motion._trusted(clip.skeleton, rl, pl, clip.frame_time)
     info = FrameInfo(
         *(
-            np.concatenate([getattr(p[1], f.name) for p in parts])
+            np.concatenate([getattr(p, f.name) for p in parts])
             for f in dataclasses.fields(FrameInfo)
         )
     )
@@ -664,16 +803,3 @@ def make_baseline(clip: Motion, setup: FootSetup, options: FootOptions, offsets,
     pl = clip.positions_local.copy()
     pl[:, setup.root, 1] += root_offset
     return Motion._trusted(clip.skeleton, clip.rotations_local, pl, clip.frame_time)
-
-
-def _concat_goals(parts: list[FootGoals], fk) -> FootGoals:
-    """Goals of consecutive chunks as one, reusing the whole clip's FK arrays ``fk``."""
-    whole = {"rotations_world": fk[0], "positions_world": fk[1]}
-    return FootGoals(
-        *(
-            whole[f.name]
-            if f.name in whole
-            else np.concatenate([getattr(p, f.name) for p in parts])
-            for f in dataclasses.fields(FootGoals)
-        )
-    )

@@ -23,11 +23,12 @@ class FootPlacer:
     """Live foot placement: one pose per :meth:`update`, with its own state.
 
     Runs the same step functions as :func:`place_feet`. Given the same frames, frame time and
-    pinning values (for example the curve of the clip being played, as engines store it),
-    it returns the same frames as the offline pipeline. Without pinning values it detects
-    contacts causally from the pose (height and speed with hysteresis; ramps start when a
-    contact starts, not before), which the offline pipeline, seeing the whole clip, does
-    better.
+    the offline plan of the clip being played (pins, contacts, foot offsets and pelvis drop
+    per frame, as an engine would store them with the clip), it returns the same frames as
+    the offline pipeline. Without them it works causally: contacts from the pose (height and
+    speed with hysteresis; ramps start when a contact starts, not before), swing heights
+    from the ground under the foot, the pelvis coming down when a leg needs it and back on
+    a spring; the offline pipeline, seeing the whole clip, does better.
 
     Example:
         >>> from ikrig.data.walk import walk_clip
@@ -88,7 +89,7 @@ class FootPlacer:
         )
         return pins, flags
 
-    def update(self, pose: Motion, dt: float, pin=None, contact=None, offset=None) -> Motion:
+    def update(self, pose: Motion, dt: float, pin=None, contact=None, plan=None) -> Motion:
         """Place the feet of one pose.
 
         Args:
@@ -96,8 +97,9 @@ class FootPlacer:
             dt: seconds since the previous update.
             pin: ``(feet,)`` pinning weights for this frame, or None to detect them.
             contact: ``(feet,)`` bool contact flags (default ``pin > 0.5``).
-            offset: ``(feet,)`` planned vertical foot offsets for this frame (the offline
-                plan, :func:`plan_offsets`), or None to estimate them causally.
+            plan: a :class:`~ikrig.pipelines.foot.FramePlan` of this frame from an offline
+                result (``result.plan(frame)``): its pins, contacts, root offset and ankle
+                targets replace the causal estimates, and the frame equals the offline one.
 
         Returns:
             The new pose (batch shape ``()``).
@@ -110,6 +112,9 @@ class FootPlacer:
         )
         fk = frame.fk()
         feet = len(self.setup.legs.legs)
+        if plan is not None:
+            _check_plan(plan, feet)
+            pin, contact = plan.pins, plan.contacts
         if pin is None:
             pins, flags = self._detect(self.setup.sole.points_world(*fk), float(dt))
         else:
@@ -118,7 +123,8 @@ class FootPlacer:
         goals = foot_goals(
             self.setup, self.ground, self.options, frame, pins, flags, self.state, fk=fk
         )
-        if offset is None:
+        offsets = None
+        if plan is None:
             offsets = steps.live_foot_offsets(
                 goals.planted,
                 goals.stance,
@@ -128,19 +134,35 @@ class FootPlacer:
                 self.state.swing_held,
                 self.state.swing,
             )
-        else:
-            offsets = _per_foot(offset, "offset", feet, np.float64)
         out, self.last_info = apply_feet(
-            self.setup, self.ground, self.options, frame, goals, offsets, pins, flags, self.state
+            self.setup,
+            self.ground,
+            self.options,
+            frame,
+            goals,
+            offsets,
+            pins,
+            self.state,
+            plan=plan,
         )
         return out[0]
 
 
 def _per_foot(value, name: str, feet: int, dtype) -> np.ndarray:
-    """A per-foot argument as a ``(1, feet)`` array (raises on a wrong size or NaN)."""
+    """A per-frame argument of ``feet`` values as a ``(1, feet)`` array (raises on a wrong
+    size or NaN)."""
     a = np.asarray(value, dtype=dtype)
     if a.size != feet:
-        raise InputError(f"{name}: expected {feet} values (one per foot), got shape {a.shape}")
+        raise InputError(f"{name}: expected {feet} value(s), got shape {a.shape}")
     if dtype is not bool and not np.isfinite(a).all():
         raise InputError(f"{name}: contains NaN or infinite values")
     return a.reshape(1, feet)
+
+
+def _check_plan(plan, feet: int) -> None:
+    t = np.asarray(plan.targets_world)
+    if t.shape != (feet, 3) or not np.isfinite(t).all():
+        raise InputError(f"plan.targets_world: expected finite ({feet}, 3), got {t.shape}")
+    _per_foot(plan.ground_found, "plan.ground_found", feet, bool)
+    for name in ("root_offset", "pelvis_drop"):
+        _per_foot(getattr(plan, name), f"plan.{name}", 1, np.float64)

@@ -14,7 +14,6 @@ benchmark ``benchmarks/bench_viewer.py`` times it.
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 
@@ -201,8 +200,8 @@ class ClipViewer:
     # ------------------------------------------------------------------ per frame
     def _placer(self, mode):
         """``(placer, plan)`` for a mode: a live :class:`FootPlacer` and the offline result
-        of the clip (its pinning curve, contacts and planned foot offsets feed the placer,
-        as an engine would store them with the clip)."""
+        of the clip (its pinning curve, contacts, planned foot offsets and pelvis drop feed
+        the placer, as an engine would store them with the clip)."""
         got = self._placers.get(mode)
         if got is None:
             from ..pipelines.foot import FootOptions, place_feet
@@ -211,9 +210,7 @@ class ClipViewer:
             options = FootOptions(mode=mode)
             placer = FootPlacer.from_clip(self.clip, self.ground, options, legs=self.legs)
             plan = place_feet(self.clip, self.ground, options, legs=self.legs)
-            takes_offset = "offset" in inspect.signature(placer.update).parameters
-            offsets = getattr(plan, "offsets", None) if takes_offset else None
-            got = self._placers[mode] = (placer, plan, offsets)
+            got = self._placers[mode] = (placer, plan)
         return got
 
     def solve(self, frame: int):
@@ -222,16 +219,13 @@ class ClipViewer:
         if not (self.gui_ik.value and self.pins is not None):
             return self.source_rot[frame], self.source_pos[frame], None
         mode = str(self.gui_mode.value)
-        placer, plan, offsets = self._placer(mode)
+        placer, plan = self._placer(mode)
         if self._last != (mode, frame - 1):
             placer.reset()  # a jump: restart springs and locks here
-        kw = {} if offsets is None else {"offset": offsets[frame]}
         pose = placer.update(
             self.clip[frame],
             float(self.clip.frame_time),
-            pin=plan.pins[frame],
-            contact=plan.contacts[frame],
-            **kw,
+            plan=plan.plan(frame),
         )
         self._last = (mode, frame)
         rot_w, pos_w = pose.fk()
