@@ -203,7 +203,7 @@ class FootSetup:
         leg_lengths: ``(feet,)`` thigh plus shin of each leg.
         root: index of the root joint.
         leg_joints: ``(feet, 3)`` joint indices of hip, knee and ankle of every leg.
-        hip_parents: ``(feet,)`` the parent joint of every hip.
+        hip_parents: ``(feet,)`` the parent joint of every hip (-1 for a hip that is a root).
     """
 
     legs: Legs
@@ -222,7 +222,7 @@ class FootSetup:
         joints = np.array([[g.hip, g.knee, g.ankle] for g in legs.legs], dtype=np.int64)
         root = int(np.flatnonzero(skeleton.parents < 0)[0])
         parents = skeleton.parents[joints[:, 0]]
-        return cls(legs, sole, lengths, root, joints, np.where(parents < 0, joints[:, 0], parents))
+        return cls(legs, sole, lengths, root, joints, np.asarray(parents, dtype=np.int64))
 
     def index(self, attr: str) -> np.ndarray:
         """``(feet,)`` joint index of ``attr`` ("hip", "knee", "ankle") for every leg."""
@@ -492,7 +492,7 @@ def solve_legs(
     kernels.legs_run(
         goals.positions_world[:, setup.leg_joints],
         rot_w[:, setup.leg_joints],
-        rot_w[:, setup.hip_parents],
+        _parent_rotations(rot_w, setup.hip_parents),
         targets,
         root,
         np.ascontiguousarray(found, dtype=np.bool_),
@@ -511,6 +511,13 @@ def solve_legs(
     rl[:, setup.leg_joints] = new_r
     out = Motion._trusted(motion.skeleton, rl, pl, motion.frame_time)
     return out, FrameInfo(root, drop, targets, reached, found)
+
+
+def _parent_rotations(rot_w, parents):
+    """World rotations ``(F, feet, 4)`` of the hips' parents (identity for a root hip)."""
+    out = rot_w[:, np.maximum(parents, 0)]
+    out[:, parents < 0] = [0.0, 0.0, 0.0, 1.0]
+    return out
 
 
 def apply_feet(
