@@ -1,0 +1,109 @@
+"""Atomic outputs and output-path checks (ikrig._files)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from ikrig._files import atomic_path, check_output, write_text
+from ikrig.errors import IkrigError, InputError
+
+
+def test_write_text_replaces_and_leaves_no_temporary(tmp_path):
+    out = tmp_path / "r.json"
+    out.write_text("old")
+    write_text(out, "new")
+    assert out.read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_a_failing_writer_keeps_the_old_file(tmp_path):
+    out = tmp_path / "a.bvh"
+    out.write_text("precious")
+    with pytest.raises(RuntimeError), atomic_path(out) as tmp:
+        tmp.write_text("half of it")
+        raise RuntimeError("writer died")
+    assert out.read_text() == "precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.bvh"]
+
+
+def test_temporary_keeps_the_suffix_and_folder(tmp_path):
+    with atomic_path(tmp_path / "movie.gif") as tmp:
+        assert tmp.parent == tmp_path and tmp.suffix == ".gif"
+        tmp.write_bytes(b"GIF89a")
+    assert (tmp_path / "movie.gif").read_bytes() == b"GIF89a"
+
+
+def test_existing_permissions_are_kept(tmp_path):
+    out = tmp_path / "x.txt"
+    out.write_text("a")
+    os.chmod(out, 0o640)
+    write_text(out, "b")
+    assert out.stat().st_mode & 0o777 == 0o640
+
+
+def test_killed_writer_leaves_the_old_file_whole(tmp_path):
+    """SIGKILL in the middle of a large write: the previous output survives unchanged."""
+    out = tmp_path / "big.bvh"
+    out.write_text("the previous result\n")
+    started = tmp_path / "started"
+    script = textwrap.dedent(
+        f"""
+        import pathlib, time
+        from ikrig._files import atomic_path
+        with atomic_path({str(out)!r}) as tmp:
+            with open(tmp, "w") as f:
+                f.write("partial " * 1000)
+                f.flush()
+                pathlib.Path({str(started)!r}).write_text("1")
+                while True:
+                    f.write("more " * 1000)
+                    time.sleep(0.01)
+        """
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        while not started.exists():
+            assert proc.poll() is None, "writer exited early"
+            assert time.monotonic() < deadline, "writer never started"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert out.read_text() == "the previous result\n"
+
+
+def test_check_output_refuses_the_input(tmp_path):
+    src = tmp_path / "walk.bvh"
+    src.write_text("x")
+    with pytest.raises(InputError, match="never overwrites its input"):
+        check_output(src, inputs=[src])
+    # the same file by another spelling
+    with pytest.raises(InputError, match="never overwrites"):
+        check_output(tmp_path / "." / "walk.bvh", inputs=[str(src)])
+
+
+def test_check_output_suffixes_and_folders(tmp_path):
+    with pytest.raises(InputError, match=r"\.png.*\.svg|use one of"):
+        check_output(tmp_path / "c.xyz", suffixes=[".png", ".svg"])
+    out = check_output(tmp_path / "new" / "deeper" / "c.PNG", suffixes=[".png"])
+    assert out.parent.is_dir()
+    with pytest.raises(InputError, match="is a folder"):
+        check_output(tmp_path)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(IkrigError, match="cannot create folder"):
+        check_output(blocker / "x.bvh")
+    msg = ""
+    try:
+        check_output(blocker / "x.bvh")
+    except IkrigError as exc:
+        msg = str(exc)
+    assert "\n" not in msg and len(msg) < 300
