@@ -1,33 +1,56 @@
-"""The Numba compile cache works when HOME is not writable, and the first run says it compiles."""
+"""The Numba compile cache works when HOME is not writable, and the "compiling" notice follows
+the cache's real state (printed when a kernel compiles, silent when everything loads)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
-KERNEL_MODULE = textwrap.dedent(
+import ikrig
+
+NOTICE = "ikrig: compiling"
+
+# Calls one small kernel of the ikrig found on sys.path (the test's private copy).
+PROBE = textwrap.dedent(
     """
-    import sys
-    from ikrig._numba import CACHE_DIR, njit, notify_compiling
+    import numpy as np
+    import ikrig
+    from ikrig._numba import CACHE_DIR
+    from ikrig._pose_kernels import fk_kernel
 
-    @njit(cache=True)
-    def twice(x):
-        return 2.0 * x
-
-    notify_compiling()
-    assert twice(2.0) == 4.0
+    parents = np.array([-1, 0], dtype=np.int64)
+    rl = np.zeros((1, 2, 4)); rl[..., 3] = 1.0
+    pl = np.zeros((1, 2, 3)); pl[0, 1, 0] = 1.0
+    rw, pw = np.empty_like(rl), np.empty_like(pl)
+    fk_kernel(parents, rl, pl, rw, pw)
+    assert pw[0, 1, 0] == 1.0
+    print("PACKAGE=" + ikrig.__file__)
     print("CACHE_DIR=" + str(CACHE_DIR))
-    print("HITS=" + str(sum(twice.stats.cache_hits.values())))
+    print("HITS=" + str(sum(fk_kernel.stats.cache_hits.values())))
     """
 )
 
 
+def private_copy(tmp_path) -> Path:
+    """A copy of the ikrig package under ``tmp_path/src`` (its own kernels' cache entries)."""
+    src = tmp_path / "src"
+    shutil.copytree(
+        Path(ikrig.__file__).parent,
+        src / "ikrig",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    (tmp_path / "probe_kernel.py").write_text(PROBE)
+    return src
+
+
 def run(tmp_path, env_extra):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "IKRIG_", "XDG_"))}
+    env["PYTHONPATH"] = str(tmp_path / "src")
     env.update(env_extra)
-    (tmp_path / "probe_kernel.py").write_text(KERNEL_MODULE)
     out = subprocess.run(
         [sys.executable, "probe_kernel.py"],
         cwd=tmp_path,
@@ -38,26 +61,106 @@ def run(tmp_path, env_extra):
     )
     assert out.returncode == 0, out.stderr
     fields = dict(line.split("=", 1) for line in out.stdout.split())
+    assert fields["PACKAGE"].startswith(str(tmp_path)), fields
     return fields, out.stderr
 
 
 def test_cache_dir_falls_back_when_home_is_not_writable(tmp_path):
+    private_copy(tmp_path)
     # /proc refuses new directories even to root, so HOME and XDG_CACHE_HOME are unusable.
     cache = tmp_path / "cache"
     env = {"HOME": "/proc/ikrig-no-home", "XDG_CACHE_HOME": "/proc/ikrig-no-xdg"}
     env["IKRIG_CACHE_DIR"] = str(cache)
-    first, err1 = run(tmp_path, env)
+    first, _ = run(tmp_path, env)
     assert first["CACHE_DIR"] == str(cache)
-    assert "compiling" in err1
-    second, err2 = run(tmp_path, env)
+    second, _ = run(tmp_path, env)
     assert int(second["HITS"]) >= 1, "the second process should load the kernel from the cache"
-    assert "compiling" not in err2
     assert any(cache.rglob("*.nbi")), "no cache index written"
 
 
 def test_cache_dir_uses_tempdir_as_last_resort(tmp_path):
+    private_copy(tmp_path)
     env = {"HOME": "/proc/ikrig-no-home", "XDG_CACHE_HOME": "/proc/ikrig-no-xdg"}
     env["TMPDIR"] = str(tmp_path)
     fields, _ = run(tmp_path, env)
     assert fields["CACHE_DIR"].startswith(str(tmp_path))
     assert "ikrig-numba-" in fields["CACHE_DIR"]
+
+
+def test_compiling_notice_follows_the_cache(tmp_path):
+    src = private_copy(tmp_path)
+    cache = tmp_path / "cache"
+    env = {"IKRIG_CACHE_DIR": str(cache)}
+
+    # a fresh, empty cache: the kernel compiles, and says so once
+    first, err = run(tmp_path, env)
+    assert first["HITS"] == "0"
+    assert err.count(NOTICE) == 1, err
+
+    # the cache is filled: everything loads, nothing is said
+    second, err = run(tmp_path, env)
+    assert int(second["HITS"]) >= 1
+    assert NOTICE not in err, err
+
+    # a process killed mid-compile or a concurrent one leaves no "compiled" marker behind:
+    # the notice reads no file of its own
+    assert not [p for p in cache.rglob("*") if p.suffix == ".compiled"]
+
+    # an edited kernel module (same version number) recompiles, and says so again
+    kernels = src / "ikrig" / "_pose_kernels.py"
+    kernels.write_text(kernels.read_text() + "\n# edited\n")
+    third, err = run(tmp_path, env)
+    assert third["HITS"] == "0"
+    assert err.count(NOTICE) == 1, err
+
+    fourth, err = run(tmp_path, env)
+    assert int(fourth["HITS"]) >= 1
+    assert NOTICE not in err, err
+
+
+def test_notice_ignores_kernels_that_are_not_ikrigs(tmp_path):
+    """A user's own kernel compiling is not announced as ikrig's."""
+    private_copy(tmp_path)
+    (tmp_path / "probe_kernel.py").write_text(
+        textwrap.dedent(
+            """
+            import ikrig._numba
+            from numba import njit
+
+            @njit(cache=True)
+            def twice(x):
+                return 2.0 * x
+
+            ikrig._numba.notify_compiling()
+            assert twice(2.0) == 4.0
+            print("PACKAGE=" + ikrig.__file__)
+            """
+        )
+    )
+    _, err = run(tmp_path, {"IKRIG_CACHE_DIR": str(tmp_path / "cache")})
+    assert NOTICE not in err, err
+
+
+def test_every_process_that_compiles_says_so(tmp_path):
+    """Processes started together on an empty cache: each one that misses the cache (and
+    compiles) prints the notice, each one that loads from it prints nothing."""
+    private_copy(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "IKRIG_", "XDG_"))}
+    env.update(PYTHONPATH=str(tmp_path / "src"), IKRIG_CACHE_DIR=str(tmp_path / "cache"))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "probe_kernel.py"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        fields = dict(line.split("=", 1) for line in out.split())
+        assert (NOTICE in err) == (fields["HITS"] == "0"), (fields, err)
+        assert err.count(NOTICE) <= 1, err

@@ -11,8 +11,11 @@ the first writable directory among ``$IKRIG_CACHE_DIR``, ``$XDG_CACHE_HOME/ikrig
 ``~/.cache/ikrig/numba`` and ``<tempdir>/ikrig-numba-<user>``.
 
 The first call of a kernel in a fresh cache compiles it (tens of seconds for the whole
-package); :func:`notify_compiling` prints one line to stderr before that happens, once per
-cache directory and ikrig version, instead of sitting silent.
+package). Instead of sitting silent, ikrig prints one line to stderr when Numba starts
+compiling one of its cached kernels (Numba's ``"numba:compile"`` event, which fires only
+after a cache miss): once per process that compiles, never when everything loads from the
+cache. :func:`notify_compiling` is kept for the call sites; the listener is installed when
+this module is imported.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ import getpass
 import os
 import sys
 import tempfile
+import threading
 from pathlib import Path
-
-from ._version import __version__
 
 
 def _writable(path: Path) -> bool:
@@ -67,6 +69,7 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
         os.environ["NUMBA_CACHE_DIR"] = str(_dir)
 
 import numba  # noqa: E402  (must follow the environment set-up above)
+import numba.core.event  # noqa: E402
 from numba import njit, prange  # noqa: E402,F401
 
 if os.environ.get("NUMBA_CACHE_DIR") and not numba.config.CACHE_DIR:
@@ -74,30 +77,69 @@ if os.environ.get("NUMBA_CACHE_DIR") and not numba.config.CACHE_DIR:
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 CACHE_DIR = numba.config.CACHE_DIR or None
-_MARKER = f"ikrig-{__version__}-numba-{numba.__version__}.compiled"
-_notified = False
+
+_PACKAGE = __name__.rpartition(".")[0] or "ikrig"
+_NOTICE = (
+    "ikrig: compiling numerical kernels for this machine (first run only, may take a minute)..."
+)
+
+
+class _CompileNotice(numba.core.event.Listener):
+    """Prints the notice when Numba starts compiling one of ikrig's cached kernels.
+
+    Numba broadcasts ``"numba:compile"`` only after the dispatcher failed to load the
+    kernel from its disk cache, so the notice follows the cache's real state: silent when
+    everything loads, once per process when something compiles (a fresh cache, an edited
+    kernel module, another Numba or CPU), whichever process does it.
+    """
+
+    def __init__(self):
+        self.printed = False
+        self._lock = threading.Lock()
+
+    def on_start(self, event):
+        if self.printed or not _is_ours(event.data):
+            return
+        with self._lock:
+            if self.printed:
+                return
+            self.printed = True
+        print(_NOTICE, file=sys.stderr, flush=True)
+
+    def on_end(self, event):
+        pass
+
+
+def _is_ours(data) -> bool:
+    """Whether a compile event is about a cached kernel defined in ikrig."""
+    dispatcher = data.get("dispatcher") if isinstance(data, dict) else None
+    module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
+    if module != _PACKAGE and not module.startswith(_PACKAGE + "."):
+        return False
+    try:  # kernels without cache=True (helpers inlined into cached ones) compile every run
+        return dispatcher.stats.cache_path is not None
+    except AttributeError:
+        return False
+
+
+_listener: _CompileNotice | None = None
+_install_lock = threading.Lock()
 
 
 def notify_compiling() -> None:
-    """Print once to stderr that kernels are being compiled, if this cache has not seen them.
+    """Make sure the "compiling" notice is armed (it is from the import of this module on).
 
-    Call it right before the first call of a kernel; it costs one boolean test afterwards.
+    The notice itself is printed by a Numba compile-event listener, at most once per
+    process, and only when a kernel really compiles; this call costs one test.
     """
-    global _notified
-    if _notified:
+    global _listener
+    if _listener is not None:
         return
-    _notified = True
-    marker = Path(CACHE_DIR) / _MARKER if CACHE_DIR else None
-    if marker is not None and marker.exists():
-        return
-    print(
-        "ikrig: compiling numerical kernels for this machine (first run only, may take a"
-        " minute)...",
-        file=sys.stderr,
-        flush=True,
-    )
-    if marker is not None:
-        try:
-            marker.write_text(f"ikrig {__version__}, numba {numba.__version__}\n")
-        except OSError:
-            pass
+    with _install_lock:
+        if _listener is None:
+            listener = _CompileNotice()
+            numba.core.event.register("numba:compile", listener)
+            _listener = listener
+
+
+notify_compiling()
