@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import time
+import urllib.request
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ pytest.importorskip("viser", reason="viser not installed (the [viewer] extra)")
 from test_viz import ground_for, stick_walk  # noqa: E402
 
 from ikrig.viz import playground as pg_mod  # noqa: E402
+from ikrig.viz._viser import rgb  # noqa: E402
 from ikrig.viz.viewer import ClipViewer, time_updates  # noqa: E402
 
 CHROMIUM = os.environ.get("IKRIG_CHROMIUM", "/usr/bin/chromium")
@@ -158,6 +160,127 @@ def test_viewer_live_ik_matches_offline():
         assert time_updates(app, 20) > 1.0
     finally:
         app.close()
+
+
+# ------------------------------------------------------------------------------ origins
+def _handshake(port, origin):
+    """Open the viewer's WebSocket with ``origin``; the HTTP status of the answer (101 when
+    accepted, after the first message from the server)."""
+    import viser
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    try:
+        with connect(
+            f"ws://127.0.0.1:{port}",
+            origin=origin,
+            subprotocols=[f"viser-v{viser.__version__}"],
+            open_timeout=10,
+        ) as ws:
+            assert ws.recv(timeout=10)  # viser speaks to an accepted client
+            return 101
+    except InvalidStatus as e:
+        return e.response.status_code
+
+
+def test_websocket_refuses_other_origins():
+    from ikrig.viz import _viser as V
+
+    server = V.start_server("127.0.0.1", 0)
+    try:
+        port = server.get_port()
+        assert _handshake(port, "https://evil.example") == 403
+        assert _handshake(port, f"http://evil.example:{port}") == 403
+        assert _handshake(port, f"http://127.0.0.1:{port + 1}") == 403  # another local server
+        assert _handshake(port, "null") == 403  # sandboxed frames, file:// pages
+        assert _handshake(port, f"http://127.0.0.1:{port}") == 101  # its own page
+        assert _handshake(port, f"http://localhost:{port}") == 101  # an alias of it
+        assert _handshake(port, None) == 101  # not a browser: no Origin at all
+        with urllib.request.urlopen(V.url(server), timeout=10) as page:  # the page still loads
+            assert b"<html" in page.read(2000).lower()
+    finally:
+        server.stop()
+
+
+def test_viewer_and_playground_use_the_checked_server(viewer, playground):
+    for app in (viewer, playground):
+        assert _handshake(app.server.get_port(), "http://attacker.example") == 403
+        assert _handshake(app.server.get_port(), app.url) == 101
+
+
+@pytest.mark.parametrize(
+    "origin, local, ok",
+    [
+        ("http://127.0.0.1:8080", "127.0.0.1", True),
+        ("https://localhost:8080", "127.0.0.1", True),
+        ("http://[::1]:8080", "::1", True),
+        ("http://LOCALHOST:8080", "::ffff:127.0.0.1", True),
+        ("http://192.168.1.5:8080", "192.168.1.5", True),
+        ("http://localhost:8080", "192.168.1.5", False),  # not a loopback connection
+        ("http://127.0.0.1:8081", "127.0.0.1", False),
+        ("http://127.0.0.1", "127.0.0.1", False),  # port 80
+        ("http://evil.example:8080", "127.0.0.1", False),
+        ("http://localhost.evil.example:8080", "127.0.0.1", False),
+        ("ws://127.0.0.1:8080", "127.0.0.1", False),
+        ("file://", "127.0.0.1", False),
+        ("null", "127.0.0.1", False),
+        ("http://127.0.0.1:99999", "127.0.0.1", False),
+    ],
+)
+def test_origin_allowed(origin, local, ok):
+    from ikrig.viz._viser import origin_allowed
+
+    assert origin_allowed(origin, local, 8080) is ok
+
+
+def test_warns_when_the_host_is_not_loopback(capsys):
+    from ikrig.viz import _viser as V
+
+    server = V.start_server("127.0.0.1", 0)
+    server.stop()
+    assert "warning" not in capsys.readouterr().err
+    server = V.start_server("0.0.0.0", 0)
+    try:
+        err = capsys.readouterr().err
+        warnings = [line for line in err.splitlines() if line.startswith("ikrig: warning")]
+        assert len(warnings) == 1 and "0.0.0.0" in warnings[0] and "loopback" in warnings[0]
+        assert _handshake(server.get_port(), f"http://127.0.0.1:{server.get_port()}") == 101
+        assert _handshake(server.get_port(), "http://evil.example") == 403
+    finally:
+        server.stop()
+    assert V.is_loopback_host("localhost") and V.is_loopback_host("::1")
+    assert not V.is_loopback_host("0.0.0.0") and not V.is_loopback_host("192.168.1.5")
+
+
+def test_says_when_the_port_is_taken(capsys):
+    import socket
+
+    from ikrig.viz import _viser as V
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        capsys.readouterr()
+        server = V.start_server("127.0.0.1", port)
+        try:
+            actual = server.get_port()
+            assert actual != port
+            err = capsys.readouterr().err
+            assert f"port {port} is taken" in err and f"http://127.0.0.1:{actual}" in err
+            assert V.url(server) == f"http://127.0.0.1:{actual}"
+        finally:
+            server.stop()
+
+
+def test_playground_help_names_the_colours_drawn(playground):
+    text = playground.gui_help.content
+    assert "red" not in text  # the orange tip covers the red target marker it reaches
+    assert "orange" in text and "purple" in text
+    tip = np.array(rgb(pg_mod.TIP))
+    assert tip[0] > 200 and 80 < tip[1] < 180 and tip[2] < 60  # orange
+    pole = np.array(rgb(pg_mod.POLE))
+    assert pole[2] > pole[1] and pole[0] > pole[1]  # purple
 
 
 # ------------------------------------------------------------------------------ browser

@@ -1,16 +1,34 @@
 """Small helpers around viser (the ``[viewer]`` extra): server start-up, address printing,
-serving until Ctrl-C, and scene nodes that tolerate empty data."""
+serving until Ctrl-C, and scene nodes that tolerate empty data.
+
+The server only accepts WebSocket connections from its own pages: a handshake whose
+``Origin`` is not the address it serves (``http(s)://host:port``, the address the connection
+reached, with ``localhost``, ``127.0.0.1`` and ``[::1]`` as aliases of a loopback address,
+and the machine's host name) gets HTTP 403, so no other web page open in the user's browser
+can drive the viewer. Handshakes without an ``Origin`` (not from a browser) are accepted.
+Viser has no hook for this: :func:`start_server` adds the check to the ``process_request``
+argument of the one ``websockets.asyncio.server.serve`` call viser makes while it starts
+(viser >= 1.1), and refuses to serve if that call did not happen.
+"""
 
 from __future__ import annotations
 
+import http
+import ipaddress
 import signal
 import socket
+import sys
 import threading
 import time
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from ..errors import IkrigError
 from ._mpl import require
+
+WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 def viser():
@@ -20,25 +38,171 @@ def viser():
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free on ``host`` right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
 
 
-def start_server(host: str = "127.0.0.1", port: int = 8080, verbose: bool = False):
-    """A viser server on ``host:port``, Y up, ``port=0`` picks a free port."""
+def start_server(host: str = "127.0.0.1", port: int = 8080, verbose: bool = False, echo=None):
+    """A viser server on ``host:port``, Y up, ``port=0`` picks a free port.
+
+    WebSocket handshakes from other origins are refused (see the module's doc). One line
+    goes to ``echo`` (default: stderr) when ``host`` is not a loopback address, and one when
+    ``port`` was taken and viser moved to another.
+    """
+    if echo is None:
+        echo = _stderr
     v = viser()
+    if not is_loopback_host(host):
+        echo(
+            f"ikrig: warning: serving on {host}, not a loopback address: anyone who can reach"
+            " this machine can open the viewer"
+        )
     if port == 0:
-        port = free_port(host)
-    server = v.ViserServer(host=host, port=port, verbose=verbose)
+        port = free_port(host if host not in WILDCARD_HOSTS else "127.0.0.1")
+    server = _start_guarded(v, host, port, verbose)
     server.scene.set_up_direction("+y")
+    if server.get_port() != port:
+        echo(f"ikrig: port {port} is taken; serving on {url(server)} instead")
     return server
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+_start_lock = threading.Lock()
+
+
+def _start_guarded(v, host, port, verbose):
+    """``viser.ViserServer(host, port)`` whose WebSocket handshakes pass :func:`origin_allowed`.
+
+    For the time viser takes to start (its server thread calls ``serve`` before the
+    constructor returns), ``websockets.asyncio.server.serve`` is replaced by a wrapper that
+    adds the check to the ``process_request`` viser passes, for viser's own handler only.
+    """
+    import websockets.asyncio.server as ws_server
+
+    original = ws_server.serve
+    guarded = []
+    names = frozenset({_norm_host(host), _norm_host(socket.gethostname())} - set(WILDCARD_HOSTS))
+
+    def serve(handler, *args, **kwargs):
+        if str(getattr(handler, "__module__", "")).startswith("viser"):
+            kwargs["process_request"] = _origin_guard(names, kwargs.get("process_request"))
+            guarded.append(True)
+        return original(handler, *args, **kwargs)
+
+    with _start_lock:
+        ws_server.serve = serve
+        try:
+            server = v.ViserServer(host=host, port=port, verbose=verbose)
+        finally:
+            ws_server.serve = original
+    if not guarded:
+        server.stop()
+        raise IkrigError(
+            f"viewer: cannot add the WebSocket origin check to viser {v.__version__} (it no"
+            " longer starts its server through websockets.asyncio.server.serve); refusing to"
+            " serve without it"
+        )
+    return server
+
+
+def _origin_guard(names, inner):
+    """A websockets ``process_request`` refusing handshakes from foreign origins (403),
+    then handing the request to ``inner`` (viser's own, serving the page's files)."""
+
+    def process_request(connection, request):
+        if "websocket" in ",".join(request.headers.get_all("Upgrade")).lower():
+            origins = request.headers.get_all("Origin")
+            local = connection.local_address
+            ok = len(origins) == 0 or (
+                len(origins) == 1 and origin_allowed(origins[0], local[0], local[1], names)
+            )
+            if not ok:
+                return connection.respond(
+                    http.HTTPStatus.FORBIDDEN,
+                    "ikrig viewer: WebSocket connections from other origins are refused\n",
+                )
+        return None if inner is None else inner(connection, request)
+
+    return process_request
+
+
+def _norm_host(host: str) -> str:
+    """A host name or address compared case-free, without brackets, IPv4-mapped IPv6 as IPv4."""
+    h = str(host).strip().lower().strip("[]").split("%", 1)[0]
+    try:
+        ip = ipaddress.ip_address(h)
+    except ValueError:
+        return h.rstrip(".")
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return str(ip)
+
+
+def _is_loopback_ip(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(_norm_host(host)).is_loopback
+    except ValueError:
+        return False
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` (a name or an address) only ever means this machine's loopback."""
+    h = _norm_host(host)
+    if h == "localhost" or _is_loopback_ip(h):
+        return True
+    if h in WILDCARD_HOSTS or _is_ip(h):
+        return False
+    try:
+        infos = socket.getaddrinfo(h, None)
+    except OSError:
+        return False
+    return bool(infos) and all(_is_loopback_ip(info[4][0]) for info in infos)
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def origin_allowed(origin: str, local_host: str, local_port: int, names=()) -> bool:
+    """Whether a WebSocket handshake's ``Origin`` is the server's own address.
+
+    ``local_host, local_port`` is the address the connection reached (the socket's local
+    address). Allowed: ``http`` or ``https`` on that port, with that host, one of ``names``
+    (the host the server was asked to bind, the machine's name), or, when the connection
+    reached a loopback address, ``localhost``, ``127.0.0.1`` or ``[::1]``.
+    """
+    try:
+        parts = urlsplit(str(origin).strip())
+        scheme = parts.scheme.lower()
+        if scheme not in ("http", "https") or not parts.hostname:
+            return False
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        return False
+    if port != int(local_port):
+        return False
+    host = _norm_host(parts.hostname)
+    local = _norm_host(local_host)
+    if host == local or host in names:
+        return True
+    return host in LOOPBACK_NAMES and _is_loopback_ip(local)
 
 
 def url(server) -> str:
     host = server.get_host()
-    if host in ("0.0.0.0", "::"):
+    if host in WILDCARD_HOSTS:
         host = "127.0.0.1"
+    elif ":" in host:
+        host = f"[{host}]"
     return f"http://{host}:{server.get_port()}"
 
 

@@ -5,7 +5,8 @@ transform gizmo; the chain follows live. The panel chooses the solver (two-bone,
 FABRIK, follow, DLS), the number of bones and the joint constraints (cones, hinges, 2D
 limits, with their angle), and has sliders for iterations, tolerance, soften and weight.
 The constraints are drawn at each joint (cone rims, hinge arcs), and the current error,
-iteration count and whether the target was reached are shown.
+iteration count and whether the target was reached are shown. Only the page it serves may
+connect to it (see :mod:`ikrig.viz._viser`).
 
 Every solve starts from the chain's rest pose (the position-level solvers' convention: the
 input pose is the rest pose the constraints refer to), so the result depends only on the
@@ -37,6 +38,11 @@ SOLVER_NAMES = {
     "DLS": "dls",
 }
 CONSTRAINT_CHOICES = ("none", "cone", "hinge (z)", "2D limits")
+TIP, POLE = "#f77f00", "#8338ec"  # the chain's tip (orange; it hides the target it reaches)
+HELP = (
+    "Drag the target with its arrows: the chain's orange tip follows it "
+    "(for two-bone, drag the purple pole too)."
+)
 
 
 def rest_chain(bones: int) -> np.ndarray:
@@ -167,7 +173,7 @@ class Playground:
         self.gui_tol = g.add_slider("tolerance (log10)", -5.0, -1.0, 0.25, -3.0)
         self.gui_soften = g.add_slider("soften (two-bone)", 0.5, 1.0, 0.01, 1.0)
         self.gui_weight = g.add_slider("weight", 0.0, 1.0, 0.01, 1.0)
-        g.add_markdown("Drag the red target (and, for two-bone, the purple pole).")
+        self.gui_help = g.add_markdown(HELP)
         self.gui_info = g.add_markdown("")
         self.target = np.array([1.3, 1.2, 0.4])
         self.pole = np.array([1.0, 0.0, 1.5])
@@ -178,7 +184,7 @@ class Playground:
         self.gizmo_pole = s.add_transform_controls(
             "/pole", scale=0.3, disable_rotations=True, position=tuple(self.pole)
         )
-        s.add_icosphere("/pole/marker", radius=0.045, color=V.rgb("#8338ec"))
+        s.add_icosphere("/pole/marker", radius=0.045, color=V.rgb(POLE))
         s.add_grid(
             "/grid",
             width=6.0,
@@ -191,9 +197,9 @@ class Playground:
         self.bones = V.Lines(s, "/chain/bones", V.rgb("#1d3557"), 0.035)
         self.joints = V.Points(s, "/chain/joints", V.rgb("#457b9d"), 0.1)
         self.rest_lines = V.Lines(s, "/chain/rest", V.rgb("#adb5bd"), 0.012)
-        self.effector = V.Points(s, "/chain/effector", V.rgb("#f77f00"), 0.13)
+        self.effector = V.Points(s, "/chain/effector", V.rgb(TIP), 0.13)
         self.residual = V.Lines(s, "/chain/residual", V.rgb("#d62828"), 0.008)
-        self.pole_line = V.Lines(s, "/chain/pole", V.rgb("#8338ec"), 0.008)
+        self.pole_line = V.Lines(s, "/chain/pole", V.rgb(POLE), 0.008)
         self.limits = V.Lines(s, "/chain/limits", V.rgb("#2a9d8f"), 0.012)
         s.add_icosphere("/chain/root", radius=0.07, color=V.rgb("#1d3557"))
         self.server.initial_camera.position = (1.2, 1.3, 4.2)

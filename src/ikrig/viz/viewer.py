@@ -3,7 +3,7 @@
 ``ikrig view CLIP.bvh --ground stairs`` opens a page (served on 127.0.0.1 by default) with
 the clip on the ground, a timeline slider, play/pause and speed, and switches for foot IK
 (on/off and the mode), the ray casts, the contacts, the IK goals and a ghost of the original
-clip.
+clip. Only the page it serves may connect to it (see :mod:`ikrig.viz._viser`).
 
 Foot IK runs live, frame by frame, through :class:`~ikrig.pipelines.live.FootPlacer` with the
 clip's pinning curve (so playback gives the same frames as the offline pipeline); jumping
