@@ -783,3 +783,23 @@ def test_planar_root_angle_is_measured_from_the_input_direction():
     # The unconstrained start angle of the root is 0, the others the bends of the input.
     res = ccd_2d(start, start[-1], limits_deg=[[-10, 10]] * n)
     np.testing.assert_allclose(res.angles, 0, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "start, target, constraint",
+    [
+        ([[0, 0, 0], [0.687, 0.529, -0.498], [0.686, 1.218, 0.227], [1.64, 1.497, 0.123]],
+         [-1.19, -0.39, -1.97], Hinge((0, 0, 1), -0.8, 0.8)),
+        ([[0, 0, 0], [0.531, 0.797, 0.287], [-0.147, 1.403, -0.129], [0.382, 0.758, 0.422]],
+         [1.88, -0.14, -1.13], Cone(0.6)),
+    ],
+)  # fmt: skip
+def test_constrained_returns_the_best_pose_so_far(start, target, constraint):
+    # Regression (issue 9): a constrained pass can move the effector away from a target the
+    # limits do not let it reach; the last pose was returned, not the best one so far.
+    errs = [
+        float(fabrik(np.array(start, float), target, FabrikOptions(k, 0.0),
+                     constraints=[constraint] * 3).error)
+        for k in range(8)
+    ]  # fmt: skip
+    assert all(b <= a + 1e-12 for a, b in zip(errs, errs[1:])), errs

@@ -446,11 +446,14 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, b
     :func:`fabrik_free` (``rw`` a separate array). Returns ``bad``.
 
     The input pose is first snapped into the limits (root first); a target out of reach
-    gives one forward pass with every bone aimed at the target.
+    gives one forward pass with every bone aimed at the target. Constrained passes need not
+    bring the effector nearer, so the best pose so far (the snapped start pose included)
+    is kept and returned.
     """
     N, m = target.shape[0], pos.shape[1]
     n = m - 1
     lengths, u, bl = _scratch(n)
+    p_best, r_best = np.empty((m, 3)), np.empty((n, 4))
     bend_t = v_from_array(bend)
     for k in range(N):
         pq, total, bad = _setup_k(pos, target, rot, parent, params, k, out, rw, lengths, bl)
@@ -464,8 +467,11 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, b
         _snap_all(p, r, pq, lengths, kinds, prm, bl)
         root = (p[0, 0], p[0, 1], p[0, 2])
         e = _dist(p, n, t)
+        e_best = e
         it = 0
         if e > tol_k and max_iter > 0:
+            p_best[:] = p
+            r_best[:] = r
             if _dist(p, 0, t) >= total:
                 for i in range(n):
                     _place(i, (t[0] - p[i, 0], t[1] - p[i, 1], t[2] - p[i, 2]),
@@ -497,6 +503,14 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, b
                     e = _dist(p, n, t)
                     if e <= tol_k:
                         break
+                    if e < e_best:
+                        e_best = e
+                        p_best[:] = p
+                        r_best[:] = r
+            if e > e_best:  # a pass made it worse: back to the best pose so far
+                e = e_best
+                p[:] = p_best
+                r[:] = r_best
         _local_rotations(r, pq, rl[k])
         err[k] = e
         iters[k] = it
