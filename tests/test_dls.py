@@ -317,3 +317,26 @@ def test_solve_dls_mid_chain_goal_and_broadcast():
     assert np.isfinite(pw_new).all()
     with pytest.raises(InputError, match="motion"):
         solve_dls("pose", chain, [0, 0, 0])
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_dls_kick_never_ends_worse_than_the_start(n):
+    # Regression (issue 9): a straight chain with its target on its line, nearer than its
+    # effector, is kicked off the line; the kick's result was returned even when it was
+    # worse than the start (2 bones, 1 iteration: error 0.805 from 0.5; a single bone can
+    # never do better than its start there).
+    chain = np.array([[i, 0.0, 0.0] for i in range(n + 1)])
+    start = n - 0.5
+    for it in range(6):
+        res = dls(chain, [0.5, 0.0, 0.0], DLSOptions(max_iterations=it, tolerance=0.0))
+        assert res.error <= start + 1e-12
+
+
+def test_dls_chain_on_its_target_is_not_kicked():
+    # Regression (issue 9): a target at the effector up to rounding (a turned parent frame)
+    # with tolerance 0 made a stalled straight chain kick itself away from it.
+    q = np.array([0.3, -0.2, 0.5, 0.7]) / np.linalg.norm([0.3, -0.2, 0.5, 0.7])
+    chain = np.array([[0.0, 0, 0], [1e-10, 2e-10, 0]])
+    res = dls(chain, chain[-1], DLSOptions(max_iterations=1, tolerance=0.0),
+              parent_rotation_world=q)  # fmt: skip
+    assert res.error <= 1e-25

@@ -24,8 +24,9 @@ Per problem and iteration:
    scaled down so that no joint turns by more than ``max_step``;
 5. a vanishing step (``J^T e = 0``) ends the solve at an optimum of the weighted goals
    (conflicting or unreachable goals), except when the chain lies on one line: then, if
-   every bone before each position effector points along that goal's residual, the chain
-   points straight at unreachable targets and the solve stops too; otherwise the straight
+   every bone before each position effector points along that goal's residual (or the
+   residual is below rounding, ``TINY * L``), the chain points straight at unreachable
+   targets or is on them and the solve stops too; otherwise the straight
    chain is a saddle (a target ahead but nearer, or behind) and every joint turns by
    ``kick`` about the bend axis, which bends the chain;
 6. joint ``i``'s world increment ``w_i`` becomes the local update
@@ -35,7 +36,9 @@ Per problem and iteration:
    ``damping * L``. Fixed damping oscillates near singular poses (a chain stretched toward
    an unreachable target: the step ``|e| / (2 lambda)`` of the near-null modes is large);
    with acceptance the error never grows and such chains settle straight. A kick's result
-   is accepted unconditionally (it leaves a saddle). Rejected steps count as iterations.
+   is accepted unconditionally (it leaves a saddle), but the state before the kick is kept
+   and the solve ends in it if nothing after the kick did better: the result is never
+   worse than the start. Rejected steps count as iterations.
 """
 
 from __future__ import annotations
@@ -136,12 +139,15 @@ def _kick_axis(pos, bend, tiny, first):
 @njit(cache=True)
 def _dls_solve(
     bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, bend, kinds, params, opts,
-    max_iter, pos, rw, jac, amat, res, ysol, dth, rows, rl_best,
+    max_iter, pos, rw, jac, amat, res, ysol, dth, rows, rl_best, rl_keep,
 ):  # fmt: skip
     """Solve one chain in place (``rl`` updated; ``pos``, ``rw (n + 1, 4)`` hold the FK).
 
     ``opts``: ``(tolerance, rotation tolerance, damping, max step, clamp)``. Returns
-    ``(error, iterations, reached)``.
+    ``(error, iterations, reached)``. ``rl_best``: the best state since the start or the
+    last kick; ``rl_keep``: the best state before the last kick (a kick's result is
+    accepted whatever its error, so the solve ends in whichever of the two is better and
+    never worse than the start).
     """
     tol_rel, rtol, damping, max_step, clamp = opts
     n = bone.shape[0]
@@ -166,6 +172,7 @@ def _dls_solve(
     lam_max = max(LAM_MAX, damping) * length
     lam = lam_min
     err_best = 0.0
+    err_keep = math.inf  # no kick yet
     it = 0
     free_pass = True  # the next state is accepted whatever its error (start, after a kick)
     while True:
@@ -292,6 +299,8 @@ def _dls_solve(
                     continue
                 e = effectors[g]
                 d = v_sub(v_get(tpos, g), v_get(pos, e))
+                if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= tiny * tiny:
+                    continue  # on its target (to rounding): nothing to bend for
                 for i in range(min(e, n)):
                     bv = v_sub(v_get(pos, i + 1), v_get(pos, i))
                     if bv[0] * bv[0] + bv[1] * bv[1] + bv[2] * bv[2] <= tiny * tiny:
@@ -301,6 +310,10 @@ def _dls_solve(
             if aligned:
                 break
             # Kick: bend every joint about the bend axis (made perpendicular to the chain).
+            # Here rl is the best state since the last kick: keep it if it is the best yet.
+            if err < err_keep:
+                rl_keep[:] = rl
+                err_keep = err
             u = _kick_axis(pos, bend, tiny, first)
             kick = min(KICK, max_step)
             free_pass = True
@@ -316,12 +329,19 @@ def _dls_solve(
             if kinds[i] != 0:
                 nq = q_normalize(project_local_t(kinds[i], params[i], nq))
             q_set(rl, i, nq)
+    if err_keep < err:  # the state before a kick was better: end there
+        rl[:] = rl_keep
+        err, reached, biggest = _evaluate(
+            bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, rows, m,
+            length, tol, rtol, pos, rw, res,
+        )  # fmt: skip
     return err, it, reached
 
 
 @njit(cache=True)
 def _scratch(n, G):
-    """Jacobian, normal matrix, residual, solution, step, active rows, best rotations."""
+    """Jacobian, normal matrix, residual, solution, step, active rows, best rotations
+    (since the last kick, and before it)."""
     mmax = 6 * G
     return (
         np.empty((mmax, 3 * n)),
@@ -330,6 +350,7 @@ def _scratch(n, G):
         np.empty(mmax),
         np.empty(3 * n),
         np.empty(2 * G, dtype=np.int64),
+        np.empty((n, 4)),
         np.empty((n, 4)),
     )
 
@@ -340,12 +361,12 @@ def _dls_one(
     opts, max_iter, pos_out, rl_out, rw, err, iters, reached, scratch,
 ):  # fmt: skip
     """Problem ``k``: start from local rotations ``rl0 (n, 4)`` and write its outputs."""
-    jac, amat, res, ysol, dth, rows, rl_best = scratch
+    jac, amat, res, ysol, dth, rows, rl_best, rl_keep = scratch
     rl_out[k, :, :] = rl0
     e, it, ok = _dls_solve(
         bone, rl_out[k], pq, root, eff_local, effectors, tpos[k], pick(trot, k), wpos, wrot,
         v_from_array(bend), kinds, params, opts, max_iter, pos_out[k], rw, jac, amat, res, ysol,
-        dth, rows, rl_best,
+        dth, rows, rl_best, rl_keep,
     )  # fmt: skip
     err[k] = e
     iters[k] = it

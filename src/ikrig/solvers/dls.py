@@ -4,9 +4,11 @@ Every solved joint has 3 rotational degrees of freedom: each iteration computes 
 angular increments ``dtheta = J^T (J J^T + lambda^2 I)^-1 e`` from the weighted Jacobian ``J``
 of all goals and their residuals ``e``, applies them to the local rotations (exponential
 map) and projects each joint onto its constraint. Steps that would increase the error are
-undone and retried with more damping, so the error never grows. A goal is a joint of the chain (its
-*effector*, an index into the chain's joints) with a world position target, an optional
-world orientation target, and weights.
+undone and retried with more damping, so the error never grows; a straight chain stuck on
+its target line is bent by a fixed kick, and if that does not pay off before the iterations
+run out the solve ends in the pose before the kick: the result is never worse than the
+start. A goal is a joint of the chain (its *effector*, an index into the chain's joints)
+with a world position target, an optional world orientation target, and weights.
 
 Two entry points share one Numba kernel: :func:`dls` on bare joint positions (the input
 pose is the rest pose, with identity local rotations and every joint frame
