@@ -803,3 +803,11 @@ def test_constrained_returns_the_best_pose_so_far(start, target, constraint):
         for k in range(8)
     ]  # fmt: skip
     assert all(b <= a + 1e-12 for a, b in zip(errs, errs[1:])), errs
+
+
+def test_nan_positions_with_constraints_name_the_argument():
+    # Regression (issue 9): packing the constraints read the positions first and reported
+    # NaN in an internal array ("bone_local") instead of positions_world.
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [np.nan, 0, 0]])
+    with pytest.raises(InputError, match=r"^positions_world: .*index \(2, 0\)\)$"):
+        fabrik(start, [1.0, 1.0, 0.0], constraints=[Cone(1.0), None])

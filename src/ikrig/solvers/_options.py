@@ -204,12 +204,21 @@ def result_dtype(*arrays) -> np.dtype:
     return F32
 
 
+def check_finite(a, name: str) -> None:
+    """InputError (one line: the argument and the index of its first bad value) unless
+    every value of ``a`` is finite."""
+    bad = ~np.isfinite(a)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InputError(f"{name}: contains NaN or infinite values (first at index {where})")
+
+
 def raise_nonfinite(**named) -> None:
     """Raise InputError naming the first argument that holds NaN or infinity (and where)."""
     for name, value in named.items():
         if value is not None:
-            v = np.asarray(value)
-            as_float(v, name, last=v.shape[-1] if v.ndim else None)
+            v = as_float(value, name, finite=False)
+            check_finite(v, name)
     raise InputError("inputs contain NaN or infinite values")  # pragma: no cover
 
 
@@ -217,7 +226,9 @@ def parent_rotations(parent_rotation_world, batch) -> np.ndarray:
     """``(1, 4)`` identity for ``None``, else unit ``(N, 4)`` float64 (``N`` the batch size)."""
     if parent_rotation_world is None:
         return IDENTITY
-    q = as_float(parent_rotation_world, "parent_rotation_world", last=4, dtype=np.float64)
+    q = as_float(parent_rotation_world, "parent_rotation_world", last=4, dtype=np.float64,
+                 finite=False)  # fmt: skip
+    check_finite(q, "parent_rotation_world")
     if q.shape[:-1] == ():
         out = q.reshape(1, 4)
     else:
@@ -348,6 +359,7 @@ def pack_position_constraints(constraints, prob: PositionsProblem, parent_rotati
     cons = _check_count(constraints, n)
     if cons is None:
         return None
+    check_finite(prob.own, "positions_world")  # checked here, before packing reads it
     bones = rest_bones(prob.own, parent_rotation_world)
     if bones.shape[:-2] == ():
         return _pack_cached(cons, np.ascontiguousarray(bones))
