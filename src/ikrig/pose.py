@@ -93,6 +93,22 @@ def end_site_positions(skeleton: Skeleton, rotations_world, positions_world) -> 
     return positions_world[..., p, :] + quat_rotate(rotations_world[..., p, :], off)
 
 
+def _check_frame_time(frame_time) -> None:
+    """Raise InputError unless ``frame_time`` is a finite number of seconds > 0 whose frame
+    rate ``1 / frame_time`` is finite too (5e-324 s would give an infinite rate)."""
+    try:
+        seconds = float(frame_time)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"frame_time: expected seconds (a number) or None, got {type(frame_time).__name__}"
+        ) from None
+    if not (0 < seconds < np.inf and 1.0 / seconds < np.inf):
+        raise InputError(
+            f"frame_time: must be finite and > 0 with a finite frame rate 1/frame_time,"
+            f" got {seconds!r}"
+        )
+
+
 @dataclass(frozen=True, eq=False)
 class Motion:
     """Local joint transforms of a skeleton over any batch shape: a pose, a clip or a crowd.
@@ -107,8 +123,9 @@ class Motion:
     The batch shapes of the two arrays must be equal; float32 stays float32.
 
     Raises:
-        InputError: wrong joint count or trailing size, or a NaN/infinite value (the message
-            names the frame and joint).
+        InputError: wrong joint count or trailing size, a NaN/infinite value (the message
+            names the frame and joint), or a ``frame_time`` that is not a finite number of
+            seconds > 0 with a finite ``1 / frame_time``.
 
     Example:
         >>> from ikrig.skeleton import Skeleton
@@ -145,8 +162,8 @@ class Motion:
                     f"{name}: NaN or infinite value at frame {frame}, joint"
                     f" {self.skeleton.names[where[-2]]!r}"
                 )
-        if self.frame_time is not None and not (float(self.frame_time) > 0):
-            raise InputError(f"frame_time: must be > 0, got {self.frame_time!r}")
+        if self.frame_time is not None:
+            _check_frame_time(self.frame_time)
         object.__setattr__(self, "rotations_local", rl)
         object.__setattr__(self, "positions_local", pl)
 

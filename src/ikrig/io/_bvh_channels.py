@@ -36,6 +36,19 @@ def _channel(name: str) -> _Channel | None:
     return _CHANNELS.get(name.lower())
 
 
+def _rotation_problem(axes: tuple[int, ...]) -> str | None:
+    """Why rotation channels about ``axes`` (in order) cannot be written as Euler angles, or
+    None: at most three, and neighbours about different axes. The reader refuses what the
+    writer could not write back."""
+    if len(axes) <= 3 and all(a != b for a, b in zip(axes, axes[1:])):
+        return None
+    listed = " ".join("XYZ"[a] + "rotation" for a in axes[:6]) + (" ..." if len(axes) > 6 else "")
+    return (
+        f"rotation channels '{listed}' cannot be written as Euler angles (at most 3,"
+        " neighbours about different axes)"
+    )
+
+
 def _check_channels(channels: tuple[tuple[str, ...], ...], skeleton: Skeleton) -> None:
     """Raise InputError unless there is one tuple of known channel names per joint."""
     if len(channels) != skeleton.num_joints:

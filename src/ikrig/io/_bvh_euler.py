@@ -17,7 +17,8 @@ import numpy as np
 from .._numba import njit, notify_compiling
 from ..errors import InputError
 from ..math import quat_normalize, quat_to_euler
-from ._bvh_channels import _Layout
+from ._bvh_channels import _Layout, _rotation_problem
+from ._bvh_header import _shown
 
 if TYPE_CHECKING:
     from .bvh import BvhClip
@@ -42,12 +43,9 @@ def _euler_order(axes: tuple[int, ...], joint: str) -> str:
     Raises:
         InputError: more than three rotation channels, or two neighbours about one axis.
     """
-    if not 1 <= len(axes) <= 3 or any(a == b for a, b in zip(axes, axes[1:])):
-        listed = " ".join("XYZ"[a] + "rotation" for a in axes)
-        raise InputError(
-            f"joint {joint!r}: rotation channels '{listed}' cannot be written as Euler angles"
-            " (at most 3, neighbours about different axes)"
-        )
+    problem = _rotation_problem(axes) if axes else "no rotation channels"
+    if problem:
+        raise InputError(f"joint {_shown(joint)}: {problem}")
     missing = tuple(a for a in range(3) if a not in axes)
     return "".join("XYZ"[a] for a in (axes + missing)[:3])
 

@@ -17,7 +17,27 @@ import numpy as np
 
 from ..errors import FileFormatError
 from ..skeleton import Skeleton
-from ._bvh_channels import _CHANNEL_NAMES, _channel
+from ._bvh_channels import _CHANNEL_NAMES, _channel, _rotation_problem
+
+MAX_COORDINATE = 1e30  # largest |value| of an OFFSET or a position channel
+_SHOWN_CHARACTERS = 40  # longest piece of the file quoted in a message
+
+
+def _cut(text: str, limit: int = _SHOWN_CHARACTERS) -> str:
+    """``text`` cut to ``limit`` characters (then ``...``), unquoted, for a message."""
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _shown(text: str | bytes, limit: int = _SHOWN_CHARACTERS) -> str:
+    """A token, name or value of the file quoted for a message: ``repr``, at most ``limit``
+    characters of it (then ``...``). Every message that quotes the file goes through this, so
+    no message echoes a megabyte token."""
+    whole = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    cut = whole[:limit]
+    while len(repr(cut)) > limit + 2:  # escapes (control characters) count too
+        cut = cut[:-1]
+    return repr(cut) + ("..." if len(cut) < len(whole) else "")
+
 
 # --------------------------------------------------------------------------------------------
 # Reading: the hierarchy
@@ -29,7 +49,8 @@ class _Token(NamedTuple):
     line: int  # 1-based line number in the file
 
 
-_TOKEN = re.compile(r"[{}]|[^\s{}]+")
+# a line break, a brace, or a word; separators are ASCII whitespace only (as in the rows)
+_TOKEN = re.compile(r"\n|[{}]|[^\s{}]+", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _COUNT = re.compile(r"[0-9]+\Z")
 _BRACES = ("{", "}")
@@ -37,11 +58,13 @@ _BRACES = ("{", "}")
 
 def _header_tokens(header: str) -> list[_Token]:
     """Split the hierarchy text into tokens (braces are always tokens of their own)."""
-    return [
-        _Token(match.group(), number)
-        for number, line in enumerate(header.split("\n"), 1)
-        for match in _TOKEN.finditer(line)
-    ]
+    tokens, line = [], 1
+    for text in _TOKEN.findall(header):
+        if text == "\n":
+            line += 1
+        else:
+            tokens.append(_Token(text, line))
+    return tokens
 
 
 class _TokenStream:
@@ -62,20 +85,19 @@ class _TokenStream:
 
     def next(self, expected: str) -> _Token:
         """The next token; at the end, raise ``expected <expected>, found <the end>``."""
-        if self.at_end():
+        if self.position >= len(self.tokens):
             raise self.error(self.end_line, f"expected {expected}, found {self.end_what}")
-        token = self.tokens[self.position]
         self.position += 1
-        return token
+        return self.tokens[self.position - 1]
 
     def rest_of_line(self, line: int) -> list[_Token]:
         """Consume and return the tokens left on ``line``, stopping at a brace."""
-        rest = []
-        while (token := self.peek()) is not None and token.line == line:
-            if token.text in _BRACES:
-                break
-            rest.append(self.next(""))
-        return rest
+        tokens, start = self.tokens, self.position
+        end = start
+        while end < len(tokens) and tokens[end].line == line and tokens[end].text not in _BRACES:
+            end += 1
+        self.position = end
+        return tokens[start:end]
 
     def error(self, line: int | None, reason: str) -> FileFormatError:
         return FileFormatError(self.path, line, reason)
@@ -111,73 +133,113 @@ class _Hierarchy:
         )
 
 
+class _OpenJoint(NamedTuple):
+    """A joint block whose closing brace has not been read yet."""
+
+    index: int
+    name: str
+    opened_at: int  # line of its '{'
+    seen: dict[str, int]  # OFFSET / CHANNELS -> line, to refuse a second one
+
+
 def _parse_hierarchy(stream: _TokenStream) -> _Hierarchy:
-    """Parse ``HIERARCHY`` and its ``ROOT`` blocks (several roots are allowed)."""
+    """Parse ``HIERARCHY`` and its ``ROOT`` blocks (several roots are allowed).
+
+    Joint blocks are parsed with an explicit stack of open joints, not by recursion, so a
+    hierarchy of any depth parses (in time and memory linear in its size).
+    """
     first = stream.next("'HIERARCHY'")
     if first.text.upper() != "HIERARCHY":
         raise stream.error(
-            first.line, f"expected 'HIERARCHY' to start the file, found {first.text!r}"
+            first.line, f"expected 'HIERARCHY' to start the file, found {_shown(first.text)}"
         )
     hierarchy = _Hierarchy()
+    open_joints: list[_OpenJoint] = []
     last_close = None
-    while not stream.at_end():
-        token = stream.next("ROOT")
-        if token.text.upper() == "ROOT":
-            last_close = _parse_joint(stream, hierarchy, -1, token)
-        elif token.text == "}":
-            raise stream.error(token.line, "unexpected '}': more closing braces than opening ones")
+    while open_joints or not stream.at_end():
+        if not open_joints:
+            token = stream.next("ROOT")
+            if token.text.upper() == "ROOT":
+                open_joints.append(_open_joint(stream, hierarchy, -1, token))
+            elif token.text == "}":
+                raise stream.error(
+                    token.line, "unexpected '}': more closing braces than opening ones"
+                )
+            else:
+                raise stream.error(token.line, _unexpected_at_top(token, last_close))
+            continue
+        joint = open_joints[-1]
+        if stream.at_end():
+            raise stream.error(
+                stream.end_line,
+                f"expected '}}' closing joint {_shown(joint.name)} (opened at line"
+                f" {joint.opened_at}), found {stream.end_what}",
+            )
+        token = stream.next("")
+        word = token.text.upper()
+        if token.text == "}":
+            if "OFFSET" not in joint.seen:
+                raise stream.error(
+                    joint.opened_at, f"joint {_shown(joint.name)} has no OFFSET line"
+                )
+            open_joints.pop()
+            last_close = token.line
+            continue
+        if word in joint.seen and word in ("OFFSET", "CHANNELS"):
+            raise stream.error(
+                token.line,
+                f"joint {_shown(joint.name)} has a second {word} line (first at line"
+                f" {joint.seen[word]})",
+            )
+        joint.seen.setdefault(word, token.line)
+        if word == "OFFSET":
+            hierarchy.offsets[joint.index] = _parse_offset(stream, token)
+        elif word == "CHANNELS":
+            hierarchy.channels[joint.index] = _parse_channels(stream, token, joint.name)
+        elif word == "JOINT":
+            open_joints.append(_open_joint(stream, hierarchy, joint.index, token))
+        elif word == "END":
+            _parse_end_site(stream, hierarchy, joint.index, token)
         else:
-            hint = ""
-            if last_close is not None and token.text.upper() in ("JOINT", "OFFSET", "CHANNELS"):
-                hint = f" (did an extra '}}' at line {last_close} close the root early?)"
-            raise stream.error(token.line, f"expected ROOT or MOTION, found {token.text!r}{hint}")
+            raise stream.error(token.line, _unexpected_in_joint(token, joint.name, joint.opened_at))
     if not hierarchy.names:
         raise stream.error(stream.end_line, "expected ROOT: the hierarchy has no joints")
     return hierarchy
 
 
-def _parse_joint(stream: _TokenStream, hierarchy: _Hierarchy, parent: int, keyword: _Token) -> int:
-    """Parse a ``ROOT``/``JOINT`` block after its keyword; return the line of its ``}``."""
+def _unexpected_at_top(token: _Token, last_close: int | None) -> str:
+    """The message for a token other than ROOT or MOTION after a root's block."""
+    hint = ""
+    if last_close is not None and token.text.upper() in ("JOINT", "OFFSET", "CHANNELS"):
+        hint = f" (did an extra '}}' at line {last_close} close the root early?)"
+    return f"expected ROOT or MOTION, found {_shown(token.text)}{hint}"
+
+
+def _open_joint(
+    stream: _TokenStream, hierarchy: _Hierarchy, parent: int, keyword: _Token
+) -> _OpenJoint:
+    """Read a ``ROOT``/``JOINT`` line and its ``{``; add the joint; return it as open."""
     name = _joint_name(stream, keyword)
     if name in hierarchy.defined_at:
         raise stream.error(
             keyword.line,
-            f"duplicate joint name {name!r} (first defined at line {hierarchy.defined_at[name]})",
+            f"duplicate joint name {_shown(name)} (first defined at line"
+            f" {hierarchy.defined_at[name]})",
         )
     j = hierarchy.add_joint(name, parent, keyword.line)
-    opening = _expect_open_brace(stream, f"after {keyword.text} {name}")
-    seen: dict[str, int] = {}
-    while True:
-        token = stream.next(f"'}}' closing joint {name!r} (opened at line {opening.line})")
-        word = token.text.upper()
-        if token.text == "}":
-            break
-        if word in seen and word in ("OFFSET", "CHANNELS"):
-            raise stream.error(
-                token.line, f"joint {name!r} has a second {word} line (first at line {seen[word]})"
-            )
-        seen.setdefault(word, token.line)
-        if word == "OFFSET":
-            hierarchy.offsets[j] = _parse_offset(stream, token)
-        elif word == "CHANNELS":
-            hierarchy.channels[j] = _parse_channels(stream, token)
-        elif word == "JOINT":
-            _parse_joint(stream, hierarchy, j, token)
-        elif word == "END":
-            _parse_end_site(stream, hierarchy, j, token)
-        else:
-            raise stream.error(token.line, _unexpected_in_joint(token, name, opening.line))
-    if "OFFSET" not in seen:
-        raise stream.error(opening.line, f"joint {name!r} has no OFFSET line")
-    return token.line
+    opening = _expect_open_brace(stream, f"after {keyword.text.upper()} {_cut(name)}")
+    return _OpenJoint(j, name, opening.line, {})
 
 
 def _unexpected_in_joint(token: _Token, name: str, opened_at: int) -> str:
     """The message for a token that cannot appear inside a joint block."""
     if token.text.upper() == "ROOT":
-        return f"expected '}}' closing joint {name!r} (opened at line {opened_at}) before ROOT"
+        return (
+            f"expected '}}' closing joint {_shown(name)} (opened at line {opened_at}) before ROOT"
+        )
     return (
-        f"unexpected {token.text!r} in joint {name!r}: expected OFFSET, CHANNELS, JOINT,"
+        f"unexpected {_shown(token.text)} in joint {_shown(name)}: expected OFFSET, CHANNELS,"
+        " JOINT,"
         " End Site or '}'"
     )
 
@@ -193,7 +255,7 @@ def _joint_name(stream: _TokenStream, keyword: _Token) -> str:
 def _expect_open_brace(stream: _TokenStream, context: str) -> _Token:
     token = stream.next(f"'{{' {context}")
     if token.text != "{":
-        raise stream.error(token.line, f"expected '{{' {context}, found {token.text!r}")
+        raise stream.error(token.line, f"expected '{{' {context}, found {_shown(token.text)}")
     return token
 
 
@@ -206,30 +268,48 @@ def _parse_offset(stream: _TokenStream, keyword: _Token) -> tuple[float, float, 
 
 
 def _header_number(stream: _TokenStream, token: _Token, what: str) -> float:
+    """A number of the hierarchy, at most :data:`MAX_COORDINATE` in magnitude."""
     if not _NUMBER.match(token.text):
-        raise stream.error(token.line, f"expected a number in {what}, found {token.text!r}")
-    return float(token.text)
+        raise stream.error(token.line, f"expected a number in {what}, found {_shown(token.text)}")
+    value = float(token.text)
+    if not abs(value) <= MAX_COORDINATE:
+        raise stream.error(
+            token.line, f"{what} value {_shown(token.text)} is out of range (|x| <= 1e30)"
+        )
+    return value
 
 
-def _parse_channels(stream: _TokenStream, keyword: _Token) -> tuple[str, ...]:
-    """The channel names of a ``CHANNELS <count> <names...>`` line, checked."""
+def _parse_channels(stream: _TokenStream, keyword: _Token, joint: str) -> tuple[str, ...]:
+    """The channel names of a ``CHANNELS <count> <names...>`` line, checked.
+
+    Refused as well as unknown names: a position axis listed twice, and rotation channels
+    that the writer could not write back as Euler angles (more than three, or two
+    neighbours about the same axis, see :func:`~ikrig.io._bvh_channels._rotation_problem`).
+    """
     rest = stream.rest_of_line(keyword.line)
     if not rest or not _COUNT.match(rest[0].text):
-        found = repr(rest[0].text) if rest else "nothing"
+        found = _shown(rest[0].text) if rest else "nothing"
         raise stream.error(
             keyword.line, f"expected the channel count after CHANNELS, found {found}"
         )
-    count, names = int(rest[0].text), [token.text for token in rest[1:]]
-    if count != len(names):
+    count, names = rest[0].text, [token.text for token in rest[1:]]
+    if len(count) > 9 or int(count) != len(names):
         raise stream.error(
-            keyword.line, f"CHANNELS says {count} channels but lists {len(names)} names"
+            keyword.line, f"CHANNELS says {_cut(count)} channels but lists {len(names)} names"
         )
-    for name in names:
-        if _channel(name) is None:
-            raise stream.error(keyword.line, f"unknown channel {name!r}; expected {_CHANNEL_NAMES}")
-    positions = [_channel(name).axis for name in names if _channel(name).kind == "position"]
+    kinds = [_channel(name) for name in names]
+    if None in kinds:
+        unknown = names[kinds.index(None)]
+        raise stream.error(
+            keyword.line, f"unknown channel {_shown(unknown)}; expected {_CHANNEL_NAMES}"
+        )
+    positions = [channel.axis for channel in kinds if channel.kind == "position"]
     if len(set(positions)) != len(positions):
         raise stream.error(keyword.line, "a position channel is listed twice")
+    axes = tuple(channel.axis for channel in kinds if channel.kind == "rotation")
+    problem = _rotation_problem(axes)
+    if problem:
+        raise stream.error(keyword.line, f"joint {_shown(joint)}: {problem}")
     return tuple(names)
 
 
@@ -244,7 +324,9 @@ def _parse_end_site(stream: _TokenStream, hierarchy: _Hierarchy, parent: int, ke
         token := stream.next(f"'}}' closing End Site (opened at line {opening.line})")
     ).text != "}":
         if token.text.upper() != "OFFSET" or offset is not None:
-            raise stream.error(token.line, f"expected one OFFSET in End Site, found {token.text!r}")
+            raise stream.error(
+                token.line, f"expected one OFFSET in End Site, found {_shown(token.text)}"
+            )
         offset = _parse_offset(stream, token)
     if offset is None:
         raise stream.error(opening.line, "End Site has no OFFSET line")

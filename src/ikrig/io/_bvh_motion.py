@@ -25,9 +25,12 @@ from ._bvh_channels import _channel_layout, _Layout
 from ._bvh_header import (
     _COUNT,
     _NUMBER,
+    MAX_COORDINATE,
+    _cut,
     _decode,
     _header_tokens,
     _parse_hierarchy,
+    _shown,
     _TokenStream,
 )
 
@@ -35,10 +38,15 @@ from ._bvh_header import (
 # Reading: the MOTION header
 # --------------------------------------------------------------------------------------------
 
-_MOTION_LINE = re.compile(rb"^[ \t]*MOTION[ \t\r]*$", re.MULTILINE | re.IGNORECASE)
+# ASCII whitespace other than LF (space, \t \r \v \f) separates, as everywhere in the file
+_MOTION_LINE = re.compile(rb"^[ \t\r\v\f]*MOTION[ \t\r\v\f]*$", re.MULTILINE | re.IGNORECASE)
 _FRAMES_LINE = re.compile(rb"\s*Frames\s*:\s*(\S*)\s*", re.IGNORECASE)
 _FRAME_TIME_LINE = re.compile(rb"\s*Frame\s+Time\s*:\s*(\S*)\s*", re.IGNORECASE)
 _NON_SPACE = re.compile(rb"\S+")
+
+
+MAX_DEGREES = 1e7  # largest |angle| of a rotation channel: exact round trips to 6 decimals
+_MAX_COUNT_DIGITS = 18  # a frame count of more digits cannot fit in any file
 
 
 class _MotionHeader(NamedTuple):
@@ -72,7 +80,11 @@ def _parse_motion_header(data: bytes, start: int, line: int, path) -> _MotionHea
         raise FileFormatError(path, found[1] if found else line, "expected 'Frames: <count>'")
     count, frames_line = _decode(match.group(1)), found[1]
     if not _COUNT.match(count):
-        raise FileFormatError(path, frames_line, f"expected a frame count, found {count!r}")
+        raise FileFormatError(path, frames_line, f"expected a frame count, found {_shown(count)}")
+    if len(count.lstrip("0")) > _MAX_COUNT_DIGITS:
+        raise FileFormatError(
+            path, frames_line, f"frame count {_shown(count)} is larger than any file can hold"
+        )
     found = _next_nonblank_line(data, found[2], frames_line + 1)
     match = found and _FRAME_TIME_LINE.fullmatch(found[0])
     if not match:
@@ -80,8 +92,13 @@ def _parse_motion_header(data: bytes, start: int, line: int, path) -> _MotionHea
         raise FileFormatError(path, line, "expected 'Frame Time: <seconds>'")
     text = _decode(match.group(1))
     frame_time = float(text) if _NUMBER.match(text) else -1.0
-    if not (0.0 <= frame_time < np.inf):
-        raise FileFormatError(path, found[1], f"expected a frame time >= 0, found {text!r}")
+    if not (0.0 <= frame_time < np.inf and (frame_time == 0 or 1.0 / frame_time < np.inf)):
+        raise FileFormatError(
+            path,
+            found[1],
+            "expected a frame time >= 0 (seconds; 0 for none) whose 1/frame time is finite,"
+            f" found {_shown(text)}",
+        )
     return _MotionHeader(int(count), frame_time or None, frames_line, found[2], found[1] + 1)
 
 
@@ -219,8 +236,16 @@ def _parse_rows(rows: _Rows) -> np.ndarray:
     """
     num_frames, num_channels = rows.header.num_frames, len(rows.labels)
     buf = np.frombuffer(rows.data, dtype=np.uint8, offset=rows.start)
-    values = np.empty(num_frames * num_channels)
-    line_counts = np.zeros(rows.data.count(b"\n", rows.start) + 1, dtype=np.int64)
+    num_lines = rows.data.count(b"\n", rows.start) + 1
+    line_counts = np.zeros(num_lines, dtype=np.int64)
+    if not num_channels:  # every frame row is an (empty) line: at most one frame per line
+        if num_frames > num_lines:
+            raise _too_few_rows(rows, num_lines, num_lines, "lines")
+        return np.zeros((num_frames, 0))
+    # 'Frames:' is only a claim: never allocate more rows than the rest of the file can hold
+    # (a row of C values takes at least 2 C - 1 bytes and its line break)
+    most_rows = min(num_frames, num_lines, (len(buf) + 1) // (2 * num_channels))
+    values = np.empty(most_rows * num_channels)
     slow_index = np.empty(values.size, dtype=np.int64)  # untouched pages cost nothing
     slow_start = np.empty(values.size, dtype=np.int64)
     notify_compiling()
@@ -231,16 +256,43 @@ def _parse_rows(rows: _Rows) -> np.ndarray:
         raise _bad_token_error(rows, bad, bad_line, line_counts)
     _check_row_counts(rows, line_counts)
     filled = np.flatnonzero(line_counts)
-    if num_channels and len(filled) < num_frames:
+    if len(filled) < num_frames:
         last = rows.first_line + int(filled[-1]) if len(filled) else rows.first_line - 1
-        raise FileFormatError(
-            rows.path,
-            last,
-            f"expected {num_frames} frame rows ('Frames:' at line {rows.header.frames_line}),"
-            f" found only {len(filled)}",
-        )
+        raise _too_few_rows(rows, len(filled), last, "")
     _convert_slow_numbers(rows, values, slow_index[:n_slow], slow_start[:n_slow])
-    return values.reshape(num_frames, num_channels)
+    values = values.reshape(num_frames, num_channels)
+    _check_ranges(rows, values, filled)
+    return values
+
+
+def _too_few_rows(rows: _Rows, found: int, line: int, unit: str) -> FileFormatError:
+    """'expected F frame rows, found only n' (``unit`` "lines" for files without channels)."""
+    what = f"{found} {unit}" if unit else f"{found}"
+    empty = " (empty lines: no joint has channels)" if unit else ""
+    return FileFormatError(
+        rows.path,
+        line,
+        f"expected {rows.header.num_frames} frame rows{empty} ('Frames:' at line"
+        f" {rows.header.frames_line}), found only {what}",
+    )
+
+
+def _check_ranges(rows: _Rows, values: np.ndarray, filled: np.ndarray) -> None:
+    """Refuse position values beyond ``MAX_COORDINATE`` and angles beyond ``MAX_DEGREES``
+    (the first in file order), naming the line."""
+    rotation = np.array([label.lower().endswith("rotation") for label in rows.labels])
+    limits = np.where(rotation, MAX_DEGREES, MAX_COORDINATE)
+    bad = ~(np.abs(values) <= limits)
+    if not bad.any():
+        return
+    frame, column = divmod(int(np.argmax(bad.ravel())), values.shape[1])
+    limit = "|angle| <= 1e7 degrees" if rotation[column] else "|x| <= 1e30"
+    raise FileFormatError(
+        rows.path,
+        rows.first_line + int(filled[frame]),
+        f"value {values[frame, column]:.6g} for frame {frame}, column {column + 1}"
+        f" ({_cut(rows.labels[column])}) is out of range ({limit})",
+    )
 
 
 def _check_row_counts(rows: _Rows, line_counts: np.ndarray) -> None:
@@ -274,9 +326,9 @@ def _bad_token_error(rows: _Rows, offset: int, line: int, line_counts) -> FileFo
     if column < len(rows.labels):
         frame = np.count_nonzero(line_counts[:line])
         where = f" for frame {frame}, column {column + 1} ({rows.labels[column]})"
-    shown = token[:40].decode("utf-8", errors="replace")
+    where = where.replace(rows.labels[column], _cut(rows.labels[column])) if where else ""
     return FileFormatError(
-        rows.path, rows.first_line + line, f"expected a number{where}, found {shown!r}"
+        rows.path, rows.first_line + line, f"expected a number{where}, found {_shown(token)}"
     )
 
 
@@ -287,7 +339,7 @@ def _convert_slow_numbers(rows: _Rows, values, indices, starts) -> None:
         value = float(token)
         if not np.isfinite(value):
             line = rows.first_line + rows.data.count(b"\n", rows.start, rows.start + start)
-            raise FileFormatError(rows.path, line, f"number out of range: {token.decode()!r}")
+            raise FileFormatError(rows.path, line, f"number out of range: {_shown(token)}")
         values[index] = value
 
 

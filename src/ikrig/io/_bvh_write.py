@@ -10,6 +10,7 @@ takes over for values too large for its exact integer arithmetic).
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -20,6 +21,8 @@ from ..pose import Motion
 from ..skeleton import Skeleton
 from ._bvh_channels import _channel_layout, _Layout
 from ._bvh_euler import _euler_degrees, _euler_plan
+from ._bvh_header import MAX_COORDINATE, _cut, _shown
+from ._bvh_motion import MAX_DEGREES
 
 if TYPE_CHECKING:
     from .bvh import BvhClip
@@ -39,14 +42,43 @@ def _depth_first_order(parents: np.ndarray) -> list[int]:
     return order
 
 
+_NOT_IN_NAMES = re.compile(r"[{}\t\n\r\v\f]|  |^ | $")
+
+
 def _check_writable_names(names) -> None:
-    """Raise InputError for a joint name that would not read back the same."""
+    """Raise InputError for a joint name that would not read back the same: the reader splits
+    at ASCII whitespace and braces and joins a name's words with one space."""
     for name in names:
-        if any(ch in name for ch in "{}\t\r\n") or name != name.strip() or "  " in name:
+        if _NOT_IN_NAMES.search(name):
             raise InputError(
-                f"joint name {name!r} cannot be written to BVH (braces, tabs, line breaks,"
-                " leading, trailing or repeated spaces)"
+                f"joint name {_shown(name)} cannot be written to BVH (braces, tabs, line"
+                " breaks, leading, trailing or repeated spaces)"
             )
+
+
+def _check_ranges(clip: BvhClip, values: np.ndarray, layout: _Layout, precision: int) -> None:
+    """Raise InputError for what the reader would refuse: offsets or positions beyond
+    ``MAX_COORDINATE``, angles beyond ``MAX_DEGREES`` (once printed: a decomposed angle a
+    rounding error past the bound is printed as the bound)."""
+    skeleton = clip.motion.skeleton
+    for what, array in (
+        ("offset", skeleton.offsets),
+        ("end site offset", skeleton.end_site_offsets),
+    ):
+        if array.size and not np.abs(array).max() <= MAX_COORDINATE:
+            raise InputError(f"skeleton: an {what} is beyond |x| <= 1e30, which BVH files refuse")
+    rotation = np.zeros(layout.num_channels, dtype=bool)
+    for slot in layout.rotation_slots:
+        rotation[slot.columns] = True
+    slack = 0.5 * 10.0**-precision
+    bad = ~(np.abs(values) <= np.where(rotation, MAX_DEGREES + slack, MAX_COORDINATE))
+    if bad.any():
+        frame, column = divmod(int(np.argmax(bad.ravel())), values.shape[1])
+        raise InputError(
+            f"motion: frame {frame}, {_cut(layout.column_labels[column])} is"
+            f" {values[frame, column]:.6g}, beyond what BVH files hold (|x| <= 1e30,"
+            " |angle| <= 1e7 degrees)"
+        )
 
 
 def _clip_arrays(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
@@ -105,27 +137,42 @@ def _offset_line(tree: _Tree, indent: str, offset) -> str:
     return f"{indent}OFFSET " + " ".join(tree.number % v for v in offset)
 
 
-def _joint_lines(tree: _Tree, j: int, depth: int) -> list[str]:
-    """The lines of joint ``j``'s block, its children and end sites included."""
-    indent, inner = "\t" * depth, "\t" * (depth + 1)
-    keyword = "ROOT" if tree.skeleton.parents[j] < 0 else "JOINT"
-    lines = [f"{indent}{keyword} {tree.skeleton.names[j]}", indent + "{"]
-    lines.append(_offset_line(tree, inner, tree.skeleton.offsets[j]))
-    lines.append(f"{inner}CHANNELS " + " ".join([str(len(tree.channels[j])), *tree.channels[j]]))
-    for child in tree.children[j]:
-        lines += _joint_lines(tree, child, depth + 1)
-    for offset in tree.end_sites[j]:
-        site = [f"{inner}End Site", inner + "{", _offset_line(tree, inner + "\t", offset)]
-        lines += site + [inner + "}"]
-    return lines + [indent + "}"]
+_MAX_INDENT = 32  # deeper blocks are not indented further (keeps deep chains linear in size)
+
+
+def _indent(depth: int) -> str:
+    return "\t" * min(depth, _MAX_INDENT)
 
 
 def _format_hierarchy(skeleton: Skeleton, channels, precision: int) -> list[str]:
-    """The lines of the ``HIERARCHY`` section, tab-indented, joints depth first."""
+    """The lines of the ``HIERARCHY`` section, tab-indented, joints depth first.
+
+    Iterative (an explicit stack, no recursion), so a chain of any depth is written; each
+    joint's block holds its OFFSET, CHANNELS, child joints, then its end sites.
+    """
     tree = _tree(skeleton, channels, precision)
     lines = ["HIERARCHY"]
-    for root in np.flatnonzero(skeleton.parents < 0).tolist():
-        lines += _joint_lines(tree, root, 0)
+    roots = np.flatnonzero(skeleton.parents < 0).tolist()
+    stack = [(False, j, 0) for j in reversed(roots)]  # (closing?, joint, depth)
+    while stack:
+        closing, j, depth = stack.pop()
+        indent, inner = _indent(depth), _indent(depth + 1)
+        if closing:
+            for offset in tree.end_sites[j]:
+                site = [
+                    f"{inner}End Site",
+                    inner + "{",
+                    _offset_line(tree, _indent(depth + 2), offset),
+                ]
+                lines += site + [inner + "}"]
+            lines.append(indent + "}")
+            continue
+        keyword = "ROOT" if skeleton.parents[j] < 0 else "JOINT"
+        lines += [f"{indent}{keyword} {skeleton.names[j]}", indent + "{"]
+        lines.append(_offset_line(tree, inner, skeleton.offsets[j]))
+        lines.append(f"{inner}CHANNELS " + " ".join([str(len(channels[j])), *channels[j]]))
+        stack.append((True, j, depth))
+        stack.extend((False, child, depth + 1) for child in reversed(tree.children[j]))
     return lines
 
 
@@ -242,6 +289,7 @@ def _format_bytes(clip: BvhClip, precision: int) -> bytes:
     _check_writable_names(skeleton.names)
     layout = _channel_layout(clip.channels, skeleton.names, _depth_first_order(skeleton.parents))
     values = _channel_values(clip, layout)
+    _check_ranges(clip, values, layout, precision)
     frame_time = 0.0 if clip.frame_time is None else float(clip.frame_time)
     lines = _format_hierarchy(skeleton, clip.channels, precision)
     lines += ["MOTION", f"Frames: {len(values)}", f"Frame Time: {frame_time!r}", ""]

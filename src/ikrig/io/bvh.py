@@ -21,7 +21,20 @@ How the values map onto a :class:`~ikrig.pose.Motion` (``rotations_local (F, J, 
   The ``OFFSET`` itself is kept in ``Skeleton.offsets`` (and written back unchanged).
 - ``End Site`` offsets go to ``Skeleton.end_site_parents`` / ``end_site_offsets``.
 - ``Frame Time: 0`` (seen in single-pose files) is read as ``frame_time=None`` and a clip
-  without a frame time is written with ``Frame Time: 0``.
+  without a frame time is written with ``Frame Time: 0``. Other frame times must be positive,
+  finite and have a finite frame rate ``1 / frame_time`` (``5e-324`` is refused).
+
+Limits, checked on reading (with the file and line) and on writing (``InputError``), so that
+whatever reads writes back: ``OFFSET`` values and position channels at most ``1e30`` in
+magnitude (FK sums stay finite), rotation channels at most ``1e7`` degrees (beyond that an
+angle does not survive the round trip through a quaternion to six decimals); at most three
+rotation channels per joint, neighbours about different axes (``Zrotation Xrotation
+Xrotation`` is refused: it is not an Euler sequence). ``Frames:`` is a claim checked against
+the file: memory is allocated for at most the rows the rest of the file can hold, and a
+count beyond them is reported as missing rows. In a file without any channel every frame row
+is an empty line, so the count can be at most the number of lines after ``Frame Time:``.
+Hierarchies of any depth are read and written (no recursion; indentation stops growing after
+32 levels).
 
 Writing keeps the clip's hierarchy and channel layout, joints depth first, values printed
 with ``precision`` decimals (default 6, rounded exactly as ``"%.6f"`` does, by a compiled
@@ -45,7 +58,10 @@ raises :class:`~ikrig.errors.FileFormatError` naming the file, the line and what
 (wrong number of values in a row, a brace missing or extra, an unknown channel, a value that
 is not a number, fewer or more rows than ``Frames:``, a missing ``MOTION``/``Frames``/
 ``Frame Time``, a duplicate joint name, a ``CHANNELS`` count that does not match its names).
-Line breaks may be LF, CRLF or CR; tabs, blank lines and trailing spaces are accepted anywhere.
+Messages quote at most 40 characters of the file. Line breaks may be LF, CRLF or CR; the
+separators are ASCII whitespace (space, tab, CR, form feed, vertical tab) everywhere, in the
+hierarchy, on the ``MOTION`` line and in the rows; other characters (a no-break space, say)
+are part of a name. Blank lines and trailing spaces are accepted anywhere.
 
 The code: this module holds the public API; the work is done in private modules,
 :mod:`~ikrig.io._bvh_channels` (channel names, the column layout of a frame row),
@@ -62,6 +78,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._files import write_bytes
 from ..errors import InputError
 from ..pose import Motion
 from ._bvh_channels import _check_channels, _checked_source_values
@@ -200,8 +217,12 @@ def format_bvh(clip: BvhClip, precision: int = 6) -> str:
 def write_bvh(path: str | os.PathLike, clip: BvhClip, precision: int = 6) -> None:
     """Write a clip to a BVH file (UTF-8, LF line breaks); see :func:`format_bvh`.
 
+    The write is atomic (:func:`ikrig._files.write_bytes`): the text goes to a temporary file
+    beside ``path`` that then replaces it in one step, so a failed or interrupted write
+    leaves the previous file as it was.
+
     Raises:
         InputError: as :func:`format_bvh`.
         OSError: the file cannot be written.
     """
-    Path(path).write_bytes(_format_bytes(clip, precision))
+    write_bytes(path, _format_bytes(clip, precision))
