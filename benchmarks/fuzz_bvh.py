@@ -180,12 +180,12 @@ def generated_file(rng: random.Random) -> bytes:
         names = channels()
         columns.extend(names)
         lines.append(f"{pad}  CHANNELS {len(names)} {' '.join(names)}".rstrip())
+        site = [pad + "  End Site", pad + "  {", f"{pad}    OFFSET 0 {number()} 0", pad + "  }"]
+        first = children[j] and rng.random() < 0.2  # an End Site before the child joints
+        lines.extend(site if first else [])
         for child in children[j]:
             joint(child, depth + 1)
-        if not children[j] or rng.random() < 0.2:
-            lines.extend(
-                [pad + "  End Site", pad + "  {", f"{pad}    OFFSET 0 {number()} 0", pad + "  }"]
-            )
+        lines.extend(site if not children[j] or rng.random() < 0.2 else [])
         lines.append(pad + "}")
 
     for root in children[-1]:

@@ -332,10 +332,40 @@ def test_values_the_reader_would_refuse_are_refused_on_writing():
         format_bvh(BvhClip(Motion.rest(far, (1,)), ((),)))
 
 
+FUZZ_CASE_306 = """HIERARCHY
+ROOT j0
+{
+  OFFSET -146.533 360 212.6
+  CHANNELS 3 Zrotation Yrotation Xrotation
+  JOINT j1
+  {
+    OFFSET -90 -341.05115 385.089
+    CHANNELS 3 Yrotation Zrotation Yrotation
+    JOINT j2
+    {
+      OFFSET -115.04191 203.98872 180
+      CHANNELS 3 Zrotation Yrotation Xrotation
+      End Site
+      {
+        OFFSET 0 11.78811 0
+      }
+    }
+  }
+}
+MOTION
+Frames: 1
+Frame Time: 0
+-86.7 -0 240.281493 -1e308 5e-324 -195.1737407 7. -332.230587 300.59899
+"""
+
+
 def test_fuzz_case_with_a_huge_angle_no_longer_comes_back_changed(folder):
-    """A rotation of -1e308 degrees read, and came back as 0 (before issue 9)."""
-    data = fuzz.mutate(fuzz.BASE, [("generate", 527782076), ("frame_time", 2236479926)])
-    assert fuzz.check_case(data, folder)[0] == "clear"
+    """This file read, and its -195.17 degrees came back as 0 (before issue 9): -1e308
+    degrees left nothing of the joint's rotation. Now the angle is refused."""
+    error = read_error(FUZZ_CASE_306, folder)
+    assert error.line == 24 and "out of range (|angle| <= 1e7 degrees)" in error.reason
+    fixed = FUZZ_CASE_306.replace("-1e308", "-1e7")
+    assert fuzz.check_case(fixed.encode(), folder) == ("ok", "")
 
 
 # --------------------------------------------------------------------------------------------
@@ -372,3 +402,18 @@ def test_random_generated_files_round_trip(folder):
     results = [fuzz.check_case(fuzz.generated_file(rng), folder) for _ in range(40)]
     assert all(category in ("ok", "clear") for category, _ in results), results
     assert sum(category == "ok" for category, _ in results) >= 10
+
+
+def test_end_sites_before_child_joints_keep_their_order_on_a_round_trip():
+    """An End Site listed before a joint's children is written after them: the reader lists
+    end sites in that (written) order, so reading the written file gives the same arrays."""
+    text = BASE.replace(
+        "  JOINT Spine\n", "  End Site\n  {\n    OFFSET 9 9 9\n  }\n  JOINT Spine\n"
+    )
+    clip = parse_bvh(text)
+    skeleton = clip.motion.skeleton
+    np.testing.assert_array_equal(skeleton.end_site_parents, [1, 2, 0])
+    np.testing.assert_array_equal(skeleton.end_site_offsets[2], [9, 9, 9])
+    again = parse_bvh(format_bvh(clip)).motion.skeleton
+    np.testing.assert_array_equal(again.end_site_parents, skeleton.end_site_parents)
+    np.testing.assert_array_equal(again.end_site_offsets, skeleton.end_site_offsets)

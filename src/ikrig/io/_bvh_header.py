@@ -1,8 +1,10 @@
 """The ``HIERARCHY`` part of a BVH file: tokens and joint blocks (private to :mod:`ikrig.io.bvh`).
 
 The text before ``MOTION`` is decoded (UTF-8, else Latin-1), split into tokens that keep their
-line numbers, and parsed by recursive descent into a :class:`_Hierarchy` (joint names,
-parents, offsets, channel names and end sites in file order, depth first) that gives the
+line numbers, and parsed with an explicit stack of open joints (no recursion: any depth) into
+a :class:`_Hierarchy` (joint names, parents, offsets, channel names in file order, depth
+first; end sites in the order the writer puts them, each joint's after those of its
+descendants, so that a round trip keeps their order) that gives the
 :class:`~ikrig.skeleton.Skeleton`. Every problem is raised as a
 :class:`~ikrig.errors.FileFormatError` naming the file, the line and what was expected.
 """
@@ -49,55 +51,54 @@ class _Token(NamedTuple):
     line: int  # 1-based line number in the file
 
 
-# a line break, a brace, or a word; separators are ASCII whitespace only (as in the rows)
-_TOKEN = re.compile(r"\n|[{}]|[^\s{}]+", re.ASCII)
+# a brace or a word; separators are ASCII whitespace only (as in the rows)
+_TOKEN = re.compile(r"[{}]|[^\s{}]+", re.ASCII)
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _COUNT = re.compile(r"[0-9]+\Z")
 _BRACES = ("{", "}")
 
 
-def _header_tokens(header: str) -> list[_Token]:
-    """Split the hierarchy text into tokens (braces are always tokens of their own)."""
-    tokens, line = [], 1
-    for text in _TOKEN.findall(header):
-        if text == "\n":
-            line += 1
-        else:
-            tokens.append(_Token(text, line))
-    return tokens
+def _header_tokens(header: str) -> tuple[list[str], list[int]]:
+    """Split the hierarchy text into tokens (braces are always tokens of their own): their
+    texts and their 1-based line numbers, as two lists (no object per token: fast)."""
+    texts, lines = [], []
+    for number, line in enumerate(header.split("\n"), 1):
+        words = _TOKEN.findall(line)
+        if words:
+            texts += words
+            lines += [number] * len(words)
+    return texts, lines
 
 
 class _TokenStream:
     """A cursor over header tokens that reports problems as FileFormatError."""
 
-    def __init__(self, tokens: list[_Token], path, end_line: int, end_what: str):
-        self.tokens = tokens
+    def __init__(self, tokens: tuple[list[str], list[int]], path, end_line: int, end_what: str):
+        self.texts, self.lines = tokens
         self.position = 0
         self.path = path
         self.end_line = end_line  # where to report "found the end"
         self.end_what = end_what  # "MOTION" or "the end of the file"
 
     def at_end(self) -> bool:
-        return self.position >= len(self.tokens)
-
-    def peek(self) -> _Token | None:
-        return None if self.at_end() else self.tokens[self.position]
+        return self.position >= len(self.texts)
 
     def next(self, expected: str) -> _Token:
         """The next token; at the end, raise ``expected <expected>, found <the end>``."""
-        if self.position >= len(self.tokens):
+        i = self.position
+        if i >= len(self.texts):
             raise self.error(self.end_line, f"expected {expected}, found {self.end_what}")
-        self.position += 1
-        return self.tokens[self.position - 1]
+        self.position = i + 1
+        return _Token(self.texts[i], self.lines[i])
 
-    def rest_of_line(self, line: int) -> list[_Token]:
-        """Consume and return the tokens left on ``line``, stopping at a brace."""
-        tokens, start = self.tokens, self.position
+    def rest_of_line(self, line: int) -> list[str]:
+        """Consume and return the texts of the tokens left on ``line``, up to a brace."""
+        texts, lines, start = self.texts, self.lines, self.position
         end = start
-        while end < len(tokens) and tokens[end].line == line and tokens[end].text not in _BRACES:
+        while end < len(texts) and lines[end] == line and texts[end] not in _BRACES:
             end += 1
         self.position = end
-        return tokens[start:end]
+        return texts[start:end]
 
     def error(self, line: int | None, reason: str) -> FileFormatError:
         return FileFormatError(self.path, line, reason)
@@ -105,7 +106,7 @@ class _TokenStream:
 
 @dataclass
 class _Hierarchy:
-    """Joints and end sites collected while parsing, in file (depth-first) order."""
+    """Joints (in file order, depth first) and end sites collected while parsing."""
 
     names: list[str] = field(default_factory=list)
     parents: list[int] = field(default_factory=list)
@@ -140,6 +141,7 @@ class _OpenJoint(NamedTuple):
     name: str
     opened_at: int  # line of its '{'
     seen: dict[str, int]  # OFFSET / CHANNELS -> line, to refuse a second one
+    sites: list[tuple[float, float, float]]  # its End Site offsets, added when it closes
 
 
 def _parse_hierarchy(stream: _TokenStream) -> _Hierarchy:
@@ -183,6 +185,8 @@ def _parse_hierarchy(stream: _TokenStream) -> _Hierarchy:
                     joint.opened_at, f"joint {_shown(joint.name)} has no OFFSET line"
                 )
             open_joints.pop()
+            hierarchy.site_parents += [joint.index] * len(joint.sites)
+            hierarchy.site_offsets += joint.sites
             last_close = token.line
             continue
         if word in joint.seen and word in ("OFFSET", "CHANNELS"):
@@ -199,7 +203,7 @@ def _parse_hierarchy(stream: _TokenStream) -> _Hierarchy:
         elif word == "JOINT":
             open_joints.append(_open_joint(stream, hierarchy, joint.index, token))
         elif word == "END":
-            _parse_end_site(stream, hierarchy, joint.index, token)
+            joint.sites.append(_parse_end_site(stream, token))
         else:
             raise stream.error(token.line, _unexpected_in_joint(token, joint.name, joint.opened_at))
     if not hierarchy.names:
@@ -228,7 +232,7 @@ def _open_joint(
         )
     j = hierarchy.add_joint(name, parent, keyword.line)
     opening = _expect_open_brace(stream, f"after {keyword.text.upper()} {_cut(name)}")
-    return _OpenJoint(j, name, opening.line, {})
+    return _OpenJoint(j, name, opening.line, {}, [])
 
 
 def _unexpected_in_joint(token: _Token, name: str, opened_at: int) -> str:
@@ -246,7 +250,7 @@ def _unexpected_in_joint(token: _Token, name: str, opened_at: int) -> str:
 
 def _joint_name(stream: _TokenStream, keyword: _Token) -> str:
     """The joint name: every token after the keyword on its line, up to a brace."""
-    parts = [token.text for token in stream.rest_of_line(keyword.line)]
+    parts = stream.rest_of_line(keyword.line)
     if not parts:
         raise stream.error(keyword.line, f"expected a joint name after {keyword.text}")
     return " ".join(parts)
@@ -264,18 +268,16 @@ def _parse_offset(stream: _TokenStream, keyword: _Token) -> tuple[float, float, 
     values = stream.rest_of_line(keyword.line)
     if len(values) != 3:
         raise stream.error(keyword.line, f"expected 3 numbers after OFFSET, found {len(values)}")
-    return tuple(_header_number(stream, token, "OFFSET") for token in values)
+    return tuple(_header_number(stream, text, keyword.line, "OFFSET") for text in values)
 
 
-def _header_number(stream: _TokenStream, token: _Token, what: str) -> float:
+def _header_number(stream: _TokenStream, text: str, line: int, what: str) -> float:
     """A number of the hierarchy, at most :data:`MAX_COORDINATE` in magnitude."""
-    if not _NUMBER.match(token.text):
-        raise stream.error(token.line, f"expected a number in {what}, found {_shown(token.text)}")
-    value = float(token.text)
+    if not _NUMBER.match(text):
+        raise stream.error(line, f"expected a number in {what}, found {_shown(text)}")
+    value = float(text)
     if not abs(value) <= MAX_COORDINATE:
-        raise stream.error(
-            token.line, f"{what} value {_shown(token.text)} is out of range (|x| <= 1e30)"
-        )
+        raise stream.error(line, f"{what} value {_shown(text)} is out of range (|x| <= 1e30)")
     return value
 
 
@@ -287,12 +289,12 @@ def _parse_channels(stream: _TokenStream, keyword: _Token, joint: str) -> tuple[
     neighbours about the same axis, see :func:`~ikrig.io._bvh_channels._rotation_problem`).
     """
     rest = stream.rest_of_line(keyword.line)
-    if not rest or not _COUNT.match(rest[0].text):
-        found = _shown(rest[0].text) if rest else "nothing"
+    if not rest or not _COUNT.match(rest[0]):
+        found = _shown(rest[0]) if rest else "nothing"
         raise stream.error(
             keyword.line, f"expected the channel count after CHANNELS, found {found}"
         )
-    count, names = rest[0].text, [token.text for token in rest[1:]]
+    count, names = rest[0], rest[1:]
     if len(count) > 9 or int(count) != len(names):
         raise stream.error(
             keyword.line, f"CHANNELS says {_cut(count)} channels but lists {len(names)} names"
@@ -313,10 +315,10 @@ def _parse_channels(stream: _TokenStream, keyword: _Token, joint: str) -> tuple[
     return tuple(names)
 
 
-def _parse_end_site(stream: _TokenStream, hierarchy: _Hierarchy, parent: int, keyword: _Token):
-    """Parse an ``End Site { OFFSET x y z }`` block after its ``End`` keyword."""
+def _parse_end_site(stream: _TokenStream, keyword: _Token) -> tuple[float, float, float]:
+    """Parse an ``End Site { OFFSET x y z }`` block after its ``End`` keyword; its offset."""
     rest = stream.rest_of_line(keyword.line)
-    if not rest or rest[0].text.upper() != "SITE":
+    if not rest or rest[0].upper() != "SITE":
         raise stream.error(keyword.line, "expected 'End Site'")
     opening = _expect_open_brace(stream, "after End Site")
     offset = None
@@ -330,8 +332,7 @@ def _parse_end_site(stream: _TokenStream, hierarchy: _Hierarchy, parent: int, ke
         offset = _parse_offset(stream, token)
     if offset is None:
         raise stream.error(opening.line, "End Site has no OFFSET line")
-    hierarchy.site_parents.append(parent)
-    hierarchy.site_offsets.append(offset)
+    return offset
 
 
 def _decode(data: bytes) -> str:

@@ -19,7 +19,9 @@ How the values map onto a :class:`~ikrig.pose.Motion` (``rotations_local (F, J, 
   zero: the root's position is the channel values, not ``OFFSET`` plus channel values. A joint
   without position channels has ``positions_local`` equal to its ``OFFSET`` in every frame.
   The ``OFFSET`` itself is kept in ``Skeleton.offsets`` (and written back unchanged).
-- ``End Site`` offsets go to ``Skeleton.end_site_parents`` / ``end_site_offsets``.
+- ``End Site`` offsets go to ``Skeleton.end_site_parents`` / ``end_site_offsets``, in the
+  order they are written: a joint's end sites after those of its descendants (as in most
+  files, where only leaves have end sites).
 - ``Frame Time: 0`` (seen in single-pose files) is read as ``frame_time=None`` and a clip
   without a frame time is written with ``Frame Time: 0``. Other frame times must be positive,
   finite and have a finite frame rate ``1 / frame_time`` (``5e-324`` is refused).
