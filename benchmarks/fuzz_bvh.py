@@ -327,6 +327,36 @@ def extreme_number(data: bytes, rng: random.Random) -> bytes:
     return _splice(data, match.start(), match.end(), rng.choice(EXTREME_NUMBERS).encode())
 
 
+EDGE_ANGLES = ["90", "-90", "180", "-180", "0", "-0", "270", "360", "-720", "89.9999995",
+               "0.0000005", "-0.0000005", "179.9999995", "90.000001", "1e7", "-1e7",
+               "9999999.9999995"]  # fmt: skip
+
+
+def edge_angle(data: bytes, rng: random.Random) -> bytes:
+    """Put gimbal-lock and wrap-around angles (and halfway roundings) into frame rows."""
+    motion = data.find(b"MOTION")
+    numbers = [m for m in NUMBER.finditer(data) if m.start() > motion >= 0]
+    for _ in range(rng.randint(1, 6)):
+        if numbers:
+            match = numbers.pop(rng.randrange(len(numbers)))
+            new = rng.choice(EDGE_ANGLES).encode().ljust(match.end() - match.start())
+            if len(new) == match.end() - match.start():  # keep the offsets of the others
+                data = _splice(data, match.start(), match.end(), new)
+    return data
+
+
+def change_case(data: bytes, rng: random.Random) -> bytes:
+    """Keywords and channel names in another case (they are case-insensitive)."""
+    words = list(re.finditer(rb"[A-Za-z]+", data))
+    for _ in range(rng.randint(1, 5)):
+        if words:
+            match = rng.choice(words)
+            word = match.group()
+            new = rng.choice([word.lower(), word.upper(), word.swapcase()])
+            data = _splice(data, match.start(), match.end(), new)
+    return data
+
+
 def frame_count(data: bytes, rng: random.Random) -> bytes:
     match = re.search(rb"(Frames\s*:[ \t]*)(\S*)", data, re.IGNORECASE)
     if match is None:
@@ -399,7 +429,7 @@ MUTATIONS: dict[str, Callable[[bytes, random.Random], bytes]] = {
     for f in (
         flip_bits, set_byte, insert_token, delete_span, repeat_span, truncate, swap_separator,
         extreme_number, frame_count, frame_time, channels_line, joint_name, deep, generate,
-        zero_channel_count, splice_files,
+        zero_channel_count, splice_files, edge_angle, change_case,
     )
 }  # fmt: skip
 

@@ -55,7 +55,10 @@ def _check_channels(channels: tuple[tuple[str, ...], ...], skeleton: Skeleton) -
         raise InputError(
             f"channels: expected one entry per joint ({skeleton.num_joints}), got {len(channels)}"
         )
+    known = {layout for layout in set(channels) if None not in map(_channel, layout)}
     for name, joint_channels in zip(skeleton.names, channels):
+        if joint_channels in known:  # the same few layouts repeat over the joints
+            continue
         for channel in joint_channels:
             if _channel(channel) is None:
                 raise InputError(
@@ -114,17 +117,20 @@ def _channel_layout(channels, names, file_order=None) -> _Layout:
     order = range(len(channels)) if file_order is None else file_order
     positions, rotations, labels = [], [], []
     rotation_axes = [()] * len(channels)
+    decoded = {}  # channel tuple -> its (kind, axis) per channel: a few layouts repeat
     for j in order:
-        axes = []
-        for name in channels[j]:
-            kind, axis = _channel(name)
-            column = len(labels)
+        joint_channels = channels[j]
+        kinds = decoded.get(joint_channels)
+        if kinds is None:
+            kinds = decoded[joint_channels] = tuple(map(_channel, joint_channels))
+        axes, start = [], len(labels)
+        for k, (kind, axis) in enumerate(kinds):
             if kind == "position":
-                positions.append((j, axis, column))
+                positions.append((j, axis, start + k))
             else:
-                rotations.append((len(axes), j, axis, column))
+                rotations.append((len(axes), j, axis, start + k))
                 axes.append(axis)
-            labels.append(f"{names[j]} {name}")
+        labels += [f"{names[j]} {name}" for name in joint_channels]
         rotation_axes[j] = tuple(axes)
     slots = tuple(
         _RotationSlot(*_int_columns([r[1:] for r in rotations if r[0] == k], 3))

@@ -53,7 +53,12 @@ def _euler_order(axes: tuple[int, ...], joint: str) -> str:
 def _euler_plan(layout: _Layout, names) -> _EulerPlan:
     """The decomposition plan of every joint with rotation channels (InputError if none fits)."""
     joints = [j for j, axes in enumerate(layout.rotation_axes) if axes]
-    orders = tuple(_euler_order(layout.rotation_axes[j], names[j]) for j in joints)
+    known: dict[tuple[int, ...], str] = {}  # axes -> order: a few layouts repeat
+    for j in joints:
+        axes = layout.rotation_axes[j]
+        if axes not in known:
+            known[axes] = _euler_order(axes, names[j])
+    orders = tuple(known[layout.rotation_axes[j]] for j in joints)
     proper = np.array([o[0] == o[2] for o in orders], dtype=bool)
     parity = np.array([1 if o in ("XYZ", "YZX", "ZXY") else -1 for o in orders])
     keep_first = np.array([len(layout.rotation_axes[j]) == 3 for j in joints], dtype=bool)

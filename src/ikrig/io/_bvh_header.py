@@ -79,6 +79,7 @@ class _TokenStream:
         self.path = path
         self.end_line = end_line  # where to report "found the end"
         self.end_what = end_what  # "MOTION" or "the end of the file"
+        self.checked_channels: dict[tuple[str, ...], tuple[str, ...]] = {}  # valid lines
 
     def at_end(self) -> bool:
         return self.position >= len(self.texts)
@@ -289,6 +290,9 @@ def _parse_channels(stream: _TokenStream, keyword: _Token, joint: str) -> tuple[
     neighbours about the same axis, see :func:`~ikrig.io._bvh_channels._rotation_problem`).
     """
     rest = stream.rest_of_line(keyword.line)
+    checked = stream.checked_channels.get(tuple(rest))
+    if checked is not None:  # the same few CHANNELS lines repeat over the joints
+        return checked
     if not rest or not _COUNT.match(rest[0]):
         found = _shown(rest[0]) if rest else "nothing"
         raise stream.error(
@@ -312,6 +316,7 @@ def _parse_channels(stream: _TokenStream, keyword: _Token, joint: str) -> tuple[
     problem = _rotation_problem(axes)
     if problem:
         raise stream.error(keyword.line, f"joint {_shown(joint)}: {problem}")
+    stream.checked_channels[tuple(rest)] = tuple(names)
     return tuple(names)
 
 
