@@ -811,3 +811,15 @@ def test_nan_positions_with_constraints_name_the_argument():
     start = np.array([[0.0, 0, 0], [1, 0, 0], [np.nan, 0, 0]])
     with pytest.raises(InputError, match=r"^positions_world: .*index \(2, 0\)\)$"):
         fabrik(start, [1.0, 1.0, 0.0], constraints=[Cone(1.0), None])
+
+
+def test_free_returns_the_best_pose_so_far():
+    # Regression (issue 9): a chain folded back onto its root (effector at the root) with
+    # the target 1e-9 of its length from it and tolerance 0 was bowed off the line: the
+    # error went from 1e-9 L to 5e-3 L and the worse pose was returned.
+    start = np.array([[0.0, 0, 0], [1, 0, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0]])
+    target = np.array([0.0, 4e-9, 0.0])
+    for it in range(4):
+        res = fabrik(start, target, FabrikOptions(it, 0.0))
+        assert res.error <= 4e-9
+        np.testing.assert_array_equal(res.positions_world, start)

@@ -200,11 +200,73 @@ def _free_rotations(pos_k, p, rot_k, pq, rw_k, rl_k):
 
 
 @njit(cache=True, error_model="numpy")
+def _free_passes(p, t, lengths, u, total, bend, max_iter, tol_k):
+    """Bow a chain lying on the target line, then run backward + forward passes on ``p``
+    (``u``: the bones' unit directions) until the effector is within ``tol_k`` of ``t`` or
+    after ``max_iter`` passes. Returns ``(error, passes, best error, passes to the best)``
+    (the start, 0 passes, included)."""
+    n = lengths.shape[0]
+    tx, ty, tz = t[0], t[1], t[2]
+    eps = EPS_LEN * total
+    rx, ry, rz = p[0, 0], p[0, 1], p[0, 2]
+    e = _dist(p, n, t)
+    e_best, it_best = e, 0
+    a, on_line = _line_axis(p, t, lengths, total, u)
+    if on_line and n > 1:
+        w = _bend_axis(a, bend)
+        for i in range(n):
+            d = _bow_direction(i, n, w, v_get(u, i))
+            v_set(u, i, d)
+            _place_along(p, i, lengths[i], d)
+    it = 0
+    while it < max_iter:
+        it += 1
+        # Backward: effector onto the target, each joint pulled towards its child.
+        p[n, 0], p[n, 1], p[n, 2] = tx, ty, tz
+        for i in range(n - 1, -1, -1):
+            dx = p[i, 0] - p[i + 1, 0]
+            dy = p[i, 1] - p[i + 1, 1]
+            dz = p[i, 2] - p[i + 1, 2]
+            dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if dn > eps:
+                s = 1.0 / dn
+                u[i, 0], u[i, 1], u[i, 2] = -dx * s, -dy * s, -dz * s
+            li = lengths[i]
+            p[i, 0] = p[i + 1, 0] - li * u[i, 0]
+            p[i, 1] = p[i + 1, 1] - li * u[i, 1]
+            p[i, 2] = p[i + 1, 2] - li * u[i, 2]
+        # Forward: root back in place, each child pulled towards the parent.
+        p[0, 0], p[0, 1], p[0, 2] = rx, ry, rz
+        for i in range(n):
+            dx = p[i + 1, 0] - p[i, 0]
+            dy = p[i + 1, 1] - p[i, 1]
+            dz = p[i + 1, 2] - p[i, 2]
+            dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if dn > eps:
+                s = 1.0 / dn
+                u[i, 0], u[i, 1], u[i, 2] = dx * s, dy * s, dz * s
+            li = lengths[i]
+            p[i + 1, 0] = p[i, 0] + li * u[i, 0]
+            p[i + 1, 1] = p[i, 1] + li * u[i, 1]
+            p[i + 1, 2] = p[i, 2] + li * u[i, 2]
+        e = _dist(p, n, t)
+        if e <= tol_k:
+            break
+        if e < e_best:
+            e_best, it_best = e, it
+    return e, it, e_best, it_best
+
+
+@njit(cache=True, error_model="numpy")
 def fabrik_free(pos, target, rot, parent, max_iter, tol, bend, out, rw, rl, err, iters, reached):
     """FABRIK without constraints, into ``out (N, m, 3)``, ``rw``, ``rl (N, n, 4)``, ``err
     (N,)`` float64, ``iters (N,)`` int64 and ``reached (N,)`` bool (passed in: cheaper than
     returning arrays; ``rw`` may be ``rl``, which then holds the local rotations). ``pos``
-    may be ``(1, m, 3)``, one start pose for every target. Returns ``bad``."""
+    may be ``(1, m, 3)``, one start pose for every target. Returns ``bad``.
+
+    Passes almost always bring the effector nearer; where one did not (a chain bowed off
+    the target line that was already nearly on the target, rounding), the passes are
+    replayed from the start up to the best one, which is returned (no copy per pass)."""
     N, m = target.shape[0], pos.shape[1]
     n = m - 1
     lengths, u, _ = _scratch(n)
@@ -214,15 +276,12 @@ def fabrik_free(pos, target, rot, parent, max_iter, tol, bend, out, rw, rl, err,
         if bad:
             return k
         p = out[k]
-        tx, ty, tz = target[k, 0], target[k, 1], target[k, 2]
+        t = target[k]
         tol_k = tol * total
-        eps = EPS_LEN * total
-        rx, ry, rz = p[0, 0], p[0, 1], p[0, 2]
-        ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
-        e = math.sqrt(ex * ex + ey * ey + ez * ez)
+        e = _dist(p, n, t)
         it = 0
         if e > tol_k and max_iter > 0:
-            dx, dy, dz = tx - rx, ty - ry, tz - rz
+            dx, dy, dz = t[0] - p[0, 0], t[1] - p[0, 1], t[2] - p[0, 2]
             dist = math.sqrt(dx * dx + dy * dy + dz * dz)
             if dist >= total:
                 # Out of reach: every bone points straight at the target, in one pass.
@@ -232,51 +291,16 @@ def fabrik_free(pos, target, rot, parent, max_iter, tol, bend, out, rw, rl, err,
                     a = v_get(u, 0)
                 for i in range(n):
                     _place_along(p, i, lengths[i], a)
-                ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
-                e = math.sqrt(ex * ex + ey * ey + ez * ez)
+                e = _dist(p, n, t)
                 it = 1
             else:
-                a, on_line = _line_axis(p, target[k], lengths, total, u)
-                if on_line and n > 1:
-                    w = _bend_axis(a, bend_t)
-                    for i in range(n):
-                        d = _bow_direction(i, n, w, v_get(u, i))
-                        v_set(u, i, d)
-                        _place_along(p, i, lengths[i], d)
-                while it < max_iter:
-                    it += 1
-                    # Backward: effector onto the target, each joint pulled towards its child.
-                    p[n, 0], p[n, 1], p[n, 2] = tx, ty, tz
-                    for i in range(n - 1, -1, -1):
-                        dx = p[i, 0] - p[i + 1, 0]
-                        dy = p[i, 1] - p[i + 1, 1]
-                        dz = p[i, 2] - p[i + 1, 2]
-                        dn = math.sqrt(dx * dx + dy * dy + dz * dz)
-                        if dn > eps:
-                            s = 1.0 / dn
-                            u[i, 0], u[i, 1], u[i, 2] = -dx * s, -dy * s, -dz * s
-                        li = lengths[i]
-                        p[i, 0] = p[i + 1, 0] - li * u[i, 0]
-                        p[i, 1] = p[i + 1, 1] - li * u[i, 1]
-                        p[i, 2] = p[i + 1, 2] - li * u[i, 2]
-                    # Forward: root back in place, each child pulled towards the parent.
-                    p[0, 0], p[0, 1], p[0, 2] = rx, ry, rz
-                    for i in range(n):
-                        dx = p[i + 1, 0] - p[i, 0]
-                        dy = p[i + 1, 1] - p[i, 1]
-                        dz = p[i + 1, 2] - p[i, 2]
-                        dn = math.sqrt(dx * dx + dy * dy + dz * dz)
-                        if dn > eps:
-                            s = 1.0 / dn
-                            u[i, 0], u[i, 1], u[i, 2] = dx * s, dy * s, dz * s
-                        li = lengths[i]
-                        p[i + 1, 0] = p[i, 0] + li * u[i, 0]
-                        p[i + 1, 1] = p[i, 1] + li * u[i, 1]
-                        p[i + 1, 2] = p[i, 2] + li * u[i, 2]
-                    ex, ey, ez = p[n, 0] - tx, p[n, 1] - ty, p[n, 2] - tz
-                    e = math.sqrt(ex * ex + ey * ey + ez * ez)
-                    if e <= tol_k:
-                        break
+                e, it, e_best, it_best = _free_passes(p, t, lengths, u, total, bend_t,
+                                                      max_iter, tol_k)  # fmt: skip
+                if e > e_best:  # replay up to the best pass (deterministic)
+                    _setup_free_k(pos, target, parent, k, out, lengths, u)
+                    if it_best > 0:
+                        _free_passes(p, t, lengths, u, total, bend_t, it_best, tol_k)
+                    e = e_best
         _free_rotations(pick(pos, k), p, pick(rot, k), pq, rw[k], rl[k])
         err[k] = e
         iters[k] = it
