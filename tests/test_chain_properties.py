@@ -445,6 +445,7 @@ CALLS = {
 }
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in subtract")  # inf - inf
 @pytest.mark.parametrize("call", sorted(CALLS))
 @pytest.mark.parametrize("where", ["positions_world", "target_world", "parent_rotation_world"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -475,3 +476,44 @@ def test_nan_rotation_target_and_pose_level_nan_raise():
             dls(CHAIN3, [1.0, 1.0, 0], target_rotation_world=[0, 0, bad, 1])
         with pytest.raises(InputError, match="target_rotation_world"):
             solve_dls(Motion.rest(sk), chain, None, target_rotation_world=[0, 0, bad, 1])
+
+
+# --------------------------------------------------------------------------------------
+# Beyond float64's squaring range
+# --------------------------------------------------------------------------------------
+
+
+def safe_lengths(pos):
+    d = np.diff(np.asarray(pos, np.float64) * 0.5, axis=-2)
+    m = np.abs(d).max(-1, keepdims=True)
+    return 2 * m[..., 0] * np.sqrt(np.sum((d / np.where(m > 0, m, 1)) ** 2, -1))
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e200, 1e300])
+@pytest.mark.parametrize("target", [1e-300, 1.0, 1e300])
+@pytest.mark.parametrize("solver", SOLVERS[:-1])
+@pytest.mark.parametrize("level", ["positions", "pose"])
+def test_magnitudes_beyond_squaring_range(scale, target, solver, level):
+    # Regression (issue 9): chains of 1e+-200 and targets at 1e300 squared out of float64's
+    # range: NaN rotations, infinite errors, collapsed bones, and a ZeroDivisionError from
+    # follow. Such problems are now solved rescaled by a power of two.
+    rest = np.array([[0.0, 0, 0], [1, 0, 0], [1, 0, 0.5], [1, 1, 0]]) * scale
+    p = {"solver": solver, "n": 3, "max_iterations": 100, "tolerance": 1e-3, "parent": None,
+         "tgt": np.array([[0.3, -0.4, 0.2], [0.0, 0.0, 0.0]]) * target + [[0, 0, 0], rest[-1]],
+         "pos": np.cumsum(rest, axis=0), "cons": [Cone(1.0), None, Hinge((0, 0, 1))]}  # fmt: skip
+    p["trot"] = random_quats(np.random.default_rng(0), (2,))
+    if level == "pose":
+        sk = Skeleton(("a", "b", "c", "d"), [-1, 0, 1, 2], rest)
+        p.update(motion=Motion.rest(sk, (2,)), chain=Chain((0, 1, 2, 3), p["cons"]))
+    res = run_pose(p) if level == "pose" else run(p)
+    for a in (res.positions_world, res.error, res.rotations_local):
+        assert np.isfinite(a).all()
+    kept = not solver.startswith("follow") or target <= scale * 1e10
+    if kept:
+        np.testing.assert_allclose(safe_lengths(res.positions_world), safe_lengths(p["pos"])[None]
+                                   * np.ones((2, 1)), rtol=1e-9)  # fmt: skip
+    end = res.positions_world[:, 0 if solver == "follow_head" else -1]
+    dist = safe_lengths(np.stack([end, p["tgt"]], axis=-2))[:, 0]
+    if solver != "dls_rotation":
+        np.testing.assert_allclose(res.error, dist, rtol=1e-9)

@@ -16,8 +16,12 @@ float64 arrays:
   own frame at ``P_BONE``).
 * ``tol``: the tolerance as a fraction of each chain's length (sum of its bone lengths).
 
-They return ``bad``: ``-1`` normally, else the index of the first batch element whose inputs
-were not finite (the wrapper raises).
+They return ``bad``: ``-1`` normally, the index of the first batch element whose inputs
+were not finite (the wrapper raises), or ``-2`` when some elements were out of range: a
+bone or a target distance beyond ``BIG`` or a bone below ``SMALL`` (their squares would
+overflow or underflow float64). Those elements are left unsolved with
+``err = -1`` and the wrapper solves them again rescaled by a power of two
+(:func:`ikrig.solvers._options.rescue`). float32 inputs are never out of range.
 
 Shared rules
 ------------
@@ -78,6 +82,8 @@ from ..math._qmath import (
 BOW = 0.3  # radians: bow given to a chain that lies on the target line
 EPS_LINE = 1e-6  # relative to the chain length: "on the line"
 EPS_LEN = 1e-12  # relative to the chain length: "same point"
+BIG = 2.0**400  # lengths beyond BIG or below SMALL: the element is rescaled (see above)
+SMALL = 2.0**-400
 
 
 @njit(cache=True)
@@ -271,11 +277,17 @@ def fabrik_free(pos, target, rot, parent, max_iter, tol, bend, out, rw, rl, err,
     n = m - 1
     lengths, u, _ = _scratch(n)
     bend_t = v_from_array(bend)
+    skipped = False
     for k in range(N):
         pq, total, bad = _setup_free_k(pos, target, parent, k, out, lengths, u)
         if bad:
             return k
         p = out[k]
+        if _out_of_range(p, n, target[k]):
+            _skip(k, rw, rl, err, reached)
+            iters[k] = 0
+            skipped = True
+            continue
         t = target[k]
         tol_k = tol * total
         e = _dist(p, n, t)
@@ -305,7 +317,7 @@ def fabrik_free(pos, target, rot, parent, max_iter, tol, bend, out, rw, rl, err,
         err[k] = e
         iters[k] = it
         reached[k] = e <= tol_k
-    return -1
+    return -2 if skipped else -1
 
 
 # --------------------------------------------------------------------------------------
@@ -433,6 +445,29 @@ def _dist(p, j, t):
 
 
 @njit(cache=True)
+def _out_of_range(p, j, t):
+    """Whether the chain ``p``'s bones (their largest coordinate difference) or joint
+    ``j``'s distance to ``t`` are out of the range the kernels square safely (see the
+    module notes on ``bad``). Uses no squares, so it cannot overflow itself."""
+    far = max(abs(p[j, 0] - t[0]), abs(p[j, 1] - t[1]), abs(p[j, 2] - t[2]))
+    big = 0.0
+    for i in range(p.shape[0] - 1):
+        for c in range(3):
+            big = max(big, abs(p[i + 1, c] - p[i, c]))
+    return not (far <= BIG and big <= BIG) or 0.0 < big < SMALL
+
+
+@njit(cache=True)
+def _skip(k, rw, rl, err, reached):
+    """Leave element ``k`` unsolved for the wrapper's rescaled solve (``err = -1``)."""
+    for i in range(rl.shape[1]):
+        q_set(rw[k], i, (0.0, 0.0, 0.0, 1.0))
+        q_set(rl[k], i, (0.0, 0.0, 0.0, 1.0))
+    err[k] = -1.0
+    reached[k] = False
+
+
+@njit(cache=True)
 def _bow_if_on_line(p, t, r, pq, lengths, kinds, params, bl, total, u, bend, need_turn, head):
     """Bow a straight chain lying on the target line (see the module notes), keeping the
     constraints (``_place``). With ``need_turn`` only when the first bone a follow pass moves
@@ -479,11 +514,17 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, b
     lengths, u, bl = _scratch(n)
     p_best, r_best = np.empty((m, 3)), np.empty((n, 4))
     bend_t = v_from_array(bend)
+    skipped = False
     for k in range(N):
         pq, total, bad = _setup_k(pos, target, rot, parent, params, k, out, rw, lengths, bl)
         if bad:
             return k
         p = out[k]
+        if _out_of_range(p, n, target[k]):
+            _skip(k, rw, rl, err, reached)
+            iters[k] = 0
+            skipped = True
+            continue
         r = rw[k]
         prm = pick(params, k)
         tol_k = tol * total
@@ -539,7 +580,7 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, max_iter, tol, b
         err[k] = e
         iters[k] = it
         reached[k] = e <= tol_k
-    return -1
+    return -2 if skipped else -1
 
 
 # --------------------------------------------------------------------------------------
@@ -568,6 +609,7 @@ def follow_kernel(pos, target, rot, parent, kinds, params, head, constrained, to
     n = m - 1
     lengths, u, bl = _scratch(n)
     bend_t = v_from_array(bend)
+    skipped = False
     for k in range(N):
         if constrained:
             pq, total, bad = _setup_k(pos, target, rot, parent, params, k, out, rw, lengths, bl)
@@ -576,6 +618,10 @@ def follow_kernel(pos, target, rot, parent, kinds, params, head, constrained, to
         if bad:
             return k
         p = out[k]
+        if _out_of_range(p, 0, target[k]):
+            _skip(k, rw, rl, err, reached)
+            skipped = True
+            continue
         r = rw[k]
         prm = pick(params, k)
         t = v_get(target, k)
@@ -656,4 +702,4 @@ def follow_kernel(pos, target, rot, parent, kinds, params, head, constrained, to
             _free_rotations(pick(pos, k), p, pick(rot, k), pq, r, rl[k])
         err[k] = e
         reached[k] = e <= tol * total
-    return -1
+    return -2 if skipped else -1

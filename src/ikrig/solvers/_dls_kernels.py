@@ -76,6 +76,36 @@ EPS = 1e-7  # sine below which directions count as parallel
 TINY = 1e-12  # lengths below TINY * chain length count as zero
 LAM_MAX = 1e4  # largest damping, fraction of the chain length
 LAM_UP = 4.0  # damping factor after a rejected step
+BIG = 2.0**400  # chain lengths or target distances beyond BIG or lengths below SMALL
+SMALL = 2.0**-400  # would overflow or underflow when squared: left to the wrapper
+
+
+@njit(cache=True)
+def _out_of_range(bone, root, tp, wpos):
+    """Whether a problem's bones or a position goal's distance from the root (their largest
+    coordinates, no squares) are out of the range the kernel squares safely. Such problems
+    are left unsolved (``err = -1``, the kernel returns -2) and the wrapper solves them
+    again rescaled by a power of two."""
+    big = 0.0
+    for i in range(bone.shape[0]):
+        big = max(big, abs(bone[i, 0]), abs(bone[i, 1]), abs(bone[i, 2]))
+    if not big <= BIG or 0.0 < big < SMALL:
+        return True
+    for g in range(tp.shape[0]):
+        d = v_sub(v_get(tp, g), root)
+        if wpos[g] > 0.0 and not max(abs(d[0]), abs(d[1]), abs(d[2])) <= BIG:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _skip(k, rl0, pos_out, rl_out, err, iters, reached):
+    """Leave problem ``k`` unsolved (finite placeholders, ``err = -1``)."""
+    rl_out[k, :, :] = rl0
+    pos_out[k, :, :] = 0.0
+    err[k] = -1.0
+    iters[k] = 0
+    reached[k] = False
 
 
 @njit(cache=True)
@@ -389,22 +419,28 @@ def dls_positions_kernel(positions, parent, effectors, tpos, trot, wpos, wrot, b
             :func:`dls_pose_kernel`.
 
     Returns:
-        ``bad``: the first problem with non-finite positions or targets, or -1.
+        ``bad``: the first problem with non-finite positions or targets, -2 when some
+        problems were left out of range (:func:`_out_of_range`), else -1.
     """
     n = positions.shape[1] - 1
     bone = np.empty((n, 3))
     rw = np.empty((n + 1, 4))
     rl0 = identity_rotations(n)
     scratch = _scratch(n, effectors.shape[0])
+    skipped = False
     for k in range(tpos.shape[0]):
         pk = pick(positions, k)
         if not (row_finite(pk, pk, 0) and _targets_finite(tpos, trot, k)):
             return k
         pq = rest_frame(pk, pick(parent, k), bone)
+        if _out_of_range(bone, v_get(pk, 0), tpos[k], wpos):
+            _skip(k, rl0, pos_out, rl_out, err, iters, reached)
+            skipped = True
+            continue
         _dls_one(k, bone, rl0, pq, v_get(pk, 0), (0.0, 0.0, 0.0, 1.0), effectors, tpos, trot,
                  wpos, wrot, bend, kinds, pick(params, k), opts, max_iter, pos_out, rl_out, rw,
                  err, iters, reached, scratch)  # fmt: skip
-    return -1
+    return -2 if skipped else -1
 
 
 @njit(cache=True)
@@ -430,14 +466,22 @@ def dls_pose_kernel(bone, rot_local, parent, root, eff_local, effectors, tpos, t
             ``(N,)``.
 
     Returns:
-        ``bad``: the first problem with a non-finite target position or rotation, or -1.
+        ``bad``: the first problem with a non-finite target position or rotation, -2 when
+        some problems were left out of range (:func:`_out_of_range`), else -1.
     """
     scratch = _scratch(bone.shape[1], effectors.shape[0])
+    skipped = False
     for k in range(tpos.shape[0]):
         if not _targets_finite(tpos, trot, k):
             return k
+        if _out_of_range(bone[k], v_get(root, k), tpos[k], wpos):
+            _skip(k, rot_local[k], pos_out, rl_out, err, iters, reached)
+            rw_out[k, :, :] = 0.0
+            rw_out[k, :, 3] = 1.0
+            skipped = True
+            continue
         _dls_one(k, bone[k], rot_local[k], q_get(parent, k), v_get(root, k),
                  q_get(eff_local, k), effectors, tpos, trot, wpos, wrot, bend, kinds,
                  pick(params, k), opts, max_iter, pos_out, rl_out, rw_out[k], err, iters,
                  reached, scratch)  # fmt: skip
-    return -1
+    return -2 if skipped else -1

@@ -48,6 +48,9 @@ from ._options import (
     pose_result,
     positions_result,
     raise_nonfinite,
+    rescaled,
+    safe_norm,
+    scaled_back,
     solve_outputs,
 )
 from .chain import Chain
@@ -304,6 +307,19 @@ def dls(
     if bad >= 0:
         raise_nonfinite(positions_world=positions_world, target_world=target_world,
                         target_rotation_world=target_rotation_world)  # fmt: skip
+    if bad == -2:
+        idx = np.flatnonzero(err < 0)
+        rows = _rows(idx, p, parent, tr, params)
+        q, v, scale, moved = _rescaled_goals(rows[0], tp[idx], wpos)
+
+        def again(o, r, e, i, ok):
+            K.dls_positions_kernel(
+                q, rows[1], eff, v, rows[2], wpos, wrot, opts._bend, kinds, rows[3],
+                opts._kernel, opts.max_iterations, o, r, e, i, ok,
+            )  # fmt: skip
+
+        _rescue(again, idx, rows[0][:, 0], scale, moved, tp, v, wpos, eff,
+                (out, rl, err, iters, reached))  # fmt: skip
     return positions_result(prob, out, reached, err, iters, rl)
 
 
@@ -374,5 +390,64 @@ def solve_dls(
     )  # fmt: skip
     if bad >= 0:
         raise_nonfinite(target_world=target_world, target_rotation_world=target_rotation_world)
+    if bad == -2:
+        idx = np.flatnonzero(err < 0)
+        pos_w = flat(prob.pos_w, prob.batch, (n + 1, 3))
+        rows = _rows(idx, pos_w, prob.parent, tr, params)
+        q, v, scale, moved = _rescaled_goals(rows[0], tp[idx], wpos)
+        bone = prob.bone[idx] * (0.5 * scale)[:, None, None]
+        rw_k = np.empty((len(idx), n + 1, 4))
+
+        def again(o, r, e, i, ok):
+            K.dls_pose_kernel(
+                bone, prob.rot_local[idx], rows[1], np.zeros((len(idx), 3)), eff_local[idx],
+                eff, v, rows[2], wpos, wrot, opts._bend, kinds, rows[3], opts._kernel,
+                opts.max_iterations, o, r, rw_k, e, i, ok,
+            )  # fmt: skip
+
+        _rescue(again, idx, pos_w[idx, 0], scale, moved, tp, v, wpos, eff,
+                (out, rl, err, iters, reached))  # fmt: skip
+        rw[idx] = rw_k
     keep = opts.keep_effector_world and not bool(((eff == n) & (wrot > 0)).any())
     return pose_result(prob, chain, out, reached, err, iters, rw[:, :n], keep)
+
+
+def _rows(idx, pos, parent, trot, params):
+    """Rows ``idx`` of the per-problem kernel inputs (``(1, ...)`` arrays are shared)."""
+    pick = [a[idx] if a.shape[0] > 1 else a for a in (parent, trot, params)]
+    p = pos[idx] if pos.shape[0] > 1 else np.repeat(pos, len(idx), axis=0)
+    return (p, *pick)
+
+
+def _rescaled_goals(pos, tp, wpos):
+    """:func:`~ikrig.solvers._options.rescaled` for DLS goals (targets of goals without a
+    position weight do not count)."""
+    tp = tp.copy()
+    tp[:, wpos == 0] = pos[:, :1]
+    q, v, scale, moved = rescaled(pos, tp, True)
+    return np.ascontiguousarray(q), np.ascontiguousarray(v), scale, moved.any(axis=1)
+
+
+def _rescue(again, idx, root, scale, moved, tp, v, wpos, eff, outs):
+    """Solve problems ``idx``, which were out of the kernel's range, again rescaled
+    (``again(pos, rl, err, iters, reached)`` runs the kernel on them) and write the results
+    back in data units. Where a far target was moved in, the error is recomputed: the
+    position goals' weighted distances to the real targets, and the orientation part."""
+    out, rl, err, iters, reached = outs
+    K_, m = len(idx), out.shape[1]
+    o, r, e, i, ok = solve_outputs(K_, m)
+    again(o, r, e, i, ok)
+    out[idx] = scaled_back(root[:, None, :], o, scale)
+    rl[idx] = r
+    iters[idx] = i
+    reached[idx] = ok & ~moved
+    with np.errstate(over="ignore"):
+        err[idx] = np.minimum(e * 2.0 / scale, np.finfo(np.float64).max)
+    if moved.any():
+        k = np.flatnonzero(moved)
+        w = wpos[None, :, None]
+        scaled = (v[k] - o[k][:, eff]) * w  # residuals against the moved-in targets
+        rot2 = np.maximum(e[k] ** 2 - np.sum(scaled**2, axis=(1, 2)), 0.0)
+        true = (tp[idx[k]] * 0.5 - out[idx[k]][:, eff] * 0.5) * w
+        parts = np.concatenate([true.reshape(len(k), -1), (np.sqrt(rot2) / scale[k])[:, None]], 1)
+        err[idx[k]] = np.minimum(2.0 * safe_norm(parts), np.finfo(np.float64).max)
