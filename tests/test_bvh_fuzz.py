@@ -146,6 +146,23 @@ def test_zero_channel_files_hold_one_frame_per_line(folder):
     assert "found only 3 lines" in read_error(text.replace("Frames: 2", "Frames: 4"), folder).reason
 
 
+def test_many_joints_without_channels_cannot_claim_a_huge_clip(folder):
+    """Joints without channels cost clip memory but no row bytes: the claim is bounded."""
+    joints = 3000
+    header = ["HIERARCHY", "ROOT r", "{", "OFFSET 0 0 0", "CHANNELS 1 Xposition"]
+    for i in range(joints):
+        header += [f"JOINT j{i}", "{", "OFFSET 0 1 0", "CHANNELS 0", "}"]
+    frames = 200_000  # 56 B x 3001 joints x 200,000 frames = 31 GiB from a 0.8 MB file
+    header += ["}", "MOTION", f"Frames: {frames}", "Frame Time: 0.01"]
+    text = "\n".join(header) + "\n" + "0\n" * frames
+    error = read_error(text, folder)
+    assert error.line == 5 * joints + 8 and "would need" in error.reason
+    assert peak_megabytes(lambda: parse_bvh(text)) < 200
+    # the same rig with a few frames reads
+    small = text[: text.index("MOTION")] + "MOTION\nFrames: 3\nFrame Time: 0.01\n0\n1\n2\n"
+    assert parse_bvh(small).num_frames == 3
+
+
 # --------------------------------------------------------------------------------------------
 # Deep hierarchies
 # --------------------------------------------------------------------------------------------

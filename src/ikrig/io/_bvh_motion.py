@@ -277,6 +277,27 @@ def _too_few_rows(rows: _Rows, found: int, line: int, unit: str) -> FileFormatEr
     )
 
 
+# A clip takes 56 bytes per frame and joint (a quaternion and a translation, float64). Joints
+# without channels cost memory but no bytes in the rows, so a small file can claim a huge
+# clip; refuse one that would need more than this many bytes per byte of file (and at least
+# MIN_CLIP_BUDGET). Real files stay far below: 200 joints, only the root animated: ~190.
+CLIP_BYTES_PER_FILE_BYTE = 1024
+MIN_CLIP_BUDGET = 256 * 2**20
+
+
+def _check_clip_memory(rows: _Rows, num_joints: int) -> None:
+    """Refuse a clip whose arrays would need far more memory than its file could describe."""
+    need = 56 * rows.header.num_frames * num_joints
+    budget = max(MIN_CLIP_BUDGET, CLIP_BYTES_PER_FILE_BYTE * len(rows.data))
+    if need > budget:
+        raise FileFormatError(
+            rows.path,
+            rows.header.frames_line,
+            f"{rows.header.num_frames} frames x {num_joints} joints would need"
+            f" {need / 2**30:.3g} GiB, more than a file of {len(rows.data)} bytes can describe",
+        )
+
+
 def _check_ranges(rows: _Rows, values: np.ndarray, filled: np.ndarray) -> None:
     """Refuse position values beyond ``MAX_COORDINATE`` and angles beyond ``MAX_DEGREES``
     (the first in file order), naming the line."""
@@ -446,6 +467,7 @@ def _parse_file(data: bytes, path) -> tuple[Motion, tuple[tuple[str, ...], ...],
         path,
     )
     values = _parse_rows(rows)
+    _check_clip_memory(rows, skeleton.num_joints)
     motion = Motion(
         skeleton,
         _rotations_from_channels(values, layout, skeleton.num_joints),

@@ -35,6 +35,9 @@ Xrotation`` is refused: it is not an Euler sequence). ``Frames:`` is a claim che
 the file: memory is allocated for at most the rows the rest of the file can hold, and a
 count beyond them is reported as missing rows. In a file without any channel every frame row
 is an empty line, so the count can be at most the number of lines after ``Frame Time:``.
+The clip itself takes 56 bytes per frame and joint, and joints without channels take no row
+bytes, so a clip needing more than 1024 bytes per byte of file (and more than 256 MiB) is
+refused at ``Frames:``.
 Hierarchies of any depth are read and written (no recursion; indentation stops growing after
 32 levels).
 
