@@ -567,13 +567,13 @@ def run_positions(solve, opts, positions_world, target_world, constraints, paren
         positions_world, target_world, constraints, parent_rotation_world
     )
     n = prob.pos.shape[1] - 1
-    args = (prob.pos, prob.target, rest_rotations(parent, n), parent, packed)
-    outs = solve(*args, opts)
-    if outs[-1] >= 0:
+    rot = rest_rotations(parent, n)
+    out, rw, rl, err, iters, reached, bad = solve(prob.pos, prob.target, rot, parent, packed, opts)
+    if bad >= 0:
         raise_nonfinite(positions_world=positions_world, target_world=target_world)
-    if outs[-1] == -2:
-        rescue(solve, args, opts, outs, False)
-    out, _, rl, err, iters, reached, _ = outs
+    if bad == -2:
+        rescue(solve, (prob.pos, prob.target, rot, parent, packed), opts,
+               (out, rw, rl, err, iters, reached), False)  # fmt: skip
     return positions_result(prob, out, reached, err, iters, rl)
 
 
@@ -584,13 +584,14 @@ def run_pose(solve, opts, motion, chain, target_world, move_root: bool = False):
     prob = pose_problem(motion, chain, target_world)
     pos, rot = chain_positions(prob, chain)
     packed = pack_pose_constraints(prob.motion, chain)
-    args = (pos, prob.target, rot, prob.parent, packed)
-    outs = solve(*args, opts, world=True)
-    if outs[-1] >= 0:
+    out, rw, rl, err, iters, reached, bad = solve(
+        pos, prob.target, rot, prob.parent, packed, opts, world=True
+    )
+    if bad >= 0:
         raise_nonfinite(target_world=target_world)
-    if outs[-1] == -2:
-        rescue(solve, args, opts, outs, True)
-    out, rw, _, err, iters, reached, _ = outs
+    if bad == -2:
+        rescue(solve, (pos, prob.target, rot, prob.parent, packed), opts,
+               (out, rw, rl, err, iters, reached), True)  # fmt: skip
     if move_root:
         prob = prob._replace(motion=_move_root(prob, chain, out[:, 0]))
     return pose_result(prob, chain, out, reached, err, iters, rw, opts.keep_effector_world)
@@ -661,7 +662,7 @@ def rescue(solve, args, opts, outs, world):
     """Solve again, rescaled, the elements a position-based kernel left out of range
     (``err < 0``; see :mod:`ikrig.solvers._chain_kernels`), writing into ``outs``."""
     pos, target, rot, parent, packed = args
-    out, rw, rl, err, iters, reached, _ = outs
+    out, rw, rl, err, iters, reached = outs
     idx = np.flatnonzero(err < 0)
     direction = getattr(opts, "direction", None)
     p = pos[idx] if pos.shape[0] > 1 else np.repeat(pos, len(idx), axis=0)
