@@ -517,3 +517,16 @@ def test_magnitudes_beyond_squaring_range(scale, target, solver, level):
     dist = safe_lengths(np.stack([end, p["tgt"]], axis=-2))[:, 0]
     if solver != "dls_rotation":
         np.testing.assert_allclose(res.error, dist, rtol=1e-9)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_finite_coordinates_near_the_float64_limit_do_not_raise(solver):
+    # Regression (issue 9): the kernels' finiteness check summed the coordinates, which
+    # overflows for finite values near 1e308: InputError "inputs contain NaN or infinite
+    # values" for a finite chain.
+    p = {"solver": solver, "n": 2, "max_iterations": 100, "tolerance": 1e-3, "cons": None,
+         "parent": None, "pos": np.array([[0.0, 0, 0], [1e308, 0, 0], [1.5e308, 0, 0]]),
+         "tgt": np.array([1.0, 1.0, 0.0]), "trot": np.array([0.0, 0.0, 0.0, 1.0])}  # fmt: skip
+    res = run(p)
+    assert np.isfinite(res.positions_world).all() and np.isfinite(res.error)
+    np.testing.assert_allclose(safe_lengths(res.positions_world), [1e308, 5e307], rtol=1e-9)
