@@ -22,6 +22,18 @@ class AngleLimit2D(Constraint):
     hinge about ``normal``: allowed local rotations are rotations about ``normal`` whose
     resulting angle lies in ``[min_angle, max_angle]``.
 
+    An angle outside the range is clamped to the **nearer end around the circle**, not on the
+    number line: the range ``[10, 20]`` degrees takes -100 to 10 (110 degrees away, against
+    120 from 20) but -170 to 20 (170 degrees away, against 180 from 10), although -170 lies
+    below 10. Angles are only defined modulo 360 degrees, so the nearer end is the smallest
+    rotation into the range, the exact nearest allowed rotation that :meth:`project` returns
+    for every solver; with an asymmetric range it can be either end. An angle exactly
+    opposite the middle of the forbidden arc (equally far from both ends) goes to
+    ``min_angle``. This rule places an angle that starts outside its limits (``ccd_2d``'s
+    start angles, and every projection in CCD, FABRIK, follow and DLS); ``ccd_2d`` stops a
+    turn of an angle inside its limits at the end it runs into instead, since a joint turning
+    continuously cannot pass through the forbidden arc.
+
     Attributes:
         min_angle, max_angle: radians, ``-2 pi <= min_angle <= max_angle <= 2 pi``; a range of
             ``2 pi`` or more means no limit (a free hinge).

@@ -9,7 +9,11 @@ measures a chain root's angle and as every chain solver reads a position-level i
 degrees of where it started, whichever way the chain points. Each iteration sweeps from the
 joint before the effector back to the root; each joint turns by the signed angle between its
 joint-to-effector and joint-to-target directions, clamped to ``max_step``, and its angle is
-clamped to its limits.
+clamped to its limits: a turn stops at the limit it runs into (the joint cannot pass through
+the forbidden arc), while a start angle outside its limits goes to the nearer end on the
+circle (see :class:`~ikrig.constraints.AngleLimit2D`). As in 3D CCD
+(:mod:`ikrig.solvers.ccd`), the fixed turn that bends a chain lying straight on the target
+line is made only at a saddle of the error, and the best pose seen is returned.
 
 :func:`ccd_2d` is batched over any leading shape and keeps float32 as float32.
 """
@@ -49,9 +53,9 @@ class CCD2DOptions:
         tolerance: reached within ``tolerance * L`` of the target, ``L`` the chain length.
         max_step: largest turn of one joint per sweep, radians, or ``None``.
         bend_axis: ``None`` (+Z) or ``(0, 0, +-1)``: the axis a joint turns about first
-            when the effector and the target lie on one line through it (a straight chain
-            and a target straight ahead or behind): +Z is counter-clockwise. If its limit
-            blocks that way it tries the other.
+            when the whole chain lies on the target line at a saddle of the error (a
+            straight chain and a target straight ahead but nearer, or behind): +Z is
+            counter-clockwise. If its limit blocks that way it tries the other.
 
     Raises:
         InputError: a value out of range, a bend axis not along Z.
@@ -183,8 +187,10 @@ def ccd_2d(
         :class:`CCD2DResult`: ``positions_world (..., n + 1, D)``, ``angles (..., n)``
         radians, ``rotations_local (..., n, 4)`` (each joint's turn about +Z from its input
         angle: local rotations relative to the input pose, as every chain solver returns),
-        ``reached``, ``error`` (distance to the target), ``iterations``. A start angle
-        outside its limits is first moved to the nearer limit.
+        ``reached``, ``error`` (distance to the target), ``iterations`` (sweeps run). A start
+        angle outside its limits is first moved to the nearer end on the circle (the
+        smallest turn into the range, as :class:`~ikrig.constraints.AngleLimit2D` projects).
+        The pose is the best one seen: never farther from the target than the start.
 
     Failure behaviour: unreachable targets (too far, or outside what the limits allow) leave
     the chain as near as CCD gets, ``reached`` False; targets at the root and zero-length
