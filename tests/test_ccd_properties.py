@@ -19,14 +19,17 @@ import math
 
 import numpy as np
 import pytest
-from conftest import BATCH_SHAPES, DTYPES, seeds
+from conftest import BATCH_SHAPES, DTYPES, random_quats, seeds
 from hypothesis import given
 from hypothesis import strategies as st
 from test_ccd import bone_lengths, planar_chain, planar_fk, reachable_problem
 
 from ikrig.constraints import AngleLimit2D, Cone, Hinge, TwistLimit
-from ikrig.solvers.ccd import CCDOptions, ccd
+from ikrig.pose import Motion
+from ikrig.skeleton import Skeleton
+from ikrig.solvers.ccd import CCDOptions, ccd, solve_ccd
 from ikrig.solvers.ccd2d import CCD2DOptions, ccd_2d
+from ikrig.solvers.chain import Chain
 
 SHAPES = ["random", "straight", "nearly_straight", "zero_bones", "one_point"]
 TARGETS = ["random", "root", "joint", "behind", "ahead", "far"]
@@ -115,7 +118,7 @@ def random_constraints(rng, kind, n):
     return out
 
 
-def slack(c) -> float:
+def slack_of(c) -> float:
     """Violation allowance factor: ``Cone`` projections of a bone almost opposite the cone
     axis (a half turn of a straight chain) land up to ~1e-8 rad outside, as the clamp's
     perpendicular direction is ill-conditioned there (``constraints._kernels._cone_clamp``)."""
@@ -178,7 +181,51 @@ def test_ccd_3d_properties(seed, batch, dtype, shape, target, scale, per_problem
             if c is not None:
                 v = c.violation(rl[..., i, :], bones[..., i, :],
                                 bones[..., i - 1, :] if i else None)  # fmt: skip
-                assert (v <= (1e-9 if dtype == np.float64 else 2e-3) * slack(c)).all(), (i, c)
+                assert (v <= (1e-9 if dtype == np.float64 else 2e-3) * slack_of(c)).all(), (i, c)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(
+    seed=seeds,
+    batch=st.sampled_from(BATCH_SHAPES),
+    target=st.sampled_from(TARGETS),
+    scale=SCALES,
+    cons=CONSTRAINTS,
+    tol=st.sampled_from([0.0, 1e-3]),
+)
+def test_solve_ccd_properties(seed, batch, dtype, target, scale, cons, tol):
+    """The pose level (same kernel, skeleton frames): finite, never worse than the start,
+    constraints kept; bones are the skeleton's offsets, so they keep their lengths."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 6))
+    offsets = make_chain(rng, n, rng.choice(SHAPES), 3)
+    offsets = np.diff(np.concatenate([np.zeros((1, 3)), offsets]), axis=0) * scale
+    sk = Skeleton(tuple(f"j{i}" for i in range(n + 1)), list(range(-1, n)), offsets)
+    rot = random_quats(rng, batch + (n + 1,))
+    motion = Motion(
+        sk, rot.astype(dtype), np.broadcast_to(offsets, batch + (n + 1, 3)).astype(dtype)
+    )
+    constraints = random_constraints(rng, cons, n)
+    chain = Chain(tuple(range(n + 1)), constraints=constraints)
+    world = motion.fk()[1].astype(np.float64)
+    tgt = np.stack([make_target(rng, world[idx], target) for idx in np.ndindex(*batch)])
+    tgt = tgt.reshape(batch + (3,)).astype(dtype)
+    res = solve_ccd(motion, chain, tgt, CCDOptions(max_iterations=ITER, tolerance=tol))
+    start = solve_ccd(motion, chain, tgt, CCDOptions(max_iterations=0, tolerance=tol))
+    out = res.positions_world.astype(np.float64)
+    assert np.isfinite(out).all() and np.isfinite(res.motion.rotations_local).all()
+    L = lengths(world).sum(-1)
+    slack = (1e-9 if dtype == np.float64 else 1e-5) * np.maximum(L, res.error)
+    assert (res.error <= start.error.astype(np.float64) + slack).all()
+    rtol = rtol_of(dtype)
+    before, after = lengths(world), lengths(out)
+    assert (np.abs(after - before) <= rtol * before + 1e-12 * L[..., None]).all()
+    if constraints is not None:
+        rl = res.rotations_local.astype(np.float64)
+        for i, c in enumerate(constraints):
+            if c is not None:
+                v = c.violation(rl[..., i, :], offsets[i + 1], offsets[i] if i else None)
+                assert (v <= (1e-9 if dtype == np.float64 else 2e-3) * slack_of(c)).all(), (i, c)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
