@@ -1,7 +1,9 @@
-"""Numba kernels of the analytic two-bone solver (see :mod:`ikrig.solvers.two_bone`).
+"""Per-element Numba kernels of the analytic two-bone solver (see
+:mod:`ikrig.solvers.two_bone`; the loops over arrays are in
+:mod:`ikrig.solvers._two_bone_loops`).
 
-Everything here is private: the public wrappers validate and shape the inputs, these
-kernels take flat C-contiguous arrays and a small ``consts`` array of the working dtype.
+Everything here is private: the public wrappers validate and shape the inputs, the loops
+take flat C-contiguous arrays and small ``consts`` arrays (:func:`make_consts`).
 
 Performance notes (they explain the unusual style):
 
@@ -24,11 +26,15 @@ Performance notes (they explain the unusual style):
   as ints: Numba's alias analysis counts bool values unpacked from a tuple as aliases.
   The AoS loops index with unsigned integers: with signed ones Numba's negative-index
   wraparound adds a per-element select that stops LLVM from vectorising strided accesses.
-- The per-element bodies (:func:`_geometry`, :func:`_fast_positions`, :func:`_solve`) are
-  inlined by Numba so the loops can vectorise; the small helpers are ordinary functions
+- The per-element bodies (:func:`_geometry`, :func:`_fast_positions`, :func:`_solve_core`)
+  are inlined by Numba so the loops can vectorise (Numba inlines at most 30 arguments,
+  hence the constants tuple of :func:`_solve_core`); the small helpers are ordinary functions
   that LLVM inlines (Numba-level inlining of dozens of call sites compiles very slowly).
 - The SoA kernel solves the common case without fallbacks (:func:`_fast_positions`, half
-  the work) and marks the rest, which a serial pass re-solves with :func:`_geometry`.
+  the work) and marks the rest, which a serial pass re-solves with :func:`_geometry`; the
+  parallel AoS kernel marks the same elements (``slow`` of :func:`_solve_core`). The
+  serial passes work in float64, so float32 data out of float32's safe range (``RANGE``)
+  are marked too and solved without overflow or underflow.
 - NaN/inf inputs are detected inside the loops: ``(|b|^2 + ...) * 0`` is NaN exactly when
   an input is NaN or infinite (or a squared length overflows), and the kernels return the
   count of such elements (in the SoA kernel every such element fails a test of the fast
@@ -58,19 +64,20 @@ Per-element algorithm (shared part: :func:`_geometry`):
    keeps the current mid's projection on ``a``.
 8. Rotations (AoS kernels): the root delta maps the old frame (thigh direction, bend
    normal) onto the new one; the hinge turns about the old bend normal by the change of
-   bend angle; the mid delta is ``root delta * hinge``. Root delta and hinge are each
-   weighted by a normalised lerp from the identity after forcing ``w >= 0`` (as ozz does);
-   below weight 1 the positions are the old bones turned by the weighted deltas. For a
-   straight chain the old bend normal is the new one projected off the thigh.
+   bend angle; the mid delta is ``root delta * hinge``. With ``arc`` the root delta is the
+   shortest arc from the old thigh direction to the new one and the hinge the shortest arc
+   from the old shin to the new one turned back by the root delta. Root delta and hinge
+   are each weighted by a normalised lerp from the identity after forcing ``w >= 0`` (as
+   ozz does) and the stretch by ``1 + w (s - 1)``; below weight 1 the positions are the
+   old bones, scaled by that stretch, turned by the weighted deltas. For a straight chain
+   the old bend normal is the new one projected off the thigh.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit, numba, prange
-
-uint64 = numba.uint64  # via ikrig._numba, which must configure Numba's cache first
+from .._numba import njit
 
 # Layout of the ``consts`` array (built once per dtype and options by the wrapper).
 C_ZERO = 0
@@ -83,16 +90,26 @@ C_MAX_STRETCH = 6
 C_TOL = 7
 C_EPS = 8
 C_PERP = 9
-N_CONSTS = 10
+C_LO = 10
+C_HI = 11
+N_CONSTS = 12
 
 # Relative threshold for "on the line", "straight" and "zero length" tests.
 EPS = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-9}
+# Bone lengths in [LO, HI] and target and pole distances up to HI keep every intermediate
+# (up to fourth powers of lengths times EPS^2) a normal number of the dtype; the array loops
+# re-solve other elements in float64 (float32 data) or flag them (float64).
+RANGE = {np.dtype(np.float32): (1e-6, 1e6), np.dtype(np.float64): (1e-70, 1e70)}
 
 
-def make_consts(dtype, soften: float, max_stretch: float, tolerance: float) -> np.ndarray:
-    """The read-only ``consts`` array for ``dtype`` (float32 or float64) and the options."""
+def make_consts(
+    dtype, soften: float, max_stretch: float, tolerance: float, as_float64: bool = False
+) -> np.ndarray:
+    """The read-only ``consts`` array for data of ``dtype`` (float32 or float64) and the
+    options; ``as_float64``: the same values (the data's ``EPS`` and ``RANGE``) stored as
+    float64, for solving float32 data in float64."""
     dtype = np.dtype(dtype)
-    c = np.zeros(N_CONSTS, dtype=dtype)
+    c = np.zeros(N_CONSTS, dtype=np.float64 if as_float64 else dtype)
     c[C_ONE] = 1.0
     c[C_HALF] = 0.5
     c[C_TWO] = 2.0
@@ -102,6 +119,7 @@ def make_consts(dtype, soften: float, max_stretch: float, tolerance: float) -> n
     c[C_TOL] = tolerance
     c[C_EPS] = EPS[dtype]
     c[C_PERP] = 0.7
+    c[C_LO], c[C_HI] = RANGE[dtype]
     c.setflags(write=False)
     return c
 
@@ -182,13 +200,14 @@ def _law_of_cosines(reach, l1s, l2s, zero, half):
 @njit(**_INLINE)
 def _fast_positions(
     rx, ry, rz, mx, my, mz, ex, ey, ez, tx, ty, tz, px, py, pz,
-    zero, one, half, three, soften, max_stretch, tol, eps, full,
+    zero, one, half, three, soften, max_stretch, tol, eps, lo, hi, full,
 ):  # fmt: skip
     """Positions-only solve of the common case, without the fallbacks of :func:`_geometry`.
 
     Returns ``(slow, mid xyz, end xyz, reached)`` (ints for the flags). ``slow`` is 1 when a
-    fallback may be needed (degenerate chain, target at the root, pole on the aim line) or
-    an input is not finite (every NaN/inf input makes one of the tests below false); the
+    fallback may be needed (degenerate chain, target at the root, pole on the aim line), a
+    length is out of the dtype's safe range ``[lo, hi]`` or an input is not finite (every
+    NaN/inf input makes one of the tests below false); the
     caller re-solves such elements with :func:`_geometry`, which also flags bad inputs.
     Skipping the fallbacks and the NaN bookkeeping halves the cost of the common case.
     """
@@ -216,8 +235,10 @@ def _fast_positions(
     hc = _sqrt(hsq / csq)  # h / |c|
     err = reach - d  # the end lands on the aim line: its distance to the target
     eps_l = eps * L
+    hi2 = hi * hi
     ok = (
         (lmin > eps * lmax) & (d > eps_l) & (csq > (eps * eps) * (psq + L * L))
+        & (lmin >= lo) & (lmax <= hi) & (dsq <= hi2) & (psq <= hi2)
     )  # fmt: skip
     if full:
         ok = ok & (reach > eps_l)  # implied by d > eps_l without soft IK
@@ -232,13 +253,15 @@ def _fast_positions(
 @njit(**_INLINE)
 def _geometry(
     rx, ry, rz, mx, my, mz, ex, ey, ez, tx, ty, tz, px, py, pz,
-    zero, one, half, three, soften, max_stretch, eps, perp, full,
+    zero, one, half, three, soften, max_stretch, eps, perp, lo, hi, full,
 ):  # fmt: skip
     """The shared per-element solve (steps 1-7 without twist).
 
     ``full`` (a compile-time constant at every call site) enables softening and stretch.
     Returns the quantities the kernels need; LLVM drops the ones a kernel does not use.
-    ``c`` is the unnormalised bend direction and ``csq`` its squared length.
+    ``c`` is the unnormalised bend direction and ``csq`` its squared length; ``ok_fast`` is
+    1 when the lengths are in the dtype's safe range (``lo``, ``hi``: see ``RANGE``) and no
+    fallback was needed (the cases :func:`_fast_positions` leaves to a second pass).
     """
     bx, by, bz = mx - rx, my - ry, mz - rz
     sx, sy, sz = ex - mx, ey - my, ez - mz
@@ -257,6 +280,8 @@ def _geometry(
     lmin = _sel(l1 < l2, l1, l2)
     lmax = _sel(l1 < l2, l2, l1)
     ok_chain = _sel(lmin > eps * lmax, 1, 0)  # an int, not a bool: see the note on aliases
+    hi2 = hi * hi
+    in_rng = (lmin >= lo) & (lmax <= hi) & (dsq <= hi2) & (psq <= hi2)
 
     # Aim axis: root->target, else root->end, else root->mid, else +X.
     erx, ery, erz = bx + sx, by + sy, bz + sz
@@ -308,8 +333,9 @@ def _geometry(
     x = _sel(ok_r, x, xf)
     hsq = _sel(ok_r, hsq, (l1s - xf) * (l1s + xf))
     hsq = _sel(hsq > zero, hsq, zero)
+    ok_fast = _sel(in_rng & (ok_chain != 0) & ok_d & ok1 & ok_r, 1, 0)
     return (
-        chk, ok_chain, l1, l2, L, s, l1s, l2s, reach, x, hsq,
+        chk, ok_chain, ok_fast, l1, l2, L, s, l1s, l2s, reach, x, hsq,
         ax, ay, az, cx, cy, cz, csq, bx, by, bz, sx, sy, sz, dx, dy, dz, nx, ny, nz,
     )  # fmt: skip
 
@@ -329,24 +355,82 @@ def _half_angle(c, s, zero, one):
     return hs * inv, hc * inv
 
 
+@njit(**_SMALL)
+def _arc(ux, uy, uz, vx, vy, vz, fx, fy, fz, zero, one, eps):
+    """Shortest-arc rotation (xyzw, ``w >= 0``) taking the unit ``u`` onto the unit ``v``.
+
+    ``q ~ (u x m, u . m)`` with ``m = u + v`` (the half-way vector), whose norm is ``|m|``;
+    when ``v`` is opposite ``u`` (``|m| <= eps``) a half turn about the unit ``f``, which
+    must be perpendicular to ``u``.
+    """
+    mx, my, mz = ux + vx, uy + vy, uz + vz
+    ok = mx * mx + my * my + mz * mz > eps * eps
+    qx = _sel(ok, uy * mz - uz * my, fx)
+    qy = _sel(ok, uz * mx - ux * mz, fy)
+    qz = _sel(ok, ux * my - uy * mx, fz)
+    qw = _sel(ok, ux * mx + uy * my + uz * mz, zero)
+    inv = one / np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    return qx * inv, qy * inv, qz * inv, qw * inv
+
+
+@njit(**_SMALL)
+def _rotate(qx, qy, qz, qw, vx, vy, vz, two):
+    """``v`` turned by the unit quaternion ``q`` (``v + w t + q x t``, ``t = 2 q x v``)."""
+    tx = two * (qy * vz - qz * vy)
+    ty = two * (qz * vx - qx * vz)
+    tz = two * (qx * vy - qy * vx)
+    return (
+        vx + qw * tx + (qy * tz - qz * ty),
+        vy + qw * ty + (qz * tx - qx * tz),
+        vz + qw * tz + (qx * ty - qy * tx),
+    )
+
+
 @njit(**_INLINE)
 def _solve(
     rx, ry, rz, mx, my, mz, ex, ey, ez, tx, ty, tz, px, py, pz, w, ct, st,
     zero, one, half, two, three, soften, max_stretch, tol, eps, perp,
 ):  # fmt: skip
-    """Full solve of one element: positions, rotation deltas, stretch and ``reached``.
+    """Full solve of one element, bend-plane rotations (the foot pipeline's entry point).
 
     ``w, ct, st``: weight, cosine and sine of the twist angle.
     Returns ``(bad, mid xyz, end xyz, root delta xyzw, mid delta xyzw, stretch, reached)``
     where ``bad`` is 1 when an input is NaN or infinite and ``reached`` is 0 or 1 (ints,
-    not bools: see the note on aliases).
+    not bools: see the note on aliases). No range check: meant for float64 data.
     """
     (
-        chk, ok_chain, l1, l2, L, s, l1s, l2s, reach, x, hsq,
+        bad, nmx, nmy, nmz, nex, ney, nez, qrx, qry, qrz, qrw,
+        qmx, qmy, qmz, qmw, stretch, reached, _,
+    ) = _solve_core(
+        rx, ry, rz, mx, my, mz, ex, ey, ez, tx, ty, tz, px, py, pz, w, ct, st,
+        (zero, one, half, two, three, soften, max_stretch, tol, eps, perp, zero, one), False,
+    )  # fmt: skip
+    return (
+        bad, nmx, nmy, nmz, nex, ney, nez, qrx, qry, qrz, qrw,
+        qmx, qmy, qmz, qmw, stretch, reached,
+    )  # fmt: skip
+
+
+@njit(**_INLINE)
+def _solve_core(
+    rx, ry, rz, mx, my, mz, ex, ey, ez, tx, ty, tz, px, py, pz, w, ct, st, k, arc,
+):  # fmt: skip
+    """:func:`_solve` with the range test and the rotation mode.
+
+    ``k``: the tuple ``(zero, one, half, two, three, soften, max_stretch, tol, eps, perp,
+    lo, hi)`` (a tuple because Numba inlines functions of at most 30 arguments).
+    ``arc`` (a compile-time constant where speed matters): shortest-arc rotations, else
+    bend-plane ones. Returns :func:`_solve`'s values and ``slow``, 1 when a fallback was
+    needed (degenerate chain, target at the root, pole on the aim line), a length is out of
+    the safe range ``[lo, hi]`` of the dtype or an input is not finite.
+    """
+    zero, one, half, two, three, soften, max_stretch, tol, eps, perp, lo, hi = k
+    (
+        chk, ok_chain, ok_fast, l1, l2, L, s, l1s, l2s, reach, x, hsq,
         ax, ay, az, cx, cy, cz, csq, bx, by, bz, sx, sy, sz, dx, dy, dz, nx, ny, nz,
     ) = _geometry(
         rx, ry, rz, mx, my, mz, ex, ey, ez, tx, ty, tz, px, py, pz,
-        zero, one, half, three, soften, max_stretch, eps, perp, True,
+        zero, one, half, three, soften, max_stretch, eps, perp, lo, hi, True,
     )  # fmt: skip
     degen = ok_chain == 0
     chk = chk + (w + ct + st) * zero
@@ -386,67 +470,86 @@ def _solve(
     fx, fy, fz = fx * inv, fy * inv, fz * inv
     hx, hy, hz = b1y * fz - b1z * fy, b1z * fx - b1x * fz, b1x * fy - b1y * fx
 
-    # Root delta: rotation matrix R = G F^T (columns g1,g2,g3 and b1,f,h), then quaternion
-    # from the largest of the four diagonal candidates (Shepperd), branch-free.
-    r00 = g1x * b1x + g2x * fx + g3x * hx
-    r01 = g1x * b1y + g2x * fy + g3x * hy
-    r02 = g1x * b1z + g2x * fz + g3x * hz
-    r10 = g1y * b1x + g2y * fx + g3y * hx
-    r11 = g1y * b1y + g2y * fy + g3y * hy
-    r12 = g1y * b1z + g2y * fz + g3y * hz
-    r20 = g1z * b1x + g2z * fx + g3z * hx
-    r21 = g1z * b1y + g2z * fy + g3z * hy
-    r22 = g1z * b1z + g2z * fz + g3z * hz
-    tw = one + r00 + r11 + r22
-    tx_ = one + r00 - r11 - r22
-    ty_ = one - r00 + r11 - r22
-    tz_ = one - r00 - r11 + r22
-    qx, qy, qz, qw = r21 - r12, r02 - r20, r10 - r01, tw
-    best = tw
-    bx_ = tx_ > best
-    qx = _sel(bx_, tx_, qx)
-    qy = _sel(bx_, r01 + r10, qy)
-    qz = _sel(bx_, r02 + r20, qz)
-    qw = _sel(bx_, r21 - r12, qw)
-    best = _sel(bx_, tx_, best)
-    by_ = ty_ > best
-    qx = _sel(by_, r01 + r10, qx)
-    qy = _sel(by_, ty_, qy)
-    qz = _sel(by_, r12 + r21, qz)
-    qw = _sel(by_, r02 - r20, qw)
-    best = _sel(by_, ty_, best)
-    bz_ = tz_ > best
-    qx = _sel(bz_, r02 + r20, qx)
-    qy = _sel(bz_, r12 + r21, qy)
-    qz = _sel(bz_, tz_, qz)
-    qw = _sel(bz_, r10 - r01, qw)
-    inv = one / np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    inv = _sel(qw < zero, -inv, inv)
-    qx, qy, qz, qw = qx * inv, qy * inv, qz * inv, qw * inv
-
-    # Hinge about f by the change of bend angle (beta: angle from thigh to shin about f).
-    cb = (bx * sx + by * sy + bz * sz) * i1 * i2
-    sb = (fx * nx + fy * ny + fz * nz) * i1 * i2
-    il2 = il / _sel(degen, one, l2s)
-    cb2 = (x * (reach - x) - hsq) * il2
-    sb2 = h * reach * il2
-    hs, hw = _half_angle(cb2 * cb + sb2 * sb, sb2 * cb - cb2 * sb, zero, one)
+    if arc:
+        # Root: the shortest arc from the old thigh b1 to the new one g1. Mid: root delta
+        # times the shortest arc from the old shin to the new shin turned back by the root.
+        qx, qy, qz, qw = _arc(b1x, b1y, b1z, g1x, g1y, g1z, fx, fy, fz, zero, one, eps)
+        ox, oy, oz = sx * i2, sy * i2, sz * i2
+        kr = reach - x  # new shin: a (reach - x) - u h
+        vx, vy, vz = ax * kr - ux * h, ay * kr - uy * h, az * kr - uz * h
+        inv = one / _sqrt(_sel(degen, one, vx * vx + vy * vy + vz * vz))
+        vx, vy, vz = _rotate(-qx, -qy, -qz, qw, vx * inv, vy * inv, vz * inv, two)
+        hx_, hy_, hz_, hw = _arc(ox, oy, oz, vx, vy, vz, fx, fy, fz, zero, one, eps)
+    else:
+        # Root delta: rotation matrix R = G F^T (columns g1,g2,g3 and b1,f,h), then quaternion
+        # from the largest of the four diagonal candidates (Shepperd), branch-free.
+        r00 = g1x * b1x + g2x * fx + g3x * hx
+        r01 = g1x * b1y + g2x * fy + g3x * hy
+        r02 = g1x * b1z + g2x * fz + g3x * hz
+        r10 = g1y * b1x + g2y * fx + g3y * hx
+        r11 = g1y * b1y + g2y * fy + g3y * hy
+        r12 = g1y * b1z + g2y * fz + g3y * hz
+        r20 = g1z * b1x + g2z * fx + g3z * hx
+        r21 = g1z * b1y + g2z * fy + g3z * hy
+        r22 = g1z * b1z + g2z * fz + g3z * hz
+        tw = one + r00 + r11 + r22
+        tx_ = one + r00 - r11 - r22
+        ty_ = one - r00 + r11 - r22
+        tz_ = one - r00 - r11 + r22
+        qx, qy, qz, qw = r21 - r12, r02 - r20, r10 - r01, tw
+        best = tw
+        bx_ = tx_ > best
+        qx = _sel(bx_, tx_, qx)
+        qy = _sel(bx_, r01 + r10, qy)
+        qz = _sel(bx_, r02 + r20, qz)
+        qw = _sel(bx_, r21 - r12, qw)
+        best = _sel(bx_, tx_, best)
+        by_ = ty_ > best
+        qx = _sel(by_, r01 + r10, qx)
+        qy = _sel(by_, ty_, qy)
+        qz = _sel(by_, r12 + r21, qz)
+        qw = _sel(by_, r02 - r20, qw)
+        best = _sel(by_, ty_, best)
+        bz_ = tz_ > best
+        qx = _sel(bz_, r02 + r20, qx)
+        qy = _sel(bz_, r12 + r21, qy)
+        qz = _sel(bz_, tz_, qz)
+        qw = _sel(bz_, r10 - r01, qw)
+        inv = one / np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+        inv = _sel(qw < zero, -inv, inv)
+        qx, qy, qz, qw = qx * inv, qy * inv, qz * inv, qw * inv
+        # Hinge about f by the change of bend angle (beta: angle from thigh to shin about f).
+        cb = (bx * sx + by * sy + bz * sz) * i1 * i2
+        sb = (fx * nx + fy * ny + fz * nz) * i1 * i2
+        il2 = il / _sel(degen, one, l2s)
+        cb2 = (x * (reach - x) - hsq) * il2
+        sb2 = h * reach * il2
+        hs, hw = _half_angle(cb2 * cb + sb2 * sb, sb2 * cb - cb2 * sb, zero, one)
 
     # Weights: nlerp from the identity, then mid delta = root delta * hinge.
     omw = one - w
     rx_, ry_, rz_, rw_ = qx * w, qy * w, qz * w, qw * w + omw
     inv = one / np.sqrt(rx_ * rx_ + ry_ * ry_ + rz_ * rz_ + rw_ * rw_)
     rx_, ry_, rz_, rw_ = rx_ * inv, ry_ * inv, rz_ * inv, rw_ * inv
-    hs = hs * w
-    hw = hw * w + omw
-    inv = one / np.sqrt(hs * hs + hw * hw)
-    hx_, hy_, hz_, hw = fx * hs * inv, fy * hs * inv, fz * hs * inv, hw * inv
+    if arc:
+        hx_, hy_, hz_, hw = hx_ * w, hy_ * w, hz_ * w, hw * w + omw
+        inv = one / np.sqrt(hx_ * hx_ + hy_ * hy_ + hz_ * hz_ + hw * hw)
+        hx_, hy_, hz_, hw = hx_ * inv, hy_ * inv, hz_ * inv, hw * inv
+    else:
+        hs = hs * w
+        hw = hw * w + omw
+        inv = one / np.sqrt(hs * hs + hw * hw)
+        hx_, hy_, hz_, hw = fx * hs * inv, fy * hs * inv, fz * hs * inv, hw * inv
     mqx = rw_ * hx_ + rx_ * hw + ry_ * hz_ - rz_ * hy_
     mqy = rw_ * hy_ - rx_ * hz_ + ry_ * hw + rz_ * hx_
     mqz = rw_ * hz_ + rx_ * hy_ - ry_ * hx_ + rz_ * hw
     mqw = rw_ * hw - rx_ * hx_ - ry_ * hy_ - rz_ * hz_
 
-    # Weighted positions: rotate the bones (v' = v + w t + q x t, t = 2 q x v).
+    # Weighted positions: the bones, stretched by sw = 1 + w (s - 1) (s at weight 1),
+    # turned by the weighted deltas.
+    full_w = w >= one
+    sw = _sel(full_w, s, one + (s - one) * w)
+    bx, by, bz, sx, sy, sz = bx * sw, by * sw, bz * sw, sx * sw, sy * sw, sz * sw
     t1x = two * (ry_ * bz - rz_ * by)
     t1y = two * (rz_ * bx - rx_ * bz)
     t1z = two * (rx_ * by - ry_ * bx)
@@ -459,7 +562,6 @@ def _solve(
     wex = wmx + sx + mqw * t2x + (mqy * t2z - mqz * t2y)
     wey = wmy + sy + mqw * t2y + (mqz * t2x - mqx * t2z)
     wez = wmz + sz + mqw * t2z + (mqx * t2y - mqy * t2x)
-    full_w = w >= one
     # The exact law-of-cosines positions at weight 1, else the rotated bones.
     nmx = _sel(degen, mx, _sel(full_w, nmx, wmx))
     nmy = _sel(degen, my, _sel(full_w, nmy, wmy))
@@ -474,209 +576,7 @@ def _solve(
         _sel(chk != chk, 1, 0), nmx, nmy, nmz, nex, ney, nez,
         _sel(degen, zero, rx_), _sel(degen, zero, ry_), _sel(degen, zero, rz_),
         _sel(degen, one, rw_), _sel(degen, zero, mqx * sgn), _sel(degen, zero, mqy * sgn),
-        _sel(degen, zero, mqz * sgn), _sel(degen, one, mqw * sgn), _sel(degen, one, s),
+        _sel(degen, zero, mqz * sgn), _sel(degen, one, mqw * sgn), _sel(degen, one, sw),
         _sel((fx * fx + fy * fy + fz * fz <= lim * lim) & (not degen), 1, 0),
+        _sel(ok_fast != 0, 0, 1),
     )  # fmt: skip
-
-
-def _named(fn, name, **options):
-    """Compile ``fn`` under its own name: Numba names cache files after ``__qualname__``
-    (and does not key them on options such as ``parallel``), so each variant needs one."""
-    fn.__name__ = fn.__qualname__ = name
-    return njit(cache=True, error_model="numpy", fastmath=_FASTMATH, **options)(fn)
-
-
-def _make_soa_kernel(full: bool):
-    """Positions-only kernel over component-first ``(3, N)`` arrays, weight 1, no twist.
-
-    ``full`` enables soft IK and stretch. ``out_state`` is the ``reached`` output viewed as
-    uint8. The vectorised loop solves the common case (:func:`_fast_positions`) and marks
-    elements that need a fallback with 2; a serial pass then re-solves those with
-    :func:`_geometry`. Returns the number of elements with a non-finite input.
-    """
-
-    def kernel(root, mid, end, target, pole, consts, out_mid, out_end, out_state):
-        zero = consts[C_ZERO]
-        one = consts[C_ONE]
-        half = consts[C_HALF]
-        three = consts[C_THREE]
-        soften = consts[C_SOFTEN]
-        max_stretch = consts[C_MAX_STRETCH]
-        tol = consts[C_TOL]
-        eps = consts[C_EPS]
-        perp = consts[C_PERP]
-        n = root.shape[1]
-        nslow = 0
-        for i in prange(n):
-            slow, nmx, nmy, nmz, nex, ney, nez, reached = _fast_positions(
-                root[0, i], root[1, i], root[2, i], mid[0, i], mid[1, i], mid[2, i],
-                end[0, i], end[1, i], end[2, i], target[0, i], target[1, i], target[2, i],
-                pole[0, i], pole[1, i], pole[2, i],
-                zero, one, half, three, soften, max_stretch, tol, eps, full,
-            )  # fmt: skip
-            out_mid[0, i] = nmx
-            out_mid[1, i] = nmy
-            out_mid[2, i] = nmz
-            out_end[0, i] = nex
-            out_end[1, i] = ney
-            out_end[2, i] = nez
-            out_state[i] = _sel(slow != 0, 2, reached)
-            nslow += slow
-        nbad = 0
-        if nslow == 0:
-            return nbad
-        for i in range(n):
-            if out_state[i] != 2:
-                continue
-            rx, ry, rz = root[0, i], root[1, i], root[2, i]
-            mx, my, mz = mid[0, i], mid[1, i], mid[2, i]
-            ex, ey, ez = end[0, i], end[1, i], end[2, i]
-            (
-                chk, ok_chain, l1, l2, L, s, l1s, l2s, reach, x, hsq,
-                ax, ay, az, cx, cy, cz, csq, bx, by, bz, sx, sy, sz, dx, dy, dz, nx, ny, nz,
-            ) = _geometry(
-                rx, ry, rz, mx, my, mz, ex, ey, ez,
-                target[0, i], target[1, i], target[2, i], pole[0, i], pole[1, i], pole[2, i],
-                zero, one, half, three, soften, max_stretch, eps, perp, full,
-            )  # fmt: skip
-            degen = ok_chain == 0
-            hc = _sqrt(hsq / csq)  # h / |c|
-            out_mid[0, i] = _sel(degen, mx, rx + ax * x + cx * hc)
-            out_mid[1, i] = _sel(degen, my, ry + ay * x + cy * hc)
-            out_mid[2, i] = _sel(degen, mz, rz + az * x + cz * hc)
-            out_end[0, i] = _sel(degen, ex, rx + ax * reach)
-            out_end[1, i] = _sel(degen, ey, ry + ay * reach)
-            out_end[2, i] = _sel(degen, ez, rz + az * reach)
-            fx, fy, fz = ax * reach - dx, ay * reach - dy, az * reach - dz
-            lim = tol * L
-            out_state[i] = 1 if (fx * fx + fy * fy + fz * fz <= lim * lim) and not degen else 0
-            nbad += chk != chk
-        return nbad
-
-    name = "soa_positions_full" if full else "soa_positions"
-    return _named(kernel, name, parallel=True)
-
-
-# Layout of one element of the serial AoS kernel's float output (``(N, OUT_WIDTH)``).
-OUT_MID = 0  # 3 values, new mid position
-OUT_END = 3  # 3 values, new end position
-OUT_QR = 6  # 4 values, root delta xyzw
-OUT_QM = 10  # 4 values, mid delta xyzw
-OUT_STRETCH = 14
-OUT_WIDTH = 15
-
-
-def _aos_serial(root, mid, end, target, pole, wct, consts, out, out_reached):
-    """Full solve over flat AoS arrays, serial (small batches, single calls).
-
-    Arguments: ``root, mid, end, target, pole`` raveled ``(N, 3)``; ``wct`` ``(3, M)``
-    rows weight, cos(twist), sin(twist) with ``M`` 1 (broadcast) or ``N``; ``consts``;
-    ``out`` raveled ``(N, OUT_WIDTH)``; ``out_reached`` ``(N,)`` bool. One output buffer
-    and few arguments keep the per-call overhead small. Returns the number of elements
-    with a non-finite input.
-    """
-    zero = consts[C_ZERO]
-    one = consts[C_ONE]
-    half = consts[C_HALF]
-    two = consts[C_TWO]
-    three = consts[C_THREE]
-    soften = consts[C_SOFTEN]
-    max_stretch = consts[C_MAX_STRETCH]
-    tol = consts[C_TOL]
-    eps = consts[C_EPS]
-    perp = consts[C_PERP]
-    step = 1 if wct.shape[1] > 1 else 0
-    nbad = 0
-    for i in range(out_reached.shape[0]):
-        j = 3 * i
-        (
-            bad, nmx, nmy, nmz, nex, ney, nez, qrx, qry, qrz, qrw,
-            qmx, qmy, qmz, qmw, stretch, reached,
-        ) = _solve(
-            root[j], root[j + 1], root[j + 2], mid[j], mid[j + 1], mid[j + 2],
-            end[j], end[j + 1], end[j + 2], target[j], target[j + 1], target[j + 2],
-            pole[j], pole[j + 1], pole[j + 2], wct[0, i * step], wct[1, i * step],
-            wct[2, i * step], zero, one, half, two, three, soften, max_stretch, tol, eps, perp,
-        )  # fmt: skip
-        k = OUT_WIDTH * i
-        out[k + 0] = nmx
-        out[k + 1] = nmy
-        out[k + 2] = nmz
-        out[k + 3] = nex
-        out[k + 4] = ney
-        out[k + 5] = nez
-        out[k + 6] = qrx
-        out[k + 7] = qry
-        out[k + 8] = qrz
-        out[k + 9] = qrw
-        out[k + 10] = qmx
-        out[k + 11] = qmy
-        out[k + 12] = qmz
-        out[k + 13] = qmw
-        out[k + 14] = stretch
-        out_reached[i] = reached != 0
-        nbad += bad
-    return nbad
-
-
-def _aos_parallel(
-    root, mid, end, target, pole, wct, consts,
-    out_mid, out_end, out_qr, out_qm, out_stretch, out_reached,
-):  # fmt: skip
-    """Full solve over flat AoS arrays, vectorised and multi-threaded (big batches).
-
-    As :func:`_aos_serial`, but ``wct`` is ``(3, N)`` and the outputs are separate raveled
-    arrays: mid and end ``(N, 3)``, deltas ``(N, 4)``, stretch and reached ``(N,)`` (stride
-    3 and 4 stores vectorise well; stride 15 ones do not).
-    """
-    zero = consts[C_ZERO]
-    one = consts[C_ONE]
-    half = consts[C_HALF]
-    two = consts[C_TWO]
-    three = consts[C_THREE]
-    soften = consts[C_SOFTEN]
-    max_stretch = consts[C_MAX_STRETCH]
-    tol = consts[C_TOL]
-    eps = consts[C_EPS]
-    perp = consts[C_PERP]
-    nbad = 0
-    for i in prange(out_reached.shape[0]):
-        # Unsigned indices: Numba then skips the negative-index wraparound, whose
-        # per-element select stops LLVM from vectorising the strided accesses.
-        j0 = uint64(3) * uint64(i)
-        j1 = j0 + uint64(1)
-        j2 = j0 + uint64(2)
-        (
-            bad, nmx, nmy, nmz, nex, ney, nez, qrx, qry, qrz, qrw,
-            qmx, qmy, qmz, qmw, stretch, reached,
-        ) = _solve(
-            root[j0], root[j1], root[j2], mid[j0], mid[j1], mid[j2],
-            end[j0], end[j1], end[j2], target[j0], target[j1], target[j2],
-            pole[j0], pole[j1], pole[j2], wct[0, i], wct[1, i], wct[2, i],
-            zero, one, half, two, three, soften, max_stretch, tol, eps, perp,
-        )  # fmt: skip
-        out_mid[j0] = nmx
-        out_mid[j1] = nmy
-        out_mid[j2] = nmz
-        out_end[j0] = nex
-        out_end[j1] = ney
-        out_end[j2] = nez
-        k0 = uint64(4) * uint64(i)
-        out_qr[k0] = qrx
-        out_qr[k0 + uint64(1)] = qry
-        out_qr[k0 + uint64(2)] = qrz
-        out_qr[k0 + uint64(3)] = qrw
-        out_qm[k0] = qmx
-        out_qm[k0 + uint64(1)] = qmy
-        out_qm[k0 + uint64(2)] = qmz
-        out_qm[k0 + uint64(3)] = qmw
-        out_stretch[i] = stretch
-        out_reached[i] = reached != 0
-        nbad += bad
-    return nbad
-
-
-soa_positions = _make_soa_kernel(full=False)
-soa_positions_full = _make_soa_kernel(full=True)
-aos_solve = _named(_aos_serial, "aos_solve")
-aos_solve_parallel = _named(_aos_parallel, "aos_solve_parallel", parallel=True)

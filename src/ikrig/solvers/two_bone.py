@@ -25,8 +25,17 @@ The solve, per problem (all positions in world space):
    ``[|l1 - l2|, l1 + l2]``: an unreachable target gives the chain straightened toward it.
 5. The mid joint goes into the plane of root, target and pole, on the pole's side
    (law of cosines); ``twist_angle`` then turns the chain about the root->target axis.
-6. ``weight`` blends each rotation delta from the identity (normalised lerp after forcing
-   ``w >= 0``, as ozz does) and the positions follow the blended rotations.
+6. Rotations: the root delta maps the old thigh direction *and bend plane* onto the new
+   ones, so it is not the shortest arc between the old and new thigh directions (it may
+   add a twist about the thigh); the mid delta adds a hinge about the bend normal.
+   ``TwoBoneOptions.root_rotation="shortest_arc"`` gives minimal rotations instead.
+7. ``weight`` blends each rotation delta from the identity (normalised lerp after forcing
+   ``w >= 0``, as ozz does) and the stretch from 1 (``1 + weight (s - 1)``); the positions
+   follow: the old bones, scaled by the blended stretch, turned by the blended rotations.
+
+float32 data are solved in float32 where that is safe (bone lengths within about 1e-6 to
+1e6, targets and poles within 1e6 of the root) and in float64 otherwise, so every finite
+input gives finite outputs.
 
 Degenerate inputs never raise and never give NaN (see :func:`two_bone_positions`).
 """
@@ -45,6 +54,21 @@ from ..errors import HierarchyError, InputError
 from ..math.quat import quat_conj, quat_mul
 from ..pose import Motion, fk
 from . import _two_bone_kernels as K
+from . import _two_bone_loops as KL
+from ._two_bone_args import (
+    _F32,
+    _F64,
+    _check_out,
+    _check_real,
+    _dtype_and_batch,
+    _filled_rows,
+    _flat,
+    _points,
+    _raise_nonfinite,
+    _scalar_or_array,
+    _single_problem,
+    _weight_rows,
+)
 
 __all__ = [
     "TwoBoneOptions",
@@ -57,9 +81,7 @@ __all__ = [
 ]
 
 _finite = math.isfinite
-_SHAPE3 = (3,)
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
+ROOT_ROTATIONS = ("bend_plane", "shortest_arc")
 # Batches at least this big go to the multi-threaded, vectorised kernels; smaller ones to
 # the serial kernel (starting the thread pool costs a few microseconds).
 PARALLEL_MIN = 256
@@ -85,6 +107,15 @@ class TwoBoneOptions:
             its local rotation and turns with the mid joint.
         tolerance: ``> 0``; ``reached`` means the end lies within ``tolerance * L`` of the
             target (default ``1e-5``).
+        root_rotation: how the rotation deltas are chosen (the positions at weight 1 are the
+            same either way). ``"bend_plane"`` (default, as ozz): the root delta takes the
+            old thigh direction and bend plane onto the new ones, the mid joint turns about
+            its bend normal (a pure hinge); the root delta is *not* the shortest arc
+            between the thigh directions when the bend plane turns. ``"shortest_arc"``: the
+            root delta is the minimal rotation taking the old root->mid direction onto the
+            new one, and the mid joint's change (in the root's turned frame) is the minimal
+            rotation of its bone onto the new one, which in general is not about the old
+            bend normal. Weights blend these rotations, so weighted poses differ too.
 
     Raises:
         InputError: a value out of range or not a number.
@@ -98,6 +129,7 @@ class TwoBoneOptions:
     max_stretch: float = 1.0
     keep_end_rotation: bool = True
     tolerance: float = 1e-5
+    root_rotation: str = "bend_plane"
 
     def __post_init__(self):
         _check_real(self.soften, "soften", 0.0, 1.0)
@@ -107,16 +139,10 @@ class TwoBoneOptions:
             raise InputError(
                 f"keep_end_rotation: expected True or False, got {self.keep_end_rotation!r}"
             )
-
-
-def _check_real(value, name: str, lo: float, hi: float, open_low: bool = False) -> None:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise InputError(f"{name}: expected a number, got {value!r}")
-    v = float(value)
-    low_ok = v > lo if open_low else v >= lo
-    if not (math.isfinite(v) and low_ok and v <= hi):
-        bounds = f"{'(' if open_low else '['}{lo}, {hi}{']' if math.isfinite(hi) else ')'}"
-        raise InputError(f"{name}: must be a finite number in {bounds}, got {value!r}")
+        if self.root_rotation not in ROOT_ROTATIONS:
+            raise InputError(
+                f"root_rotation: expected one of {ROOT_ROTATIONS}, got {self.root_rotation!r}"
+            )
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,10 +154,13 @@ class TwoBonePositions:
         end_world: ``(..., 3)`` new end-joint (ankle) position, world space.
         root_rotation_world: ``(..., 4)`` xyzw world-space delta of the root joint:
             ``new_root_rotation_world = root_rotation_world * old_root_rotation_world``.
+            By default it carries the bend plane and is not the shortest arc from the old
+            to the new root->mid direction (see ``TwoBoneOptions.root_rotation``).
         mid_rotation_world: ``(..., 4)`` xyzw world-space delta of the mid joint (it includes
             the root's): ``new_mid_rotation_world = mid_rotation_world * old``.
         reached: ``(...)`` bool, the new end lies within ``tolerance * L`` of the target.
-        stretch: ``(...)`` factor applied to both bone lengths (1 unless ``max_stretch > 1``).
+        stretch: ``(...)`` factor applied to both bone lengths (1 unless ``max_stretch > 1``;
+            with ``weight < 1`` the blended ``1 + weight (s - 1)`` that was applied).
 
     Both deltas have ``w >= 0``; a degenerate chain gives identity deltas. For batches
     below ``PARALLEL_MIN`` the float arrays are views of one ``(..., 15)`` buffer (one
@@ -183,73 +212,11 @@ class TwoBoneResult:
 # ----------------------------------------------------------------------------- validation
 
 
-def _points(x, name: str) -> np.ndarray:
-    """``x`` as a float array ``(..., 3)`` (float32 kept, other numbers as float64)."""
-    if type(x) is np.ndarray and (x.dtype == _F32 or x.dtype == _F64):
-        a = x
-    else:
-        try:
-            a = np.asarray(x)
-        except Exception as exc:  # ragged lists and the like
-            raise InputError(f"{name}: cannot be read as a numeric array ({exc})") from None
-        if a.dtype.kind not in "fiub":
-            raise InputError(f"{name}: expected numbers, got dtype {a.dtype}")
-        if a.dtype != _F32:
-            a = a.astype(_F64)
-    if a.ndim == 0 or a.shape[-1] != 3:
-        raise InputError(f"{name}: expected shape (..., 3), got {a.shape}")
-    return a
-
-
-def _scalar_or_array(x, name: str):
-    """A Python float for scalars, else a float array (finiteness is checked later)."""
-    if isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, bool):
-        v = float(x)
-        if not math.isfinite(v):
-            raise InputError(f"{name}: must be finite, got {x!r}")
-        return v
-    try:
-        a = np.asarray(x)
-    except Exception as exc:
-        raise InputError(f"{name}: cannot be read as a numeric array ({exc})") from None
-    if a.dtype.kind not in "fiu":
-        raise InputError(f"{name}: expected numbers, got dtype {a.dtype}")
-    if a.ndim == 0:
-        return _scalar_or_array(float(a), name)
-    return a if a.dtype == _F32 else a.astype(_F64)
-
-
-def _raise_nonfinite(named) -> None:
-    """Raise InputError for the first argument holding NaN or inf (exact, slow check)."""
-    for name, a in named:
-        if a is None or isinstance(a, float):
-            continue
-        bad = ~np.isfinite(a)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise InputError(f"{name}: contains NaN or infinite values (first at index {where})")
-
-
 @lru_cache(maxsize=64)
 def _consts(dtype: np.dtype, soften: float, max_stretch: float, tolerance: float):
-    return K.make_consts(dtype, soften, max_stretch, tolerance)
-
-
-_rows_cache: dict = {}
-
-
-def _filled_rows(dtype: np.dtype, n: int) -> np.ndarray:
-    """``(3, n)`` C-contiguous rows weight 1, cos 1, sin 0, cached for recent sizes."""
-    key = (dtype, n)
-    a = _rows_cache.get(key)
-    if a is None:
-        a = np.empty((3, n), dtype=dtype)
-        a[0:2] = 1.0
-        a[2] = 0.0
-        if len(_rows_cache) >= 8:
-            _rows_cache.clear()
-        _rows_cache[key] = a
-    return a
+    """``(consts, c64)``: the kernels' constants for data of ``dtype``, in that dtype and
+    in float64 (float32 data out of float32's safe range are solved in float64)."""
+    return tuple(K.make_consts(dtype, soften, max_stretch, tolerance, f64) for f64 in (False, True))
 
 
 _notified = False
@@ -287,14 +254,22 @@ def two_bone_positions(
             pole's side. Default ``None``: the current mid position (the knee keeps its
             plane).
         weight: scalar or array broadcast to the batch, clamped to ``[0, 1]``: each
-            rotation delta is blended from the identity (normalised lerp, as in ozz);
-            default 1.
+            rotation delta is blended from the identity (normalised lerp, as in ozz) and the
+            stretch ``s`` from 1 (``1 + weight (s - 1)``); the positions are the old bones
+            scaled and turned by these; default 1.
         twist_angle: scalar or array broadcast to the batch, radians: turns the solved
             chain about the root->target axis (right-handed); default 0.
-        options: :class:`TwoBoneOptions` (``soften``, ``max_stretch``, ``tolerance``).
+        options: :class:`TwoBoneOptions` (``soften``, ``max_stretch``, ``tolerance``,
+            ``root_rotation``).
 
     All arguments broadcast together. float32 positions give float32 outputs (whatever
-    the dtype of ``weight`` and ``twist_angle``); anything else is computed in float64.
+    the dtype of ``weight`` and ``twist_angle``), computed in float32 where that is safe
+    and in float64 otherwise (tiny or huge lengths, fallbacks, small batches); anything
+    else is computed in float64.
+
+    The root delta is not the shortest arc by default: it takes the old bend plane onto
+    the new one (the knee stays a hinge), which can add a twist about the thigh. Pass
+    ``TwoBoneOptions(root_rotation="shortest_arc")`` for minimal rotations.
 
     Returns:
         :class:`TwoBonePositions` with ``mid_world``, ``end_world`` ``(..., 3)``,
@@ -321,8 +296,8 @@ def two_bone_positions(
     Raises:
         InputError: wrong shapes, batch shapes that do not broadcast, or NaN/inf inputs
             (the message names the argument). Finiteness is checked inside the kernel,
-            through squared lengths: coordinates must keep those finite (below about
-            1e18 in float32, 1e150 in float64).
+            through squared lengths (in float64 for float32 data): coordinates must keep
+            those finite (any finite float32; below about 1e150 in float64).
 
     Example:
         >>> import numpy as np
@@ -359,9 +334,10 @@ def two_bone_positions(
 
     # 2. run
     if options is _DEFAULT_OPTIONS:
-        consts = _DEFAULT_CONSTS[dt]
+        (consts, c64), arc = _DEFAULT_CONSTS[dt], False
     else:
-        consts = _consts(dt, options.soften, options.max_stretch, options.tolerance)
+        consts, c64 = _consts(dt, options.soften, options.max_stretch, options.tolerance)
+        arc = options.root_rotation == "shortest_arc"
     if not _notified:
         _notify()
     reached = np.empty(batch, dtype=np.bool_)
@@ -370,19 +346,20 @@ def two_bone_positions(
     if n < PARALLEL_MIN:
         # serial kernel: weights broadcast, one output buffer (few objects per call)
         wct = _UNWEIGHTED[dt] if unweighted else _weight_rows(w, tw, batch, n, dt, True)
-        out = np.empty(batch + (K.OUT_WIDTH,), dtype=dt)
-        flat_out = out if out.ndim == 1 else out.reshape(n * K.OUT_WIDTH)
-        nbad = K.aos_solve(fr, fm, fe, ft, fp, wct, consts, flat_out, flat_reached)
+        out = np.empty(batch + (KL.OUT_WIDTH,), dtype=dt)
+        flat_out = out if out.ndim == 1 else out.reshape(n * KL.OUT_WIDTH)
+        nbad = KL.aos_solve(fr, fm, fe, ft, fp, wct, c64, arc, flat_out, flat_reached)
         result = _positions_result(out, reached)
     else:
         wct = _filled_rows(dt, n) if unweighted else _weight_rows(w, tw, batch, n, dt, False)
         mid_o, end_o = np.empty(batch + (3,), dt), np.empty(batch + (3,), dt)
         qr_o, qm_o = np.empty(batch + (4,), dt), np.empty(batch + (4,), dt)
         stretch_o = np.empty(batch, dt)
-        nbad = K.aos_solve_parallel(
-            fr, fm, fe, ft, fp, wct, consts,
+        kernel = KL.aos_solve_parallel_arc if arc else KL.aos_solve_parallel
+        nbad = kernel(
+            fr, fm, fe, ft, fp, wct, consts, c64,
             mid_o.reshape(-1), end_o.reshape(-1), qr_o.reshape(-1), qm_o.reshape(-1),
-            stretch_o.reshape(-1), flat_reached,
+            stretch_o.reshape(-1), flat_reached.view(np.uint8),
         )  # fmt: skip
         result = TwoBonePositions(mid_o, end_o, qr_o, qm_o, reached, stretch_o)
     if nbad:
@@ -399,136 +376,24 @@ def two_bone_positions(
     return result
 
 
-def _single_problem(r, m, e, t, p):
-    """The five inputs as-is if they are one problem ready for the kernel, else None.
-
-    Ready: float32 or float64 ndarrays of shape ``(3,)``, one dtype, C-contiguous and
-    writeable. One function with straight-line tests keeps single calls cheap.
-    """
-    if not (
-        type(r) is np.ndarray
-        and type(m) is np.ndarray
-        and type(e) is np.ndarray
-        and type(t) is np.ndarray
-        and (p is None or type(p) is np.ndarray)
-    ):
-        return None
-    dt = r.dtype
-    if not (
-        (dt is _F32 or dt is _F64)
-        and m.dtype is dt
-        and e.dtype is dt
-        and t.dtype is dt
-        and r.shape == _SHAPE3
-        and m.shape == _SHAPE3
-        and e.shape == _SHAPE3
-        and t.shape == _SHAPE3
-        and r.flags.carray
-        and m.flags.carray
-        and e.flags.carray
-        and t.flags.carray
-    ):
-        return None
-    if p is not None and not (p.dtype is dt and p.shape == _SHAPE3 and p.flags.carray):
-        return None
-    return r, m, e, t, p
-
-
-def _dtype_and_batch(root, mid, end, target, pole, w, tw):
-    """Working dtype (float32 only if every position is), batch shape and size."""
-    dt = root.dtype
-    if (
-        mid.dtype != dt
-        or end.dtype != dt
-        or target.dtype != dt
-        or (pole is not None and pole.dtype != dt)
-    ):
-        dt = _F64
-    shape = root.shape
-    batch = shape[:-1]
-    if not (
-        mid.shape == shape
-        and end.shape == shape
-        and target.shape == shape
-        and (pole is None or pole.shape == shape)
-        and (type(w) is float or w.shape == batch)
-        and (type(tw) is float or tw.shape == batch)
-    ):
-        batch = _broadcast_batch(root, mid, end, target, pole, w, tw)
-    return dt, batch, math.prod(batch)
-
-
-def _flat(a: np.ndarray, batch: tuple, dt: np.dtype) -> np.ndarray:
-    """``a`` broadcast to ``batch + (3,)``, as a flat, C-contiguous, writeable ``dt`` array.
-
-    (Writeable: Numba compiles read-only arrays as a different type, so keeping one
-    flavour avoids extra compilations.)
-    """
-    if a.ndim == 1 and len(batch) == 0 and a.dtype == dt and a.flags.writeable:
-        return a if a.flags.c_contiguous else a.copy()
-    if a.shape[:-1] != batch:
-        a = np.broadcast_to(a, batch + (3,))
-    a = np.ascontiguousarray(a, dtype=dt)
-    if not a.flags.writeable:
-        a = a.copy()
-    return a.reshape(-1)
-
-
 def _positions_result(out: np.ndarray, reached: np.ndarray) -> TwoBonePositions:
     """Views of the kernel's output buffer as a :class:`TwoBonePositions` (fast init)."""
     res = _new_positions(TwoBonePositions)
     d = res.__dict__
-    d["mid_world"] = out[..., K.OUT_MID : K.OUT_MID + 3]
-    d["end_world"] = out[..., K.OUT_END : K.OUT_END + 3]
-    d["root_rotation_world"] = out[..., K.OUT_QR : K.OUT_QR + 4]
-    d["mid_rotation_world"] = out[..., K.OUT_QM : K.OUT_QM + 4]
+    d["mid_world"] = out[..., KL.OUT_MID : KL.OUT_MID + 3]
+    d["end_world"] = out[..., KL.OUT_END : KL.OUT_END + 3]
+    d["root_rotation_world"] = out[..., KL.OUT_QR : KL.OUT_QR + 4]
+    d["mid_rotation_world"] = out[..., KL.OUT_QM : KL.OUT_QM + 4]
     d["reached"] = reached
-    d["stretch"] = out[..., K.OUT_STRETCH]
+    d["stretch"] = out[..., KL.OUT_STRETCH]
     return res
 
 
 _DEFAULT_OPTIONS = TwoBoneOptions()
 _new_positions = object.__new__
-_DEFAULT_CONSTS = {
-    dt: K.make_consts(dt, 1.0, 1.0, _DEFAULT_OPTIONS.tolerance) for dt in (_F32, _F64)
-}
+_DEFAULT_CONSTS = {dt: _consts(dt, 1.0, 1.0, _DEFAULT_OPTIONS.tolerance) for dt in (_F32, _F64)}
 # weight 1, cos 1, sin 0 for the serial kernel (one column, broadcast)
 _UNWEIGHTED = {dt: np.array([[1.0], [1.0], [0.0]], dtype=dt) for dt in (_F32, _F64)}
-
-
-def _broadcast_batch(root, mid, end, target, pole, w, tw) -> tuple[int, ...]:
-    shapes = [("root_world", root.shape[:-1]), ("mid_world", mid.shape[:-1])]
-    shapes += [("end_world", end.shape[:-1]), ("target_world", target.shape[:-1])]
-    if pole is not None:
-        shapes.append(("pole_world", pole.shape[:-1]))
-    for name, a in (("weight", w), ("twist_angle", tw)):
-        if isinstance(a, np.ndarray):
-            shapes.append((name, a.shape))
-    try:
-        return tuple(np.broadcast_shapes(*[s for _, s in shapes]))
-    except ValueError:
-        listing = ", ".join(f"{name} {s}" for name, s in shapes)
-        raise InputError(f"batch shapes do not broadcast: {listing}") from None
-
-
-def _weight_rows(w, tw, batch, n, dt, serial: bool) -> np.ndarray:
-    """``(3, m)`` rows weight, cos(twist), sin(twist) for the kernels.
-
-    The serial kernel takes ``m = 1`` (broadcast) or ``n``; the parallel one needs ``n``.
-    """
-    m = 1 if serial and type(w) is float and type(tw) is float else n
-    rows = np.empty((3, m), dtype=dt)
-    if type(tw) is float:
-        rows[1] = math.cos(tw)
-        rows[2] = math.sin(tw)
-    else:
-        if not np.isfinite(tw).all():
-            _raise_nonfinite((("twist_angle", tw),))
-        tw = np.broadcast_to(tw, batch).reshape(n)
-        rows[1] = np.cos(tw)
-        rows[2] = np.sin(tw)
-    rows[0] = w if type(w) is float else np.broadcast_to(w, batch).reshape(n)
-    return rows
 
 
 def two_bone_positions_soa(
@@ -614,34 +479,17 @@ def two_bone_positions_soa(
         out_end[...] = r.end_world.T
         out_reached[...] = r.reached
         return TwoBoneSoA(out_mid, out_end, out_reached)
-    consts = _consts(dt, options.soften, options.max_stretch, options.tolerance)
-    kernel = K.soa_positions if options.soften >= 1.0 and options.max_stretch <= 1.0 else None
-    kernel = kernel or K.soa_positions_full
+    consts, c64 = _consts(dt, options.soften, options.max_stretch, options.tolerance)
+    kernel = KL.soa_positions if options.soften >= 1.0 and options.max_stretch <= 1.0 else None
+    kernel = kernel or KL.soa_positions_full
     _notify()
     nbad = kernel(
-        root, mid, end, target, mid if pole is None else pole, consts,
+        root, mid, end, target, mid if pole is None else pole, consts, c64,
         out_mid, out_end, out_reached.view(np.uint8),
     )  # fmt: skip
     if nbad:
         _raise_nonfinite(arrays)
     return TwoBoneSoA(out_mid, out_end, out_reached)
-
-
-def _check_out(out, dt, n):
-    try:
-        out_mid, out_end, out_reached = out
-    except (TypeError, ValueError):
-        raise InputError("out: expected (mid_out, end_out, reached_out)") from None
-    for name, a, shape, adt in (
-        ("out[0]", out_mid, (3, n), dt),
-        ("out[1]", out_end, (3, n), dt),
-        ("out[2]", out_reached, (n,), np.dtype(np.bool_)),
-    ):
-        if not isinstance(a, np.ndarray) or a.shape != shape or a.dtype != adt:
-            raise InputError(f"{name}: expected a {adt} array of shape {shape}")
-        if not (a.flags.c_contiguous and a.flags.writeable):
-            raise InputError(f"{name}: must be writeable and C-contiguous")
-    return out_mid, out_end, out_reached
 
 
 # -------------------------------------------------------------------------- pose level
@@ -668,14 +516,17 @@ def solve_two_bone(
             default ``None``: the current mid position (the knee keeps its plane).
         weight: scalar or array broadcast to the batch, clamped to ``[0, 1]``; default 1.
         twist_angle: scalar or array, radians, about the root->target axis; default 0.
-        options: :class:`TwoBoneOptions` (``keep_end_rotation`` applies here).
+        options: :class:`TwoBoneOptions` (``keep_end_rotation`` applies here;
+            ``root_rotation="shortest_arc"`` turns the root and mid joints by their
+            shortest arcs instead of carrying the bend plane).
 
     Forward kinematics gives the three joints' world frames; :func:`two_bone_positions`
     gives the world deltas, which become local rotations:
     ``root_local' = parent_world^-1 * root_delta * root_world``,
     ``mid_local' = root_world'^-1 * mid_delta * mid_world`` and, with
     ``keep_end_rotation``, ``end_local' = mid_world'^-1 * end_world``. When a bone
-    stretched, the mid and end local translations are scaled.
+    stretched, the mid and end local translations are scaled (by the stretch blended with
+    ``weight``, as the positions).
 
     Returns:
         :class:`TwoBoneResult` ``(motion, reached, mid_world, end_world)``.
