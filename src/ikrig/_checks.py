@@ -54,8 +54,8 @@ def as_float(x, name: str, last: int | None = None, dtype=None, finite: bool = T
     if last is not None and (a.ndim == 0 or a.shape[-1] != last):
         raise InputError(f"{name}: expected shape (..., {last}), got {a.shape}")
     if finite and not np.isfinite(a).all():
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise InputError(f"{name}: contains NaN or infinite values (first at index {tuple(bad)})")
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(a))[0])
+        raise InputError(f"{name}: contains NaN or infinite values (first at index {bad})")
     return a
 
 

@@ -185,6 +185,12 @@ def _cone_clamp(cos_l, sin_l, a, v):
     if nu <= _EPS_DIR:
         u = v_any_perpendicular(a)
     else:
+        # v nearly opposite a leaves u short and its rounding tilted toward a: one more
+        # Gram-Schmidt step keeps the result on the cone to rounding (not 5e-9 rad off)
+        u = (u[0] / nu, u[1] / nu, u[2] / nu)
+        d = v_dot(u, a)
+        u = (u[0] - d * a[0], u[1] - d * a[1], u[2] - d * a[2])
+        nu = v_norm(u)
         u = (u[0] / nu, u[1] / nu, u[2] / nu)
     return (
         cos_l * a[0] + sin_l * u[0],

@@ -259,14 +259,15 @@ def pick(a, k):
 @njit(cache=True)
 def row_finite(pk, target, k, D=3):
     """Whether the first ``D`` coordinates of the chain ``pk (m, >= D)`` and of
-    ``target[k]`` are finite."""
+    ``target[k]`` are finite: a sum of ``x * 0``, 0 for finite values and NaN otherwise (a
+    plain sum overflows for finite values near 1e308 and would call them non-finite)."""
     s = 0.0
     for j in range(D):
-        s += target[k, j]
+        s += target[k, j] * 0.0
     for i in range(pk.shape[0]):
         for j in range(D):
-            s += pk[i, j]
-    return math.isfinite(s)
+            s += pk[i, j] * 0.0
+    return s == 0.0
 
 
 @njit(cache=True)

@@ -69,6 +69,7 @@ from ..math._qmath import (
     q_normalize,
     q_rotate,
     q_set,
+    row_finite,
     v_any_perpendicular,
     v_cross,
     v_dot,
@@ -83,20 +84,6 @@ EPS_LINE = 1e-6  # relative to the chain length: "on the line"
 EPS_LEN = 1e-12  # relative to the chain length: "same point"
 BIG = 2.0**400  # lengths beyond BIG or below SMALL: the element is rescaled (see above)
 SMALL = 2.0**-400
-
-
-@njit(cache=True)
-def finite_row(pk, target, k):
-    """Whether the chain ``pk (m, 3)`` and ``target[k]`` are finite: a sum of ``x * 0``,
-    0 for finite values and NaN otherwise (a plain sum overflows for finite values near
-    1e308 and would call them non-finite)."""
-    s = 0.0
-    for j in range(3):
-        s += target[k, j] * 0.0
-    for i in range(pk.shape[0]):
-        for j in range(3):
-            s += pk[i, j] * 0.0
-    return s == 0.0
 
 
 @njit(cache=True)
@@ -423,7 +410,7 @@ def _setup_k(pos, target, rot, parent, params, k, out, rw, lengths, bl):
     rotation, chain length, bad)``; ``bad`` for non-finite inputs."""
     pk = pick(pos, k)
     pq = q_normalize(q_from_array(pick(parent, k)))
-    if not finite_row(pk, target, k):
+    if not row_finite(pk, target, k):
         return pq, 0.0, True
     return pq, _chain_setup(pk, pick(rot, k), pick(params, k), out[k], rw[k], lengths, bl), False
 
@@ -434,7 +421,7 @@ def _setup_free_k(pos, target, parent, k, out, lengths, u):
     (:func:`_measure`). Returns as :func:`_setup_k`."""
     pk = pick(pos, k)
     pq = q_normalize(q_from_array(pick(parent, k)))
-    if not finite_row(pk, target, k):
+    if not row_finite(pk, target, k):
         return pq, 0.0, True
     p = out[k]
     for j in range(pk.shape[0]):

@@ -63,12 +63,12 @@ from ..math._qmath import (
     q_rotate,
     q_set,
     rest_frame,
+    row_finite,
     v_any_perpendicular,
     v_from_array,
     v_get,
     v_sub,
 )
-from ._chain_kernels import finite_row
 
 KICK = 0.25  # radians
 STALL = 1e-10  # a step below this (radians) counts as no step
@@ -430,7 +430,7 @@ def dls_positions_kernel(positions, parent, effectors, tpos, trot, wpos, wrot, b
     skipped = False
     for k in range(tpos.shape[0]):
         pk = pick(positions, k)
-        if not (finite_row(pk, pk, 0) and _targets_finite(tpos, trot, k)):
+        if not (row_finite(pk, pk, 0) and _targets_finite(tpos, trot, k)):
             return k
         pq = rest_frame(pk, pick(parent, k), bone)
         if _out_of_range(bone, v_get(pk, 0), tpos[k], wpos):
