@@ -266,3 +266,50 @@ def test_full_mode_quality_on_every_clip_and_ground(shared_results):
                 assert m["float_mean"] < tr["float_mean"], key
             else:
                 assert m["pen_mean"] + m["float_mean"] < tr["pen_mean"] + tr["float_mean"], key
+
+
+# ------------------------------------------------------------------------- ground coverage
+def _quad(x0, x1, z0, z1, y=0.0):
+    """Two triangles covering ``[x0, x1] x [z0, z1]`` at height ``y``."""
+    v = np.array([[x0, y, z0], [x1, y, z0], [x1, y, z1], [x0, y, z1]], dtype=np.float64)
+    return v, np.array([[0, 2, 1], [0, 3, 2]])
+
+
+def _mesh_file(tmp_path, name, x0, x1, z0, z1, y=0.0):
+    trimesh = pytest.importorskip("trimesh", reason="mesh files need the [mesh] extra")
+    v, f = _quad(x0, x1, z0, z1, y)
+    path = tmp_path / name
+    trimesh.Trimesh(v, f, process=False).export(path)
+    return path
+
+
+def test_ground_far_from_the_clip_is_an_error(walk, tmp_path):
+    from ikrig.ground import MeshGround
+
+    far = MeshGround(*_quad(1e6 - 5, 1e6 + 5, -5, 5, floor_of(walk)))
+    with pytest.raises(InputError, match=r"under no foot in any of the 120 frames"):
+        place_feet(walk, far)
+    # the same through a mesh file, as a user gives it (load_ground, then place_feet)
+    path = _mesh_file(tmp_path, "far.obj", 1e6 - 5, 1e6 + 5, -5, 5, floor_of(walk))
+    ground = load_ground(path, walk.positions_world()[:, 0, [0, 2]], LEG)
+    with pytest.raises(InputError, match="mesh must be in the clip's own coordinates"):
+        place_feet(walk, ground, FootOptions(mode="trace-offset"))
+
+
+def test_ground_under_part_of_the_clip_warns_with_the_frame_count(walk, tmp_path):
+    import warnings
+
+    from ikrig.ground.coverage import GroundCoverageWarning
+
+    z_mid = float(np.median(walk.positions_world()[:, 0, 2]))
+    path = _mesh_file(tmp_path, "half.obj", -5, 5, -5, z_mid, floor_of(walk))
+    ground = load_ground(path, walk.positions_world()[:, 0, [0, 2]], LEG)
+    with pytest.warns(GroundCoverageWarning, match=r"ground covers (\d+) of 120 frames") as rec:
+        r = place_feet(walk, ground)
+    covered = int(str(rec[0].message).split()[2])
+    assert 0 < covered < 120
+    assert np.isfinite(r.motion.positions_local).all()
+    assert rec[0].filename == __file__  # it points at the caller of place_feet
+    with warnings.catch_warnings():  # a ground under the whole clip says nothing
+        warnings.simplefilter("error")
+        place_feet(walk, Plane([0, floor_of(walk), 0], [0, 1, 0]))

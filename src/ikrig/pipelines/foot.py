@@ -53,6 +53,7 @@ import numpy as np
 from .._checks import in_range, positive
 from ..errors import InputError
 from ..ground.base import query_heights
+from ..ground.coverage import check_coverage
 from ..pose import Motion
 from ..solvers._two_bone_kernels import make_consts
 from ..solvers.two_bone import TwoBoneOptions
@@ -717,7 +718,12 @@ def place_feet(
 
     Raises:
         InputError: no legs found (the message lists joints and shows the override), a
-            clip without frame time, or a user curve of the wrong shape.
+            clip without frame time, a user curve of the wrong shape, or a ground under no
+            foot in any frame (:func:`~ikrig.ground.coverage.check_coverage`).
+
+    Warns:
+        GroundCoverageWarning: the ground is missing under a foot in some frames
+            ("ground covers 412 of 600 frames; ...").
     """
     options = options or FootOptions()
     _check_clip(clip)
@@ -741,6 +747,7 @@ def place_feet(
     # 4a. goals of every frame (feet turned to the ground and locked)
     state = FootState(len(legs.legs))
     goals = foot_goals(setup, ground, options, clip, pins, contact_flags, state, fk=fk)
+    check_coverage(goals.found, goals.points, stacklevel=2)
     # 4b. plan every swing from lift-off to landing
     offsets = plan_offsets(setup, options, goals, contact_flags, clip.frame_time)
     # 3, 4c, 8. the root following the ground, and the ankle targets
