@@ -77,5 +77,259 @@ def test_foot_keeps_the_file_layout(bvh_files, tmp_path):
     assert after.motion.skeleton.names == before.motion.skeleton.names
     data = json.loads(report.read_text())
     assert set(data["rows"]) == {"baseline", "full"}
-    r = CliRunner().invoke(main, ["foot", str(src), "-o", str(out), "--legs", "Hips,Spine"])
+    r = CliRunner().invoke(
+        main, ["foot", str(src), "-g", "flat", "-o", str(out), "--legs", "Hips,Spine"]
+    )
     assert r.exit_code == 2 and "--legs" in r.output
+
+
+# ------------------------------------------------------------------- files and commands (#9)
+def invoke(*args):
+    """Run ikrig as a user would; exceptions are not caught, so a traceback fails the test."""
+    return CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
+
+
+def one_error_line(r, *needles):
+    """The run failed with exit 2 and exactly one ``ikrig: error:`` line naming ``needles``."""
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert r.exit_code == 2, r.output
+    assert len(lines) == 1 and lines[0].startswith("ikrig: error: "), r.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def walk_bvh(tmp_path_factory):
+    """A short built-in walk (2 s at 30 fps, 60 frames) as a BVH file."""
+    from ikrig.data.walk import to_bvh_clip, walk_clip
+    from ikrig.io.bvh import write_bvh
+
+    path = tmp_path_factory.mktemp("walk") / "walk.bvh"
+    write_bvh(path, to_bvh_clip(walk_clip(seconds=2.0, fps=30.0)))
+    return path
+
+
+@pytest.fixture
+def clip(walk_bvh, tmp_path):
+    """A copy of the walk in this test's own folder."""
+    path = tmp_path / "a.bvh"
+    path.write_bytes(walk_bvh.read_bytes())
+    return path
+
+
+@pytest.fixture
+def no_solve(monkeypatch):
+    """Fail the test if foot placement starts (the checks must come first)."""
+
+    def solve(*args, **kwargs):
+        raise AssertionError("the solve started before the outputs were checked")
+
+    monkeypatch.setattr("ikrig.cli.run_foot", solve)
+    monkeypatch.setattr("ikrig.cli_viz.place", solve)
+
+
+def test_foot_never_overwrites_its_input(clip, tmp_path, monkeypatch, no_solve):
+    before = clip.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    for args in (
+        ["foot", clip, "-g", "flat", "-o", clip],
+        ["foot", "a.bvh", "-g", "flat", "-o", "./sub/../a.bvh"],
+        ["foot", clip, "-g", "flat", "-o", "b.bvh", "--gif", clip],
+        ["demo", "--clip", clip, "-o", clip],
+    ):
+        one_error_line(invoke(*args), "is the input file", "never overwrites")
+    link = tmp_path / "link.bvh"
+    link.symlink_to(clip)
+    one_error_line(invoke("foot", clip, "-g", "flat", "-o", link), "is the input file")
+    one_error_line(invoke("foot", clip, "-g", "flat", "-o", "b.bvh", "--report", clip), ".json")
+    one_error_line(invoke("plot", "movie", clip, "-o", clip), ".gif or .mp4")
+    one_error_line(invoke("foot", clip, "-g", "flat", "-o", "b.bvh", "--report", "b.bvh"))
+    assert clip.read_bytes() == before
+    assert not (tmp_path / "b.bvh").exists()
+
+
+def test_report_is_written_atomically(clip, tmp_path, monkeypatch):
+    import errno
+    from pathlib import Path
+
+    report = tmp_path / "r.json"
+    report.write_text("the previous report")
+    real = Path.write_bytes
+
+    def disk_full(self, data):  # half the report reaches the disk, then it is full
+        if "r.json" not in self.name:
+            return real(self, data)
+        real(self, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    monkeypatch.setattr(Path, "write_bytes", disk_full)
+    r = invoke("foot", clip, "-g", "flat", "-o", tmp_path / "b.bvh", "--report", report)
+    one_error_line(r, f"No space left on device: {report}")
+    assert report.read_text() == "the previous report"
+    assert not [p.name for p in tmp_path.iterdir() if ".part" in p.name]
+    monkeypatch.undo()
+    r = invoke("foot", clip, "-g", "flat", "-o", tmp_path / "b.bvh", "--report", report)
+    assert r.exit_code == 0, r.output
+    assert json.loads(report.read_text())["frames"] == 60
+
+
+def test_every_output_is_checked_before_any_work(clip, tmp_path, no_solve):
+    afile = tmp_path / "afile"  # a regular file: nothing can be written under it (even root)
+    afile.write_text("not a folder")
+    out = tmp_path / "b.bvh"
+    for args in (
+        ["foot", clip, "-g", "flat", "-o", afile / "b.bvh"],
+        ["foot", clip, "-g", "flat", "-o", out, "--report", afile / "r.json"],
+        ["foot", clip, "-g", "flat", "-o", out, "--gif", afile / "m.gif"],
+        ["foot", clip, "-g", "flat", "-o", tmp_path / "b.txt"],
+        ["foot", clip, "-g", "flat", "-o", out, "--gif", tmp_path / "m.avi"],
+        ["demo", "-o", afile / "out.bvh"],
+        ["demo", "-o", out, "--report", afile / "r.json"],
+        ["plot", "movie", clip, "-o", afile / "m.gif"],
+        ["plot", "skeleton", clip, "-o", afile / "s.png"],
+        ["plot", "diagnostics", clip, "-o", tmp_path / "d.xyz"],
+    ):
+        one_error_line(invoke(*args), "afile" if "afile" in str(args) else "")
+    assert not out.exists()
+
+
+def test_output_folders_are_created(clip, tmp_path):
+    out, report = tmp_path / "new" / "b.bvh", tmp_path / "other" / "deep" / "r.json"
+    r = invoke("foot", clip, "-g", "flat", "-o", out, "--report", report)
+    assert r.exit_code == 0, r.output
+    assert read_bvh(out).num_frames == 60 and json.loads(report.read_text())["frames"] == 60
+
+
+def test_demo_in_an_unwritable_folder_fails_at_once(tmp_path, monkeypatch):
+    import time
+
+    (tmp_path / "afile").write_text("")
+    monkeypatch.setattr("ikrig.data.walk.walk_clip", lambda **kw: pytest.fail("demo worked"))
+    t0 = time.perf_counter()
+    one_error_line(invoke("demo", "-o", tmp_path / "afile" / "out.bvh"), "afile")
+    assert time.perf_counter() - t0 < 5.0
+
+
+def test_foot_needs_a_ground_and_demo_says_its_default(clip, tmp_path, no_solve):
+    one_error_line(invoke("foot", clip, "-o", tmp_path / "b.bvh"), "--ground")
+    r = invoke("demo", "--help")
+    text = " ".join(r.output.split())
+    assert r.exit_code == 0 and "built-in stairs unless told otherwise" in text
+    assert "[default: stairs]" in text
+    text = " ".join(invoke("foot", "--help").output.split())
+    assert "--ground TEXT" in text and "[required]" in text.split("--ground TEXT")[1][:120]
+    one_error_line(
+        invoke("foot", clip, "-g", tmp_path / "none.obj", "-o", tmp_path / "b.bvh"),
+        "neither a built-in ground",
+    )
+
+
+def test_single_pose_file_without_frame_time(clip, tmp_path):
+    text = clip.read_text()
+    head, motion = text.split("MOTION", 1)
+    first = motion.strip().splitlines()[2]
+    pose = tmp_path / "pose.bvh"
+    pose.write_text(f"{head}MOTION\nFrames: 1\nFrame Time: 0\n{first}\n")
+    r = invoke("info", pose)
+    assert r.exit_code == 0, r.output
+    assert "frames      1, no frame time" in r.output
+    assert json.loads(invoke("info", pose, "--json").output)["frame_time"] is None
+    one_error_line(invoke("foot", pose, "-g", "flat", "-o", tmp_path / "b.bvh"), "no frame time")
+    one_error_line(invoke("demo", "--clip", pose, "-o", tmp_path / "b.bvh"), "no frame time")
+    assert not (tmp_path / "b.bvh").exists()
+
+
+def _quad_mesh(path, x0, x1, z0, z1, y=0.0):
+    trimesh = pytest.importorskip("trimesh", reason="mesh files need the [mesh] extra")
+    import numpy as np
+
+    v = np.array([[x0, y, z0], [x1, y, z0], [x1, y, z1], [x0, y, z1]], dtype=np.float64)
+    trimesh.Trimesh(v, [[0, 2, 1], [0, 3, 2]], process=False).export(path)
+    return path
+
+
+def test_ground_that_misses_the_clip_is_an_error(clip, tmp_path):
+    far = _quad_mesh(tmp_path / "far.obj", 1e6 - 10, 1e6 + 10, -10, 10)
+    out, report = tmp_path / "b.bvh", tmp_path / "r.json"
+    r = invoke("foot", clip, "-g", far, "-o", out, "--report", report)
+    one_error_line(r, "ground", "under no foot in any of the 60 frames")
+    assert not out.exists() and not report.exists()
+    one_error_line(invoke("demo", "--clip", clip, "-g", far, "-o", out), "under no foot")
+    one_error_line(invoke("plot", "diagnostics", clip, "-g", far, "-o", tmp_path / "d.png"))
+
+
+def test_ground_under_half_the_clip_warns_with_the_frame_count(clip, tmp_path):
+    import re
+
+    z = read_bvh(clip).motion.positions_world()[:, 0, 2]
+    half = _quad_mesh(tmp_path / "half.obj", -10, 10, -10, float(z.min() + z.max()) / 2)
+    out = tmp_path / "b.bvh"
+    r = invoke("foot", clip, "-g", half, "-o", out, "--compare")
+    assert r.exit_code == 0, r.output
+    warned = [line for line in r.stderr.splitlines() if line.startswith("ikrig: warning:")]
+    assert len(warned) == 1, r.stderr  # once, though three modes ran
+    covered = int(re.search(r"ground covers (\d+) of 60 frames", warned[0]).group(1))
+    assert 10 < covered < 50
+    assert read_bvh(out).num_frames == 60
+
+
+BAD_COMMANDS = [
+    ["info"],
+    ["info", "missing.bvh"],
+    ["info", "."],
+    ["info", "afile"],
+    ["nosuchcommand"],
+    ["--nosuchoption"],
+    ["foot", "missing.bvh", "-g", "flat", "-o", "b.bvh"],
+    ["foot", "a.bvh", "-g", "flat"],
+    ["foot", "a.bvh", "-g", "flat", "-o", "."],
+    ["foot", "a.bvh", "-g", "flat", "-o", "b.bvh", "--mode", "fast"],
+    ["foot", "a.bvh", "-g", "afile", "-o", "b.bvh"],
+    ["demo", "--clip", "missing.bvh", "-o", "b.bvh"],
+    ["demo", "--clip", "afile", "-o", "b.bvh"],
+    ["demo", "-o", "b.png"],
+    ["plot", "chain", "-o", "c.xyz"],
+    ["plot", "chain", "-o", "noext"],
+    ["plot", "convergence", "-o", "afile/c.png"],
+    ["plot", "skeleton", "missing.bvh"],
+    ["plot", "skeleton", "a.bvh", "-g", "nothing", "-o", "s.png"],
+    ["plot", "movie", "a.bvh", "-o", "m.avi"],
+    ["plot", "diagnostics", "a.bvh", "-o", "d.gif"],
+    ["view", "missing.bvh"],
+    ["view", "a.bvh", "-g", "nothing"],
+]
+
+
+@pytest.mark.parametrize("args", BAD_COMMANDS, ids=lambda a: " ".join(a))
+def test_bad_paths_and_suffixes_give_one_line(args, clip, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("not a folder, not a clip")
+    r = CliRunner().invoke(main, args)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    one_error_line(r)
+
+
+def test_plot_to_an_unknown_suffix_is_one_line_in_a_real_shell(tmp_path):
+    import subprocess
+    import sys
+
+    code = "import sys; from ikrig.cli import main; sys.exit(main())"
+    r = subprocess.run(
+        [sys.executable, "-c", code, "plot", "chain", "-o", "c.xyz"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "ikrig: error: picture c.xyz: unsupported file type '.xyz';"
+        " use one of .jpeg, .jpg, .pdf, .png, .svg"
+    ]
+    assert not list(tmp_path.iterdir())
+
+
+def test_no_command_still_shows_the_help():
+    for args in ([], ["plot"]):
+        r = CliRunner().invoke(main, args)
+        assert "Usage: " in r.output and "Commands:" in r.output and "ikrig: error" not in r.output

@@ -3,6 +3,8 @@ where the drawing should be, movies have the expected frame count, the CLI write
 
 from __future__ import annotations
 
+import os
+import sys
 from types import SimpleNamespace
 
 import numpy as np
@@ -412,3 +414,186 @@ def test_missing_extra_is_a_clear_error(monkeypatch):
     monkeypatch.setattr("importlib.import_module", lambda n: fake(n))
     with pytest.raises(IkrigError, match=r"ikrig\[plot\]"):
         _mpl.new_figure(1, 1)
+
+
+# ------------------------------------------------------------------- files and commands (#9)
+def main_cli(*args):
+    """``ikrig ...`` as a user runs it (the main group: one-line errors, exit 2)."""
+    from ikrig.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def one_error_line(r, *needles):
+    """Exit 2 and one ``ikrig: error:`` line (progress bars, erased with \\r, aside)."""
+    lines = [line for line in r.stderr.replace("\r", "\n").splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("rendering:")]
+    assert r.exit_code == 2 and len(lines) == 1, r.output
+    assert lines[0].startswith("ikrig: error: ") and all(n in lines[0] for n in needles), lines
+    return lines[0]
+
+
+def stick_bvh(folder, frames=20):
+    _foot_pipeline()
+    from ikrig.io.bvh import BvhClip, write_bvh
+
+    clip = stick_walk(frames=frames)
+    channels = tuple(
+        ("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")
+        if j == 0
+        else ("Zrotation", "Xrotation", "Yrotation")
+        for j in range(clip.num_joints)
+    )
+    path = folder / "walk.bvh"
+    write_bvh(path, BvhClip(clip, channels, None, None))
+    return path
+
+
+def disk_full_after(fraction=0.5):
+    """A writer stand-in: part of the file reaches the disk, then the disk is full."""
+    import errno
+
+    def write(path):
+        with open(path, "wb") as f:
+            f.write(b"\x89PNG half a file"[: max(1, int(16 * fraction))])
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    return write
+
+
+def leftovers(folder):
+    return [p.name for p in folder.iterdir() if ".part" in p.name or ".probe" in p.name]
+
+
+def test_plot_rejects_an_unknown_suffix_before_drawing(tmp_path, monkeypatch):
+    monkeypatch.setattr(chain2d, "plot_chain_2d", lambda *a, **k: pytest.fail("drew"))
+    monkeypatch.setattr(diagnostics, "plot_convergence", lambda *a, **k: pytest.fail("drew"))
+    for command in ("chain", "convergence"):
+        r = main_cli("plot", command, "-o", tmp_path / "c.xyz")
+        one_error_line(r, "c.xyz", "'.xyz'", ".png", ".svg", ".pdf")
+    one_error_line(main_cli("plot", "skeleton", "-o", tmp_path / "s"), "'(none)'", ".png")
+    assert not list(tmp_path.iterdir())
+    from ikrig.errors import InputError
+    from ikrig.viz._mpl import new_figure, save_figure
+
+    with pytest.raises(InputError, match="unsupported file type '.xyz'"):
+        save_figure(new_figure(1, 1), tmp_path / "c.xyz")
+
+
+def test_pictures_are_written_atomically(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    out = tmp_path / "c.png"
+    out.write_bytes(b"the previous picture")
+    real = Figure.savefig
+    seen = []
+
+    def failing(self, fname, *args, **kwargs):
+        seen.append(fname)
+        disk_full_after()(fname)
+
+    monkeypatch.setattr(Figure, "savefig", failing)
+    one_error_line(main_cli("plot", "chain", "-o", out), f"No space left on device: {out}")
+    assert out.read_bytes() == b"the previous picture" and not leftovers(tmp_path)
+    assert seen and all(os.fspath(p) != os.fspath(out) for p in seen)
+
+    def recording(self, fname, *args, **kwargs):
+        seen.append(fname)
+        return real(self, fname, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", recording)
+    seen.clear()
+    for name in ("c.png", "c.svg", "c.pdf"):
+        r = main_cli("plot", "convergence", "--max-iterations", "5", "-o", tmp_path / name)
+        assert r.exit_code == 0, r.output
+    assert [os.path.basename(p).startswith(".c.") for p in seen] == [True] * 3
+    assert [os.path.splitext(p)[1] for p in seen] == [".png", ".svg", ".pdf"]
+    assert read_rgb(out).shape[2] == 3 and not leftovers(tmp_path)
+    assert (tmp_path / "c.svg").read_text().lstrip().startswith("<?xml")
+    assert (tmp_path / "c.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_gif_is_written_atomically(tmp_path, monkeypatch):
+    bvh = stick_bvh(tmp_path)
+    out = tmp_path / "m.gif"
+    out.write_bytes(b"the previous movie")
+    real = PIL_Image.Image.save
+
+    def failing(self, fp, *args, **kwargs):
+        disk_full_after()(fp)
+
+    monkeypatch.setattr(PIL_Image.Image, "save", failing)
+    args = ("plot", "movie", bvh, "-g", "slope", "--max-frames", "3", "--dpi", "30", "-o", out)
+    one_error_line(main_cli(*args), f"No space left on device: {out}")
+    assert out.read_bytes() == b"the previous movie" and not leftovers(tmp_path)
+    monkeypatch.setattr(PIL_Image.Image, "save", real)
+    r = main_cli(*args)
+    assert r.exit_code == 0, r.output
+    with PIL_Image.open(out) as im:
+        assert im.format == "GIF" and im.n_frames == 3
+    assert not leftovers(tmp_path)
+
+
+def test_mp4_is_written_atomically(tmp_path, monkeypatch):
+    ffmpeg = pytest.importorskip("imageio_ffmpeg", reason="imageio-ffmpeg not installed (MP4)")
+    clip = stick_walk(frames=12)
+    out = tmp_path / "movie.mp4"
+    out.write_bytes(b"the previous movie")
+    real = ffmpeg.write_frames
+    targets = []
+
+    def dies_after_one_frame(path, *args, **kwargs):
+        targets.append(path)
+        gen = real(path, *args, **kwargs)
+        count = 0
+
+        def send(frame):
+            nonlocal count
+            if frame is not None:
+                count += 1
+                if count > 1:
+                    raise OSError(5, "Input/output error", path)
+            return gen.send(frame)
+
+        return SimpleNamespace(send=send, close=gen.close)
+
+    kwargs = dict(max_frames=6, size=(4.0, 2.0), dpi=40, progress=False)
+    monkeypatch.setattr(ffmpeg, "write_frames", dies_after_one_frame)
+    with pytest.raises(OSError, match="Input/output"):
+        movie.write_before_after_movie(fake_result(clip), clip, ground_for(clip), out, **kwargs)
+    assert out.read_bytes() == b"the previous movie" and not leftovers(tmp_path)
+    monkeypatch.setattr(
+        ffmpeg, "write_frames", lambda path, *a, **k: targets.append(path) or real(path, *a, **k)
+    )
+    movie.write_before_after_movie(fake_result(clip), clip, ground_for(clip), out, **kwargs)
+    assert all(os.path.dirname(t) == str(tmp_path) and t.endswith(".mp4") for t in targets)
+    assert str(out) not in targets
+    assert ffmpeg.count_frames_and_secs(str(out))[0] == 6 and not leftovers(tmp_path)
+
+
+def test_mp4_without_its_writer_names_the_plot_extra(tmp_path, monkeypatch):
+    bvh = stick_bvh(tmp_path)
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import fails
+    monkeypatch.setattr("ikrig.cli_viz.place", lambda *a, **k: pytest.fail("solved first"))
+    line = one_error_line(main_cli("plot", "movie", bvh, "-o", tmp_path / "m.mp4"))
+    assert "pip install 'ikrig[plot]'" in line and "MP4" in line
+    assert "pip install imageio-ffmpeg" not in line
+    from ikrig.viz._mpl import MissingDependencyError
+
+    clip = stick_walk(frames=4)
+    with pytest.raises(MissingDependencyError, match=r"pip install 'ikrig\[plot\]'"):
+        movie.write_before_after_movie(fake_result(clip), clip, None, tmp_path / "m.mp4")
+    assert not (tmp_path / "m.mp4").exists()
+    from ikrig.viz import movie as module
+
+    assert "pip install imageio-ffmpeg" not in module.__doc__
+
+
+def test_foot_with_a_movie_on_a_built_in_ground(tmp_path):
+    bvh = stick_bvh(tmp_path)
+    out, gif = tmp_path / "out.bvh", tmp_path / "sub" / "ba.gif"
+    r = main_cli("foot", bvh, "-g", "stairs", "-o", out, "--gif", gif)
+    assert r.exit_code == 0, r.output
+    with PIL_Image.open(gif) as im:
+        assert im.n_frames == 20
+    assert not leftovers(tmp_path) and not leftovers(tmp_path / "sub")

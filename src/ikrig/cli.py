@@ -1,4 +1,8 @@
-"""The ``ikrig`` command line: ``info``, ``demo``.
+"""The ``ikrig`` command line: ``info``, ``demo``, ``foot`` (and ``plot``, ``view``,
+``playground`` from :mod:`ikrig.cli_viz`).
+
+Every output is checked before any work (:func:`check_outputs`: never an input, a known
+suffix, a writable folder, created if needed) and written atomically.
 
 Errors print one line (``ikrig: error: ...``) and exit with status 2; ``--debug`` shows the
 traceback instead.
@@ -10,17 +14,45 @@ import json
 import os
 import sys
 import time
+import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 import numpy as np
 
+from ._files import check_output, write_text
 from ._version import __version__
-from .errors import IkrigError
+from .errors import IkrigError, InputError
+
+
+def _fail(message: str):
+    click.echo(f"ikrig: error: {message}", err=True)
+    sys.exit(2)
+
+
+#: ``ikrig`` or ``ikrig plot`` with nothing after it: click shows the help (click >= 8.2).
+_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+def _usage_line(exc: click.UsageError) -> str:
+    """A click usage error as one line, with where to find help."""
+    msg = " ".join(exc.format_message().split())
+    ctx = exc.ctx
+    return msg + (f" (see '{ctx.command_path} --help')" if ctx is not None else "")
 
 
 class _Group(click.Group):
-    """A click group that turns ikrig errors into one clear line unless --debug is given."""
+    """A click group that turns ikrig errors (and usage errors) into one clear line unless
+    --debug is given."""
+
+    def parse_args(self, ctx, args):
+        try:
+            return super().parse_args(ctx, args)
+        except _HELP:
+            raise
+        except click.UsageError as exc:
+            _fail(_usage_line(exc))
 
     def invoke(self, ctx):
         try:
@@ -28,22 +60,93 @@ class _Group(click.Group):
         except BrokenPipeError:  # the reader went away (``ikrig info x.bvh | head``)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
+        except _HELP:
+            raise
+        except click.UsageError as exc:
+            _fail(_usage_line(exc))
         except (IkrigError, OSError) as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            msg = str(exc) if isinstance(exc, IkrigError) else f"{exc.strerror}: {exc.filename}"
-            click.echo(f"ikrig: error: {msg}", err=True)
-            sys.exit(2)
+            if isinstance(exc, IkrigError) or not exc.strerror:
+                msg = " ".join(str(exc).split()) or type(exc).__name__
+            else:
+                msg = exc.strerror + (f": {exc.filename}" if exc.filename else "")
+            _fail(msg)
 
 
-GROUND_OPTION = click.option(
-    "-g",
-    "--ground",
-    "ground_spec",
-    default="stairs",
-    show_default=True,
-    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
-)
+BVH, JSON = (".bvh",), (".json",)
+
+
+def check_outputs(outputs, inputs=()) -> None:
+    """Check every output before any work (:func:`ikrig._files.check_output`: not an input,
+    a known suffix, a writable folder, created if needed) and that no two are the same file.
+
+    Args:
+        outputs: ``(path, suffixes, what)`` triples; a None path is skipped.
+        inputs: the paths read (None skipped).
+    """
+    inputs = [p for p in inputs if p is not None]
+    seen: dict[str, str] = {}
+    for path, suffixes, what in outputs:
+        if path is None:
+            continue
+        out = check_output(path, inputs=inputs, suffixes=suffixes, what=what)
+        key = os.path.normcase(os.path.realpath(out))
+        if key in seen:
+            raise InputError(f"{what} {out} is also the {seen[key]}; give each its own name")
+        seen[key] = what
+
+
+def ground_input(spec):
+    """The mesh file a ground spec names (None for a built-in ground); an error, before any
+    work, when it is neither."""
+    from .ground import GROUND_NAMES
+
+    if spec in GROUND_NAMES:
+        return None
+    if not os.path.isfile(spec):
+        raise InputError(
+            f"ground: {spec!r} is neither a built-in ground ({', '.join(GROUND_NAMES)})"
+            " nor a mesh file"
+        )
+    return spec
+
+
+@contextmanager
+def echo_warnings():
+    """Show ikrig's warnings (ground coverage) once each as ``ikrig: warning: ...`` lines;
+    other warnings are shown as usual."""
+    from .ground.coverage import GroundCoverageWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GroundCoverageWarning)
+        try:
+            yield
+        finally:
+            shown = set()
+            for w in caught:
+                if issubclass(w.category, GroundCoverageWarning):
+                    if str(w.message) not in shown:
+                        shown.add(str(w.message))
+                        click.echo(f"ikrig: warning: {w.message}", err=True)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def _clip_with_time(path):
+    """Read a BVH clip for foot placement: it needs a frame time."""
+    from .io.bvh import read_bvh
+
+    clip = read_bvh(path)
+    if clip.frame_time is None:
+        raise InputError(
+            f"{path}: no frame time (Frame Time: 0, a single pose); foot placement needs a"
+            " clip with a frame time"
+        )
+    return clip
+
+
+GROUND_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
 REPORT_OPTION = click.option(
     "--report",
     "report_path",
@@ -122,10 +225,13 @@ def info(path, as_json):
         return
     click.echo(f"{s['path']}")
     click.echo(f"  joints      {s['joints']} (root {s['root']}, {s['end_sites']} end sites)")
-    click.echo(
-        f"  frames      {s['frames']} at {s['fps']:.4g} fps"
-        f" (frame time {s['frame_time']:.6g} s, duration {s['duration']:.3f} s)"
-    )
+    if s["frame_time"] is None:
+        click.echo(f"  frames      {s['frames']}, no frame time (Frame Time: 0)")
+    else:
+        click.echo(
+            f"  frames      {s['frames']} at {s['fps']:.4g} fps"
+            f" (frame time {s['frame_time']:.6g} s, duration {s['duration']:.3f} s)"
+        )
     click.echo(f"  channels    {s['channels']} per frame")
     for layout, count in s["channel_layout"].items():
         click.echo(f"    {count:3d} x {layout}")
@@ -149,14 +255,21 @@ def info(path, as_json):
     default=None,
     help="Use this BVH clip instead of the built-in walk.",
 )
-@GROUND_OPTION
+@click.option(
+    "-g",
+    "--ground",
+    "ground_spec",
+    default="stairs",
+    show_default=True,
+    help=GROUND_HELP + " The demo lays built-in stairs unless told otherwise.",
+)
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False),
     default="ikrig_demo.bvh",
     show_default=True,
-    help="Where to write the result.",
+    help="Where to write the result (BVH).",
 )
 @REPORT_OPTION
 @click.option(
@@ -169,13 +282,17 @@ def demo(clip_path, ground_spec, output, report_path, gif):
     """The main job on built-in data: a humanoid walks over stairs with its feet planted.
 
     Generates a 31-joint humanoid and a walk cycle by code (or reads --clip), lays the ground
-    along its path, places the feet (mode full), writes the result as BVH and prints the
-    metrics against the do-nothing baseline (root on the ground, no IK) and trace-offset.
+    (built-in stairs unless -g says otherwise) along its path, places the feet (mode full),
+    writes the result as BVH and prints the metrics against the do-nothing baseline (root on
+    the ground, no IK) and trace-offset.
     """
-    from .io.bvh import read_bvh
-
+    gif_path = Path(output).with_suffix(".gif") if gif else None
+    check_outputs(
+        [(output, BVH, "output"), (report_path, JSON, "report"), (gif_path, None, "GIF")],
+        inputs=[clip_path, ground_input(ground_spec)],
+    )
     if clip_path:
-        clip = read_bvh(clip_path)
+        clip = _clip_with_time(clip_path)
         source = str(clip_path)
     else:
         from .data.walk import to_bvh_clip, walk_clip
@@ -184,32 +301,36 @@ def demo(clip_path, ground_spec, output, report_path, gif):
         source = "built-in walk (31 joints, 6 s at 60 fps)"
     click.echo(f"clip: {source}; ground: {ground_spec}")
     t0 = time.perf_counter()
-    report, table = run_foot(
-        clip.motion,
-        ground_spec,
-        ["full", "trace-offset"],
-        extra={"input": source, "ground": ground_spec},
-    )
+    with echo_warnings():
+        report, table = run_foot(
+            clip.motion,
+            ground_spec,
+            ["full", "trace-offset"],
+            extra={"input": source, "ground": ground_spec},
+        )
     elapsed = time.perf_counter() - t0
     click.echo(
         f"legs: {report['legs']}; solved {report['frames']} frames (and the"
         f" comparisons) in {elapsed:.2f} s"
     )
     result, ground = _write_results(clip, report, table, "full", output, report_path)
-    if gif:
-        _maybe_gif(result, clip.motion, ground, Path(output).with_suffix(".gif"))
+    if gif_path is not None:
+        _maybe_gif(result, clip.motion, ground, gif_path)
 
 
 def _write_results(clip, report, table, mode, output, report_path):
-    """Write the clip of ``mode`` as BVH (and the report as JSON), print the metrics table;
-    return that mode's result and the ground."""
+    """Write the clip of ``mode`` as BVH (and the report as JSON, atomically), print the
+    metrics table; return that mode's result and the ground."""
     from .io.bvh import write_bvh
 
     result, ground = report.pop("_results")[mode], report.pop("_ground")
     write_bvh(output, clip.with_motion(result.motion))
     click.echo(table)
     if report_path:
-        Path(report_path).write_text(json.dumps(report, indent=2))
+        try:
+            write_text(report_path, json.dumps(report, indent=2))
+        except OSError as exc:  # name the report, not its temporary file
+            raise OSError(exc.errno, exc.strerror, str(report_path)) from exc
     click.echo(f"wrote {output}" + (f" and {report_path}" if report_path else ""))
     return result, ground
 
@@ -228,13 +349,19 @@ def _maybe_gif(result, source, ground, path):
 
 @main.command()
 @click.argument("input_path", metavar="INPUT.bvh", type=click.Path(dir_okay=False))
-@GROUND_OPTION
+@click.option(
+    "-g",
+    "--ground",
+    "ground_spec",
+    required=True,
+    help=GROUND_HELP,
+)
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False),
     required=True,
-    help="Where to write the result (BVH, same hierarchy and channels).",
+    help="Where to write the result (BVH, same hierarchy and channels; never the input).",
 )
 @click.option(
     "--mode",
@@ -257,20 +384,28 @@ def _maybe_gif(result, source, ground, path):
 )
 def foot(input_path, ground_spec, output, mode, report_path, compare, legs, seed, gif_path):
     """Plant the feet of a clip on uneven ground and write the result."""
-    from .io.bvh import read_bvh
+    inputs = [p for p in (input_path, ground_input(ground_spec)) if p is not None]
+    check_outputs(
+        [(output, BVH, "output"), (report_path, JSON, "report"), (gif_path, None, "movie")],
+        inputs=inputs,
+    )
+    if gif_path:
+        from .viz.movie import check_movie_path
 
-    clip = read_bvh(input_path)
+        check_movie_path(gif_path, inputs=inputs)
+    clip = _clip_with_time(input_path)
     modes = [mode] + (
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
-    report, table = run_foot(
-        clip.motion,
-        ground_spec,
-        modes,
-        legs,
-        seed,
-        extra={"input": str(input_path), "ground": ground_spec},
-    )
+    with echo_warnings():
+        report, table = run_foot(
+            clip.motion,
+            ground_spec,
+            modes,
+            legs,
+            seed,
+            extra={"input": str(input_path), "ground": ground_spec},
+        )
     result, ground = _write_results(clip, report, table, mode, output, report_path)
     if gif_path:
         from .viz.movie import write_before_after_gif

@@ -57,9 +57,32 @@ def clip_ground(motion, spec, legs=None, seed=0):
 
 
 def place(motion, ground, mode, legs):
+    """Foot placement of a clip; ground-coverage warnings are echoed as one line each."""
+    from .cli import echo_warnings
     from .pipelines.foot import FootOptions, place_feet
 
-    return place_feet(motion, ground, FootOptions(mode=mode), legs=legs, progress=True)
+    with echo_warnings():
+        return place_feet(motion, ground, FootOptions(mode=mode), legs=legs, progress=True)
+
+
+def check_picture(output, clip=None, ground_spec=None):
+    """Before any work: the output is a picture ikrig can write (a known suffix, a writable
+    folder, not an input) and matplotlib is installed."""
+    from .cli import check_outputs, ground_input
+    from .viz._mpl import IMAGE_SUFFIXES, require
+
+    ground = ground_input(ground_spec) if ground_spec is not None else None
+    check_outputs([(output, IMAGE_SUFFIXES, "picture")], inputs=[clip, ground])
+    require("matplotlib", "plot", "plotting")
+
+
+def check_movie(output, clip=None, ground_spec=None):
+    """Before any work: the output is a movie ikrig can write (.gif or .mp4 with its writer
+    installed, a writable folder, not an input)."""
+    from .cli import ground_input
+    from .viz.movie import check_movie_path
+
+    check_movie_path(output, inputs=[p for p in (clip, ground_input(ground_spec)) if p])
 
 
 def _out(path) -> str:
@@ -136,6 +159,7 @@ def plot():
 )
 def plot_chain(solver, bones, limit, target, max_iterations, tolerance, iterations, output):
     """A planar chain solved gizmo-style: bones, joint-limit fans, target, iterations."""
+    check_picture(output)
     from .viz.chain2d import plot_chain_2d
 
     pos, cons, tgt = chain_problem(bones, limit, target)
@@ -169,6 +193,7 @@ def plot_chain(solver, bones, limit, target, max_iterations, tolerance, iteratio
 )
 def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
     """Error against iteration for CCD, FABRIK, follow and DLS on the same target."""
+    check_picture(output)
     from .viz.diagnostics import plot_convergence as draw
 
     pos, cons, tgt = chain_problem(bones, limit, target)
@@ -195,6 +220,7 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 )
 def plot_skeleton(clip, ground_spec, frame, ik, mode, legs, seed, no_rays, output):
     """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
+    check_picture(output, clip, ground_spec)
     from .viz.scene3d import plot_skeleton_3d
 
     motion = load_clip(clip)
@@ -225,6 +251,7 @@ def plot_skeleton(clip, ground_spec, frame, ik, mode, legs, seed, no_rays, outpu
 )
 def plot_diagnostics(clip, ground_spec, mode, legs, seed, output):
     """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
+    check_picture(output, clip, ground_spec)
     from .viz.diagnostics import plot_foot_diagnostics
 
     motion = load_clip(clip)
@@ -255,10 +282,11 @@ def plot_diagnostics(clip, ground_spec, mode, legs, seed, output):
     default="before_after.gif",
     show_default=True,
     type=click.Path(dir_okay=False),
-    help="A .gif or .mp4 path.",
+    help="A .gif or .mp4 path (MP4 needs imageio-ffmpeg, in the [plot] extra).",
 )
 def plot_movie(clip, ground_spec, mode, legs, seed, max_frames, fps, dpi, output):
     """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
+    check_movie(output, clip, ground_spec)
     from .viz.movie import write_before_after_movie
 
     motion = load_clip(clip)

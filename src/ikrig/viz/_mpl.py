@@ -1,5 +1,8 @@
 """Matplotlib plumbing: optional-import checks, off-screen figures, saving, pixel grabs.
 
+Figures are saved atomically (:func:`ikrig._files.atomic_path`): a failed or killed save
+leaves the previous file as it was.
+
 Figures are made with ``matplotlib.figure.Figure`` and the Agg canvas directly, never with
 ``pyplot``: nothing global changes (no backend switch, no figure manager), so the plots work
 in scripts, tests and servers without a display.
@@ -8,11 +11,17 @@ in scripts, tests and servers without a display.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+from .._files import atomic_path, check_output
 from ..errors import IkrigError
+
+#: The picture formats :func:`save_figure` writes (the format comes from the suffix).
+IMAGE_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg")
 
 
 class MissingDependencyError(IkrigError, ImportError):
@@ -42,12 +51,29 @@ def new_figure(width: float, height: float, dpi: float = 100):
     return fig
 
 
+@contextmanager
+def atomic_output(path) -> Iterator[Path]:
+    """:func:`ikrig._files.atomic_path`, with errors naming ``path``, not the temporary file
+    (a user knows the name they gave; the temporary one is gone by the time they read it)."""
+    with atomic_path(path) as tmp:
+        try:
+            yield tmp
+        except OSError as exc:
+            if exc.filename is not None and os.fspath(exc.filename) == os.fspath(tmp):
+                raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+            raise
+
+
 def save_figure(fig, path) -> Path:
-    """Write ``fig`` to ``path`` (format from the extension: png, svg, pdf, jpg) and return it."""
-    path = Path(os.fspath(path))
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, facecolor=fig.get_facecolor())
+    """Write ``fig`` to ``path`` atomically and return it; the format comes from the suffix
+    (:data:`IMAGE_SUFFIXES`), the folder is created if needed.
+
+    Raises:
+        InputError: an unsupported suffix or a folder that cannot be written (before drawing).
+    """
+    path = check_output(path, suffixes=IMAGE_SUFFIXES, what="picture")
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, format=path.suffix[1:].lower(), facecolor=fig.get_facecolor())
     return path
 
 

@@ -6,25 +6,32 @@ contacts. Both cameras follow the character. Long clips are frame-skipped so the
 small: at most ``max_frames`` frames are written, evenly spaced, and the playback rate is
 lowered to match so the movie runs in real time.
 
-GIFs are written with Pillow (the ``[plot]`` extra); MP4 needs ``imageio-ffmpeg``
-(``pip install imageio-ffmpeg``, which ships its own ffmpeg binary).
+GIFs are written with Pillow, MP4 with imageio-ffmpeg (which ships its own ffmpeg binary);
+both come with the ``[plot]`` extra (``pip install 'ikrig[plot]'``). Movies are written
+atomically (:func:`ikrig._files.atomic_path`): a failed or killed write leaves the previous
+file as it was.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 
+from .._files import check_output
 from ..errors import InputError
 from ..pose import Motion
-from ._mpl import figure_rgb, new_figure, require
+from ._mpl import atomic_output, figure_rgb, new_figure, require
 from .geometry import walking_axes
 from .scene3d import SkeletonScene
 
-__all__ = ["frame_indices", "write_before_after_gif", "write_before_after_movie"]
+__all__ = [
+    "check_movie_path",
+    "frame_indices",
+    "write_before_after_gif",
+    "write_before_after_movie",
+]
 
 FORMATS = (".gif", ".mp4")
 
@@ -139,13 +146,12 @@ def write_before_after_movie(
         The path written.
 
     Raises:
-        InputError: an unknown extension or ``max_frames < 1``.
+        InputError: an unknown extension, ``max_frames < 1`` or a folder that cannot be
+            written (all checked before any frame is drawn).
         MissingDependencyError: matplotlib/Pillow (GIF) or imageio-ffmpeg (MP4) missing.
     """
-    path = Path(os.fspath(path))
+    path = Path(check_movie_path(path))
     ext = path.suffix.lower()
-    if ext not in FORMATS:
-        raise InputError(f"movie: expected a .gif or .mp4 path, got {str(path)!r}")
     src = _motion(source)
     F = result.motion.num_frames
     step = max(1, math.ceil(F / max_frames)) if max_frames >= 1 else 0
@@ -162,13 +168,27 @@ def write_before_after_movie(
         labels=labels,
         window=window,
     )
-    if path.parent and not path.parent.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if ext == ".gif":
-        _write_gif(frames, path, rate)
-    else:
-        _write_mp4(frames, path, rate)
+    with atomic_output(path) as tmp:
+        if ext == ".gif":
+            _write_gif(frames, tmp, rate)
+        else:
+            _write_mp4(frames, tmp, rate)
     return path
+
+
+def check_movie_path(path, inputs=()) -> Path:
+    """Check before any work that a movie can be written to ``path``: a ``.gif`` or ``.mp4``
+    suffix, its writer installed, a writable folder (created if needed), not one of
+    ``inputs``. Returns the path; raises InputError or MissingDependencyError."""
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise InputError(f"movie: expected a .gif or .mp4 path, got {str(path)!r}")
+    require("matplotlib", "plot", "drawing movies")
+    if path.suffix.lower() == ".gif":
+        require("PIL.Image", "plot", "writing GIFs")
+    else:
+        require("imageio_ffmpeg", "plot", "writing MP4")
+    return check_output(path, inputs=inputs, suffixes=FORMATS, what="movie")
 
 
 def write_before_after_gif(result, source, ground, path, **kwargs) -> Path:
@@ -194,13 +214,14 @@ def _write_gif(frames, path: Path, fps: float) -> None:
         append_images=images[1:],
         duration=duration,
         loop=0,
+        format="GIF",
         optimize=False,
         disposal=1,
     )
 
 
 def _write_mp4(frames, path: Path, fps: float) -> None:
-    ffmpeg = require("imageio_ffmpeg", "plot", "writing MP4 (pip install imageio-ffmpeg)")
+    ffmpeg = require("imageio_ffmpeg", "plot", "writing MP4")
     writer = None
     try:
         for f in frames:
