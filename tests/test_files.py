@@ -107,3 +107,21 @@ def test_check_output_suffixes_and_folders(tmp_path):
     except IkrigError as exc:
         msg = str(exc)
     assert "\n" not in msg and len(msg) < 300
+
+
+def test_errors_about_the_temporary_file_name_the_destination(tmp_path):
+    out = tmp_path / "report.json"
+
+    def failing_writer(tmp):
+        raise OSError(28, "No space left on device", str(tmp))
+
+    with pytest.raises(OSError) as info, atomic_path(out) as tmp:
+        failing_writer(tmp)
+    assert info.value.filename == str(out) and info.value.errno == 28
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_file_in_the_way_of_a_folder_is_named(tmp_path):
+    (tmp_path / "results").write_text("")
+    with pytest.raises(InputError, match="a file named .*results is in the way"):
+        check_output(tmp_path / "results" / "deeper" / "x.bvh")

@@ -43,7 +43,8 @@ def atomic_path(path: StrPath) -> Iterator[Path]:
 
     The temporary file ends with ``path``'s suffix, so writers that pick the format from the
     name (matplotlib, Pillow, ffmpeg) work unchanged. If the ``with`` body raises, the
-    temporary file is removed and ``path`` is left as it was.
+    temporary file is removed and ``path`` is left as it was; an ``OSError`` about the
+    temporary file is raised again naming ``path`` (the name the user knows).
 
     >>> import tempfile, pathlib
     >>> out = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
@@ -65,11 +66,14 @@ def atomic_path(path: StrPath) -> Iterator[Path]:
             os.fsync(f.fileno())
         os.chmod(tmp, _new_file_mode(path))
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             tmp.unlink()
         except OSError:
             pass
+        if isinstance(exc, OSError) and exc.filename is not None:
+            if os.fspath(exc.filename) == os.fspath(tmp):  # name the file the user gave
+                raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
         raise
     _sync_folder(parent)
 
@@ -142,8 +146,10 @@ def check_output(
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        blocker = next((p for p in (parent, *parent.parents) if p.is_file()), None)
+        reason = f"a file named {_short(blocker)} is in the way" if blocker else exc.strerror
         raise InputError(
-            f"{what} {_short(out)}: cannot create folder {_short(parent)} ({exc.strerror})"
+            f"{what} {_short(out)}: cannot create folder {_short(parent)} ({reason})"
         ) from None
     try:
         fd, probe = tempfile.mkstemp(dir=parent, prefix=f".{out.name}.", suffix=".probe")

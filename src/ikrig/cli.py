@@ -327,10 +327,7 @@ def _write_results(clip, report, table, mode, output, report_path):
     write_bvh(output, clip.with_motion(result.motion))
     click.echo(table)
     if report_path:
-        try:
-            write_text(report_path, json.dumps(report, indent=2))
-        except OSError as exc:  # name the report, not its temporary file
-            raise OSError(exc.errno, exc.strerror, str(report_path)) from exc
+        write_text(report_path, json.dumps(report, indent=2))
     click.echo(f"wrote {output}" + (f" and {report_path}" if report_path else ""))
     return result, ground
 

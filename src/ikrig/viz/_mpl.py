@@ -10,9 +10,6 @@ in scripts, tests and servers without a display.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -51,19 +48,6 @@ def new_figure(width: float, height: float, dpi: float = 100):
     return fig
 
 
-@contextmanager
-def atomic_output(path) -> Iterator[Path]:
-    """:func:`ikrig._files.atomic_path`, with errors naming ``path``, not the temporary file
-    (a user knows the name they gave; the temporary one is gone by the time they read it)."""
-    with atomic_path(path) as tmp:
-        try:
-            yield tmp
-        except OSError as exc:
-            if exc.filename is not None and os.fspath(exc.filename) == os.fspath(tmp):
-                raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
-            raise
-
-
 def save_figure(fig, path) -> Path:
     """Write ``fig`` to ``path`` atomically and return it; the format comes from the suffix
     (:data:`IMAGE_SUFFIXES`), the folder is created if needed.
@@ -72,7 +56,7 @@ def save_figure(fig, path) -> Path:
         InputError: an unsupported suffix or a folder that cannot be written (before drawing).
     """
     path = check_output(path, suffixes=IMAGE_SUFFIXES, what="picture")
-    with atomic_output(path) as tmp:
+    with atomic_path(path) as tmp:
         fig.savefig(tmp, format=path.suffix[1:].lower(), facecolor=fig.get_facecolor())
     return path
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .._files import check_output
+from .._files import atomic_path, check_output
 from ..errors import InputError
 from ..pose import Motion
-from ._mpl import atomic_output, figure_rgb, new_figure, require
+from ._mpl import figure_rgb, new_figure, require
 from .geometry import walking_axes
 from .scene3d import SkeletonScene
 
@@ -168,7 +168,7 @@ def write_before_after_movie(
         labels=labels,
         window=window,
     )
-    with atomic_output(path) as tmp:
+    with atomic_path(path) as tmp:
         if ext == ".gif":
             _write_gif(frames, tmp, rate)
         else:
