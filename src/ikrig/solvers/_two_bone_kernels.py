@@ -200,9 +200,11 @@ def _law_of_cosines(reach, l1s, l2s, zero, half):
 @njit(**_INLINE)
 def _fast_positions(
     rx, ry, rz, mx, my, mz, ex, ey, ez, tx, ty, tz, px, py, pz,
-    zero, one, half, three, soften, max_stretch, tol, eps, lo, hi, full,
+    zero, one, half, three, soften, max_stretch, tol, eps, lo, hi, full, rng,
 ):  # fmt: skip
     """Positions-only solve of the common case, without the fallbacks of :func:`_geometry`.
+
+    ``rng`` (compile-time): also mark lengths out of ``[lo, hi]`` (float32 data).
 
     Returns ``(slow, mid xyz, end xyz, reached)`` (ints for the flags). ``slow`` is 1 when a
     fallback may be needed (degenerate chain, target at the root, pole on the aim line), a
@@ -235,11 +237,10 @@ def _fast_positions(
     hc = _sqrt(hsq / csq)  # h / |c|
     err = reach - d  # the end lands on the aim line: its distance to the target
     eps_l = eps * L
-    hi2 = hi * hi
-    ok = (
-        (lmin > eps * lmax) & (d > eps_l) & (csq > (eps * eps) * (psq + L * L))
-        & (lmin >= lo) & (lmax <= hi) & (dsq <= hi2) & (psq <= hi2)
-    )  # fmt: skip
+    ok = (lmin > eps * lmax) & (d > eps_l) & (csq > (eps * eps) * (psq + L * L))
+    if rng:
+        hi2 = hi * hi
+        ok = ok & (lmin >= lo) & (lmax <= hi) & (dsq <= hi2) & (psq <= hi2)
     if full:
         ok = ok & (reach > eps_l)  # implied by d > eps_l without soft IK
     return (

@@ -147,14 +147,15 @@ def _aos_redo(root, mid, end, target, pole, wct, c64, arc, out_mid, out_end, out
     return nbad
 
 
-def _make_aos_parallel(arc: bool):
+def _make_aos_parallel(arc: bool, redo: bool):
     """Full solve over flat AoS arrays, vectorised and multi-threaded (big batches).
 
     As :func:`aos_solve`, but ``wct`` is ``(3, N)``, ``consts`` has the data's dtype and the
     outputs are separate raveled arrays: mid and end ``(N, 3)``, deltas ``(N, 4)``, stretch
     ``(N,)`` and ``out_state`` ``(N,)`` uint8 (the bool ``reached`` viewed as bytes; 2 marks
     an element for the float64 pass). Stride 3 and 4 stores vectorise well; stride 15 ones
-    do not. ``arc`` is a compile-time constant.
+    do not. ``arc`` and ``redo`` are compile-time constants; without ``redo`` (float64
+    data) nothing is marked and the loop does no more work than it needs.
     """
 
     def kernel(
@@ -194,9 +195,13 @@ def _make_aos_parallel(arc: bool):
             out_qm[k0 + uint64(2)] = qmz
             out_qm[k0 + uint64(3)] = qmw
             out_stretch[i] = stretch
-            out_state[i] = _sel(slow != 0, 2, reached)
-            nslow += slow
-            nbad += _sel(slow != 0, 0, bad)  # a slow element is counted by the second pass
+            if redo:
+                out_state[i] = _sel(slow != 0, 2, reached)
+                nslow += slow
+                nbad += _sel(slow != 0, 0, bad)  # counted by the second pass
+            else:
+                out_state[i] = reached
+                nbad += bad
         if nslow == 0:
             return nbad
         return nbad + _aos_redo(
@@ -204,8 +209,8 @@ def _make_aos_parallel(arc: bool):
             out_mid, out_end, out_qr, out_qm, out_stretch, out_state,
         )  # fmt: skip
 
-    return _named(kernel, "aos_solve_parallel_arc" if arc else "aos_solve_parallel",
-                  parallel=True)  # fmt: skip
+    name = "aos_solve_parallel" + ("_arc" if arc else "") + ("_f32" if redo else "")
+    return _named(kernel, name, parallel=True)
 
 
 @njit(**_OPTS)
@@ -245,10 +250,11 @@ def _soa_redo(root, mid, end, target, pole, c64, full, out_mid, out_end, out_sta
     return nbad
 
 
-def _make_soa_kernel(full: bool):
+def _make_soa_kernel(full: bool, rng: bool):
     """Positions-only kernel over component-first ``(3, N)`` arrays, weight 1, no twist.
 
-    ``full`` enables soft IK and stretch. ``out_state`` is the ``reached`` output viewed as
+    ``full`` enables soft IK and stretch; ``rng`` (float32 data) marks lengths out of the
+    dtype's safe range too. ``out_state`` is the ``reached`` output viewed as
     uint8. The vectorised loop solves the common case (:func:`_fast_positions`) and marks
     elements that need a fallback (or float64) with 2; :func:`_soa_redo` then re-solves
     those with :func:`_geometry` in float64. Returns the number of elements with a
@@ -264,7 +270,7 @@ def _make_soa_kernel(full: bool):
                 root[0, i], root[1, i], root[2, i], mid[0, i], mid[1, i], mid[2, i],
                 end[0, i], end[1, i], end[2, i], target[0, i], target[1, i], target[2, i],
                 pole[0, i], pole[1, i], pole[2, i],
-                zero, one, half, three, soften, max_stretch, tol, eps, lo, hi, full,
+                zero, one, half, three, soften, max_stretch, tol, eps, lo, hi, full, rng,
             )  # fmt: skip
             out_mid[0, i] = nmx
             out_mid[1, i] = nmy
@@ -278,11 +284,12 @@ def _make_soa_kernel(full: bool):
             return 0
         return _soa_redo(root, mid, end, target, pole, c64, full, out_mid, out_end, out_state)
 
-    name = "soa_positions_full" if full else "soa_positions"
+    name = "soa_positions" + ("_full" if full else "") + ("_f32" if rng else "")
     return _named(kernel, name, parallel=True)
 
 
-soa_positions = _make_soa_kernel(full=False)
-soa_positions_full = _make_soa_kernel(full=True)
-aos_solve_parallel = _make_aos_parallel(arc=False)
-aos_solve_parallel_arc = _make_aos_parallel(arc=True)
+# Keyed by (float32 data, soft IK or stretch) and (float32 data, shortest arc).
+SOA = {(f32, full): _make_soa_kernel(full, f32) for f32 in (False, True) for full in (False, True)}
+AOS_PARALLEL = {
+    (f32, arc): _make_aos_parallel(arc, f32) for f32 in (False, True) for arc in (False, True)
+}

@@ -355,7 +355,7 @@ def two_bone_positions(
         mid_o, end_o = np.empty(batch + (3,), dt), np.empty(batch + (3,), dt)
         qr_o, qm_o = np.empty(batch + (4,), dt), np.empty(batch + (4,), dt)
         stretch_o = np.empty(batch, dt)
-        kernel = KL.aos_solve_parallel_arc if arc else KL.aos_solve_parallel
+        kernel = KL.AOS_PARALLEL[dt == _F32, arc]
         nbad = kernel(
             fr, fm, fe, ft, fp, wct, consts, c64,
             mid_o.reshape(-1), end_o.reshape(-1), qr_o.reshape(-1), qm_o.reshape(-1),
@@ -480,8 +480,7 @@ def two_bone_positions_soa(
         out_reached[...] = r.reached
         return TwoBoneSoA(out_mid, out_end, out_reached)
     consts, c64 = _consts(dt, options.soften, options.max_stretch, options.tolerance)
-    kernel = KL.soa_positions if options.soften >= 1.0 and options.max_stretch <= 1.0 else None
-    kernel = kernel or KL.soa_positions_full
+    kernel = KL.SOA[dt == _F32, options.soften < 1.0 or options.max_stretch > 1.0]
     _notify()
     nbad = kernel(
         root, mid, end, target, mid if pole is None else pole, consts, c64,
