@@ -21,7 +21,7 @@ were not finite (the wrapper raises), or ``-2`` when some elements were out of r
 bone or a target distance beyond ``BIG`` or a bone below ``SMALL`` (their squares would
 overflow or underflow float64). Those elements are left unsolved with
 ``err = -1`` and the wrapper solves them again rescaled by a power of two
-(:func:`ikrig.solvers._options.rescue`). float32 inputs are never out of range.
+(:func:`ikrig.solvers._rescale.rescue`). float32 inputs are never out of range.
 
 Shared rules
 ------------

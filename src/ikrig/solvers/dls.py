@@ -48,11 +48,9 @@ from ._options import (
     pose_result,
     positions_result,
     raise_nonfinite,
-    rescaled,
-    safe_norm,
-    scaled_back,
     solve_outputs,
 )
+from ._rescale import rescaled, safe_norm, scaled_back
 from .chain import Chain
 from .result import SolveResult
 
@@ -420,7 +418,7 @@ def _rows(idx, pos, parent, trot, params):
 
 
 def _rescaled_goals(pos, tp, wpos):
-    """:func:`~ikrig.solvers._options.rescaled` for DLS goals (targets of goals without a
+    """:func:`~ikrig.solvers._rescale.rescaled` for DLS goals (targets of goals without a
     position weight do not count)."""
     tp = tp.copy()
     tp[:, wpos == 0] = pos[:, :1]
