@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -71,3 +75,38 @@ settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True
 settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("long", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+
+
+def serve_then_stop(argv, signum=signal.SIGINT, cwd=None, startup=120.0, stop=60.0):
+    """Run a serving command (``ikrig view`` / ``playground``), wait for its "serving on"
+    line, check the page loads, send ``signum``; return ``(address, returncode, output)``."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        # a background job may start with SIGINT ignored; give the child the default
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
+    )
+    try:
+        address, seen = None, []
+        t0 = time.perf_counter()
+        while address is None and time.perf_counter() - t0 < startup:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            seen.append(line)
+            if "serving on" in line:
+                address = line.split("serving on", 1)[1].split()[0]
+        assert address and address.startswith("http://127.0.0.1:"), "".join(seen)
+        with urllib.request.urlopen(address, timeout=10) as page:
+            assert b"<html" in page.read(2000).lower()
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=stop)
+        return address, proc.returncode, "".join(seen) + out
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -16,15 +16,13 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import serve_then_stop
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()
@@ -131,36 +129,8 @@ def test_cli_server_command_starts(folder, command):
     helped = run(CLI + [args[0], "--help"], folder, timeout=120)
     assert helped.returncode == 0 and "--host" in helped.stdout, helped.stderr
 
-    proc = subprocess.Popen(
-        CLI + args,
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        # a background job may start with SIGINT ignored; give the child the default
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
-    )
-    try:
-        address, seen = None, []
-        t0 = time.perf_counter()
-        while address is None and time.perf_counter() - t0 < 300:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "serving on" in line:
-                address = line.split("serving on", 1)[1].split()[0]
-        assert address and address.startswith("http://127.0.0.1:"), "".join(seen)
-        with urllib.request.urlopen(address, timeout=10) as page:
-            assert b"<html" in page.read(2000).lower()
-        proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=60)
-        assert proc.returncode == 0, "".join(seen) + out
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    _, returncode, out = serve_then_stop(CLI + args, cwd=folder, startup=300)
+    assert returncode == 0, out
 
 
 # ------------------------------------------------------------------------------ extras

@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("viser", reason="viser not installed (the [viewer] extra)")
 
+from conftest import serve_then_stop  # noqa: E402
 from test_viz import ground_for, stick_walk  # noqa: E402
 
 from ikrig.viz import playground as pg_mod  # noqa: E402
@@ -379,36 +380,10 @@ def test_viewer_in_the_browser(browser, viewer, tmp_path):
 @pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
 def test_cli_serves_on_localhost_and_stops_on_ctrl_c(command, signame):
     import signal
-    import subprocess
     import sys
-    import urllib.request
 
-    proc = subprocess.Popen(
-        [sys.executable, "-c", command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        # a background job may start with SIGINT ignored; give the child the default
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
+    _, returncode, out = serve_then_stop(
+        [sys.executable, "-c", command], getattr(signal, signame), stop=30
     )
-    try:
-        address, seen = None, []
-        t0 = time.perf_counter()
-        while address is None and time.perf_counter() - t0 < 120:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            seen.append(line)
-            if "serving on" in line:
-                address = line.split("serving on", 1)[1].split()[0]
-        assert address and address.startswith("http://127.0.0.1:"), "".join(seen)
-        with urllib.request.urlopen(address, timeout=10) as page:
-            assert b"<html" in page.read(2000).lower()
-        proc.send_signal(getattr(signal, signame))
-        out, _ = proc.communicate(timeout=30)
-        assert proc.returncode == 0, out
-        assert "ikrig: stopping" in out
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert returncode == 0, out
+    assert "ikrig: stopping" in out
