@@ -372,18 +372,7 @@ def test_write_before_after_gif_on_a_real_result(tmp_path, placed):
 
 
 def test_cli_plot_movie_skeleton_diagnostics(tmp_path, monkeypatch):
-    _foot_pipeline()
-    from ikrig.io.bvh import BvhClip, write_bvh
-
-    clip = stick_walk(frames=20)
-    channels = tuple(
-        ("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")
-        if j == 0
-        else ("Zrotation", "Xrotation", "Yrotation")
-        for j in range(clip.num_joints)
-    )
-    bvh = tmp_path / "walk.bvh"
-    write_bvh(bvh, BvhClip(clip, channels, None, None))
+    bvh = stick_bvh(tmp_path)
     runner = CliRunner()
     for args, out in (
         (["movie", str(bvh), "-g", "slope", "--max-frames", "3", "--dpi", "30"], "m.gif"),
