@@ -27,42 +27,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._checks import as_float
+from .._checks import angle_pair, as_float
 from .._numba import notify_compiling
 from ..errors import InputError
 from . import _kernels as K
 
 
-def _unit3(v, name: str) -> tuple[float, float, float]:
-    a = np.asarray(v, dtype=np.float64)
-    if a.shape != (3,) or not np.isfinite(a).all():
-        raise InputError(f"{name}: expected 3 finite numbers, got {v!r}")
-    n = float(np.linalg.norm(a))
-    if n <= 1e-12:
-        raise InputError(f"{name}: must not be the zero vector")
-    return tuple(float(x) for x in a / n)
-
-
-def _angle(value, name: str, bound: float) -> float:
-    v = float(value)
-    if not np.isfinite(v) or abs(v) > bound + 1e-12:
-        raise InputError(
-            f"{name}: must be a finite angle in radians within +-{bound:.4g}, got {value!r}"
-        )
-    return v
-
-
-def _angle_pair(lo, hi, names: tuple[str, str], bound: float = 2 * np.pi) -> tuple[float, float]:
-    a = _angle(lo, names[0], bound)
-    b = _angle(hi, names[1], bound)
-    if a > b:
-        raise InputError(f"{names[0]} ({a!r}) must not exceed {names[1]} ({b!r})")
-    return a, b
-
-
 def _set_angle_range(c) -> None:
     """Check ``c.min_angle <= c.max_angle`` (radians) and store them as floats."""
-    lo, hi = _angle_pair(c.min_angle, c.max_angle, ("min_angle", "max_angle"))
+    lo, hi = angle_pair(c.min_angle, c.max_angle, ("min_angle", "max_angle"))
     object.__setattr__(c, "min_angle", lo)
     object.__setattr__(c, "max_angle", hi)
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import in_range
+from .._checks import in_range, unit_vector
 from . import _kernels as K
-from .base import Constraint, _bone_dir, _row, _unit3
+from .base import Constraint, _bone_dir, _row
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class Cone(Constraint):
     def __post_init__(self):
         object.__setattr__(self, "limit", in_range(self.limit, "limit", 0.0, math.pi))
         if self.axis is not None:
-            object.__setattr__(self, "axis", _unit3(self.axis, "axis"))
+            object.__setattr__(self, "axis", unit_vector(self.axis, "axis"))
 
     @classmethod
     def degrees(cls, limit_deg: float, axis=None) -> Cone:

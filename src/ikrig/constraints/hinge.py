@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import unit_vector
 from ..errors import InputError
 from . import _kernels as K
-from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range, _unit3
+from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Hinge(Constraint):
     kind = K.KIND_HINGE
 
     def __post_init__(self):
-        object.__setattr__(self, "axis", _unit3(self.axis, "axis"))
+        object.__setattr__(self, "axis", unit_vector(self.axis, "axis"))
         if (self.min_angle is None) != (self.max_angle is None):
             raise InputError("Hinge: give both min_angle and max_angle, or neither (free)")
         if self.min_angle is not None:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._checks import unit_vector
 from . import _kernels as K
-from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range, _unit3
+from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class AngleLimit2D(Constraint):
 
     def __post_init__(self):
         _set_angle_range(self)
-        object.__setattr__(self, "normal", _unit3(self.normal, "normal"))
+        object.__setattr__(self, "normal", unit_vector(self.normal, "normal"))
 
     @classmethod
     def degrees(cls, min_deg: float, max_deg: float, normal=(0.0, 0.0, 1.0)) -> AngleLimit2D:

@@ -1,14 +1,10 @@
-"""Validation shared by the chain solvers (FABRIK, follow, CCD, planar CCD, DLS).
+"""Problem set-up, constraint packing and result assembly of the chain solvers (FABRIK,
+follow, CCD, planar CCD, DLS). Private; the argument checks themselves live in
+:mod:`ikrig._checks`.
 
-Private. One copy of:
-
-* option checks (``check_iterations``, ``check_tolerance``, ``check_step``, ``check_axis``,
-  ``check_positive``, ``check_options``), used by every ``*Options`` dataclass, so that the
-  same option name means the same thing and fails with the same message everywhere;
-* array and batch validation: :func:`as_points`, :func:`broadcast_batch`, :func:`flat`,
-  :func:`raise_nonfinite`, and the two problem set-ups every solver starts from:
-  :func:`positions_problem` (chains given as world positions) and :func:`pose_problem`
-  (a chain of a :class:`~ikrig.pose.Motion`);
+* :func:`init_options` checks the fields every ``*Options`` dataclass shares;
+* the two problem set-ups every solver starts from: :func:`positions_problem` (chains given
+  as world positions) and :func:`pose_problem` (a chain of a :class:`~ikrig.pose.Motion`);
 * constraint packing for both levels (:func:`pack_position_constraints`,
   :func:`pack_pose_constraints`), cached for repeated calls on the same chain.
 
@@ -33,7 +29,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._checks import as_float
+from .._checks import (
+    F32,
+    F64,
+    as_float,
+    as_points,
+    batch_shape,
+    check_fields,
+    check_finite,
+    raise_nonfinite,
+)
 from ..constraints import N_PARAMS, pack_constraints
 from ..errors import InputError
 from ..math.quat import quat_conj, quat_rotate
@@ -42,9 +47,6 @@ from ._rescale import packable, rescue
 from .chain import Chain, chain_world, write_chain
 from .result import SolveResult
 
-F32 = np.dtype(np.float32)
-F64 = np.dtype(np.float64)
-_FLOATS = (F32, F64)
 IDENTITY = np.array([[0.0, 0.0, 0.0, 1.0]])  # (1, 4): "the same identity for every problem"
 IDENTITY.flags.writeable = False
 NO_AXIS = np.zeros(3)  # a bend axis of zeros: "choose one automatically"
@@ -56,92 +58,12 @@ NO_AXIS.flags.writeable = False
 # --------------------------------------------------------------------------------------
 
 
-def check_options(options, cls, default):
-    """``default`` for ``None``, ``options`` if it is a ``cls``, else InputError."""
-    if options is None:
-        return default
-    if not isinstance(options, cls):
-        raise InputError(f"options: expected {cls.__name__}, got {type(options).__name__}")
-    return options
-
-
-def check_iterations(value, name: str = "max_iterations") -> int:
-    """An integer ``>= 0`` (0: only measure the start pose)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise InputError(f"{name}: must be an integer >= 0, got {value!r}")
-    return int(value)
-
-
-def _number(value, name: str) -> float:
-    if isinstance(value, bool):
-        raise InputError(f"{name}: must be a number, got {value!r}")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: must be a number, got {value!r}") from None
-
-
-def check_tolerance(value, name: str = "tolerance") -> float:
-    """A finite number ``>= 0`` (a tolerance: a fraction of a length, or radians)."""
-    v = _number(value, name)
-    if not np.isfinite(v) or v < 0:
-        raise InputError(f"{name}: must be a finite number >= 0, got {value!r}")
-    return v
-
-
-def check_positive(value, name: str) -> float:
-    """A finite number ``> 0``."""
-    v = _number(value, name)
-    if not np.isfinite(v) or v <= 0:
-        raise InputError(f"{name}: must be a finite number > 0, got {value!r}")
-    return v
-
-
-def check_step(value, name: str = "max_step") -> float | None:
-    """``None`` (no limit) or a number of radians ``> 0``."""
-    if value is None:
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: must be None or a number of radians, got {value!r}") from None
-    if not (v > 0) or np.isnan(v):
-        raise InputError(f"{name}: must be None or > 0 (radians), got {value!r}")
-    return v
-
-
-def check_axis(value, name: str = "bend_axis") -> tuple[float, float, float] | None:
-    """``None`` (automatic) or a finite non-zero 3-vector, returned as a tuple of floats."""
-    if value is None:
-        return None
-    try:
-        a = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InputError(f"{name}: must be None or 3 numbers, got {value!r}") from None
-    if a.shape != (3,) or not np.isfinite(a).all() or not np.any(a):
-        raise InputError(f"{name}: must be None or a finite non-zero 3-vector, got {value!r}")
-    return tuple(float(x) for x in a)
-
-
-def check_fields(opts) -> None:
-    """Check and normalise, in place, the fields of a frozen ``*Options`` dataclass that
-    every solver shares: ``max_iterations``, ``tolerance``, ``max_step``, ``bend_axis`` (and
-    its kernel form ``_bend``) and ``keep_effector_world``, those ``opts`` has."""
-    names = {f.name for f in fields(opts)}
-    for name, check in _SHARED_FIELDS:
-        if name in names:
-            object.__setattr__(opts, name, check(getattr(opts, name)))
-    if "_bend" in names:
+def init_options(opts) -> None:
+    """Check the shared fields of a solver's ``*Options`` (:func:`~ikrig._checks.check_fields`)
+    and store the kernels' form of ``bend_axis`` in ``_bend`` if it has one."""
+    check_fields(opts)
+    if "_bend" in {f.name for f in fields(opts)}:
         object.__setattr__(opts, "_bend", axis_array(opts.bend_axis))
-
-
-_SHARED_FIELDS = (
-    ("max_iterations", check_iterations),
-    ("tolerance", check_tolerance),
-    ("max_step", check_step),
-    ("bend_axis", check_axis),
-    ("keep_effector_world", bool),
-)
 
 
 def axis_array(axis) -> np.ndarray:
@@ -156,32 +78,6 @@ def axis_array(axis) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Arrays and batches
 # --------------------------------------------------------------------------------------
-
-
-def as_points(x, name: str, last: int, ndim: int) -> np.ndarray:
-    """``x`` as a float32/float64 array shaped ``(..., [k,] last)``: the cheap checks only
-    (values are checked by the kernels, which report the first non-finite element)."""
-    a = x if isinstance(x, np.ndarray) else np.asarray(x)
-    if a.dtype not in _FLOATS:
-        if a.dtype.kind not in "iub":
-            raise InputError(f"{name}: expected numbers, got dtype {a.dtype}")
-        a = a.astype(np.float64)
-    if a.ndim < ndim or a.shape[-1] != last:
-        want = f"(..., n + 1, {last})" if ndim == 2 else f"(..., {last})"
-        raise InputError(f"{name}: expected shape {want}, got {a.shape}")
-    return a
-
-
-def broadcast_batch(shape_a, shape_b, name_a: str, name_b: str) -> tuple:
-    """The broadcast of two batch shapes, or InputError naming both arguments."""
-    if shape_a == shape_b:
-        return shape_a
-    try:
-        return np.broadcast_shapes(shape_a, shape_b)
-    except ValueError:
-        raise InputError(
-            f"batch shapes of {name_a} {shape_a} and {name_b} {shape_b} do not broadcast"
-        ) from None
 
 
 def flat(a, batch, tail, dtype=F64) -> np.ndarray:
@@ -203,24 +99,6 @@ def result_dtype(*arrays) -> np.dtype:
         if a is not None and a.dtype != F32:
             return F64
     return F32
-
-
-def check_finite(a, name: str) -> None:
-    """InputError (one line: the argument and the index of its first bad value) unless
-    every value of ``a`` is finite."""
-    bad = ~np.isfinite(a)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise InputError(f"{name}: contains NaN or infinite values (first at index {where})")
-
-
-def raise_nonfinite(**named) -> None:
-    """Raise InputError naming the first argument that holds NaN or infinity (and where)."""
-    for name, value in named.items():
-        if value is not None:
-            v = as_float(value, name, finite=False)
-            check_finite(v, name)
-    raise InputError("inputs contain NaN or infinite values")  # pragma: no cover
 
 
 def parent_rotations(parent_rotation_world, batch) -> np.ndarray:
@@ -277,7 +155,7 @@ def positions_problem(positions_world, target_world) -> PositionsProblem:
     t = as_points(t, "target_world", 3, 1)
     if p.shape[-2] < 2:
         raise InputError(f"positions_world: a chain needs at least 2 joints, got shape {p.shape}")
-    batch = broadcast_batch(p.shape[:-2], t.shape[:-1], "positions_world", "target_world")
+    batch = batch_shape(("positions_world", p.shape[:-2]), ("target_world", t.shape[:-1]))
     m = p.shape[-2]
     pf = flat(p, (), (m, 3)) if p.ndim == 2 else flat(p, batch, (m, 3))
     return PositionsProblem(pf, flat(t, batch, (3,)), batch, result_dtype(p, t), p)
@@ -450,7 +328,7 @@ def pose_problem(motion, chain, target_world, extra_target_dims: int = 0) -> Pos
     chain.check(motion.skeleton)
     tgt = as_points(target_world, "target_world", 3, 1 + extra_target_dims)
     tb = tgt.shape[: tgt.ndim - 1 - extra_target_dims]
-    batch = broadcast_batch(motion.batch_shape, tb, "motion", "target_world")
+    batch = batch_shape(("motion", motion.batch_shape), ("target_world", tb))
     motion = broadcast_motion(motion, batch)
     rot_w, pos_w, parent_rot = chain_world(motion, chain)
     joints = list(chain.joints)

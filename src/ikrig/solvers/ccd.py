@@ -44,19 +44,21 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import (
+    check_options,
+    raise_nonfinite,
+)
 from .._numba import notify_compiling
 from ..pose import Motion
 from . import _ccd_kernels as K
 from ._options import (
-    check_fields,
-    check_options,
+    init_options,
     pack_pose_constraints,
     packed_or_free,
     pose_problem,
     pose_result,
     positions_result,
     positions_setup,
-    raise_nonfinite,
     solve_outputs,
 )
 from .chain import Chain
@@ -102,7 +104,7 @@ class CCDOptions:
     _steps: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        check_fields(self)
+        init_options(self)
         object.__setattr__(self, "_steps", K.step_constants(self.max_step))
 
 

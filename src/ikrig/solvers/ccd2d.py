@@ -25,18 +25,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import (
+    as_points,
+    batch_shape,
+    check_options,
+    raise_nonfinite,
+)
 from .._numba import notify_compiling
 from ..constraints import AngleLimit2D
 from ..errors import InputError
 from . import _ccd_kernels as K
 from ._options import (
-    as_points,
-    broadcast_batch,
-    check_fields,
-    check_options,
     finish,
     flat,
-    raise_nonfinite,
+    init_options,
     result_dtype,
 )
 from .result import SolveResult
@@ -73,7 +75,7 @@ class CCD2DOptions:
     _step: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        check_fields(self)
+        init_options(self)
         axis = self.bend_axis
         if axis is not None and (axis[0] != 0 or axis[1] != 0):
             raise InputError(f"bend_axis: a planar chain bends about +Z or -Z, got {axis}")
@@ -212,7 +214,7 @@ def ccd_2d(
         raise InputError(f"positions_world: a chain needs at least 2 joints, got {pos.shape}")
     m = pos.shape[-2]
     n = m - 1
-    batch = broadcast_batch(pos.shape[:-2], tgt.shape[:-1], "positions_world", "target_world")
+    batch = batch_shape(("positions_world", pos.shape[:-2]), ("target_world", tgt.shape[:-1]))
     p = flat(pos, (), (m, D)) if pos.ndim == 2 else flat(pos, batch, (m, D))
     t = flat(tgt, batch, tgt.shape[-1:])
     lim = _limits(n, limits_deg, constraints)

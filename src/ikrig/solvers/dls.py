@@ -26,20 +26,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import (
+    F32,
+    F64,
+    as_points,
+    batch_shape,
+    check_options,
+    check_tolerance,
+    positive,
+    raise_nonfinite,
+)
 from .._numba import notify_compiling
 from ..errors import InputError
 from . import _dls_kernels as K
 from ._options import (
-    F32,
-    F64,
     PositionsProblem,
-    as_points,
-    broadcast_batch,
-    check_fields,
-    check_options,
-    check_positive,
-    check_tolerance,
     flat,
+    init_options,
     pack_pose_constraints,
     pack_position_constraints,
     packed_or_free,
@@ -47,7 +50,6 @@ from ._options import (
     pose_problem,
     pose_result,
     positions_result,
-    raise_nonfinite,
     solve_outputs,
 )
 from ._rescale import rescaled, safe_norm, scaled_back
@@ -101,15 +103,15 @@ class DLSOptions:
     _kernel: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        check_fields(self)
+        init_options(self)
         s = object.__setattr__
         s(
             self,
             "rotation_tolerance",
             check_tolerance(self.rotation_tolerance, "rotation_tolerance"),
         )
-        s(self, "damping", check_positive(self.damping, "damping"))
-        s(self, "clamp", check_positive(self.clamp, "clamp"))
+        s(self, "damping", positive(self.damping, "damping"))
+        s(self, "clamp", positive(self.clamp, "clamp"))
         step = 1e30 if self.max_step is None else self.max_step
         s(self, "_kernel", (self.tolerance, self.rotation_tolerance, self.damping, step,
                             self.clamp))  # fmt: skip
@@ -216,7 +218,7 @@ def _target_batch(tpos, trot, multi):
     extra = 1 if multi else 0
     shapes = [a.shape[: a.ndim - 1 - extra] for a in (tpos, trot) if a is not None]
     if len(shapes) == 2:
-        return broadcast_batch(shapes[0], shapes[1], "target_world", "target_rotation_world")
+        return batch_shape(("target_world", shapes[0]), ("target_rotation_world", shapes[1]))
     return shapes[0]
 
 
@@ -286,8 +288,8 @@ def dls(
     eff, multi, tpos, trot, wpos, wrot = _goals(
         n, effectors, target_world, target_rotation_world, position_weights, rotation_weights
     )
-    batch = broadcast_batch(pos.shape[:-2], _target_batch(tpos, trot, multi),
-                            "positions_world", "targets")  # fmt: skip
+    batch = batch_shape(("positions_world", pos.shape[:-2]),
+                        ("targets", _target_batch(tpos, trot, multi)))  # fmt: skip
     dtype = F32 if all(a is None or a.dtype == F32 for a in (pos, tpos, trot)) else F64
     p = flat(pos, (), (m, 3)) if pos.ndim == 2 else flat(pos, batch, (m, 3))
     prob = PositionsProblem(p, None, batch, dtype, pos)

@@ -55,12 +55,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import (
+    check_options,
+)
 from .._numba import notify_compiling
 from ..pose import Motion
 from . import _chain_kernels as K
 from ._options import (
-    check_fields,
-    check_options,
+    init_options,
     run_pose,
     run_positions,
     solve_outputs,
@@ -96,7 +98,7 @@ class FabrikOptions:
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        check_fields(self)
+        init_options(self)
 
 
 _DEFAULT = FabrikOptions()

@@ -46,13 +46,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._checks import (
+    check_options,
+)
 from .._numba import notify_compiling
 from ..errors import InputError
 from ..pose import Motion
 from . import _chain_kernels as K
 from ._options import (
-    check_fields,
-    check_options,
+    init_options,
     packed_or_free,
     run_pose,
     run_positions,
@@ -90,7 +92,7 @@ class FollowOptions:
     def __post_init__(self):
         if self.direction not in _DIRECTIONS:
             raise InputError(f"direction: expected 'tail' or 'head', got {self.direction!r}")
-        check_fields(self)
+        init_options(self)
 
 
 _DEFAULT = FollowOptions()
