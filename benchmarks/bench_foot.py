@@ -17,10 +17,10 @@ import numpy as np
 
 from ikrig.data.walk import walk_clip
 from ikrig.ground import load_ground
-from ikrig.pipelines.foot import FootOptions, place_feet
-from ikrig.pipelines.legs import find_legs
-from ikrig.pipelines.live import FootPlacer
-from ikrig.pipelines.sole import estimate_sole
+from ikrig.foot import FootOptions, place_feet
+from ikrig.character import find_legs
+from ikrig.foot import FootPlacer
+from ikrig.character import estimate_sole
 from ikrig.pose import Motion
 
 

@@ -1,7 +1,7 @@
 """Benchmark of the browser viewer's per-frame update (not a test).
 
 The viewer (``ikrig view``) calls :meth:`ikrig.viz.viewer.ClipViewer.update` once per shown
-frame: live foot IK for that frame (:class:`ikrig.pipelines.live.FootPlacer`), FK, the ray
+frame: live foot IK for that frame (:class:`ikrig.foot.live.FootPlacer`), FK, the ray
 casts under the soles, and the scene-node updates sent to the browser. This script times that
 call over consecutive frames of the built-in 31-joint walk (or a BVH file) on a ground, with
 foot IK on in each mode and off, with a viser server running on a free localhost port and no

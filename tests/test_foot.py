@@ -15,10 +15,10 @@ from ikrig.ground import GROUND_NAMES, Plane, load_ground
 from ikrig.io import parse_bvh, read_bvh
 from ikrig.io.bvh import format_bvh
 from ikrig.metrics import foot_metrics
-from ikrig.pipelines.foot import FootOptions, place_feet
-from ikrig.pipelines.legs import find_legs
-from ikrig.pipelines.live import FootPlacer
-from ikrig.pipelines.sole import estimate_sole
+from ikrig.foot import FootOptions, place_feet
+from ikrig.character import find_legs
+from ikrig.foot import FootPlacer
+from ikrig.character import estimate_sole
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
 

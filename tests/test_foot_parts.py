@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ikrig.errors import InputError
-from ikrig.pipelines import foot_steps as steps
-from ikrig.pipelines.contacts import detect_contacts, pinning_curve
-from ikrig.pipelines.legs import find_legs
-from ikrig.pipelines.locking import lock_feet, new_lock_state
-from ikrig.pipelines.smoothing import Spring, smooth
+from ikrig.foot.stages.knees import knee_angles_from_reach, smooth_knee_targets
+from ikrig.signal.filters import jerk_excess, upper_envelope, zero_lag_smooth
+from ikrig.foot.stages.contacts import detect_contacts, pinning_curve
+from ikrig.character import find_legs
+from ikrig.foot.stages.lock import lock_feet, new_lock_state
+from ikrig.signal.springs import Spring, smooth
 from ikrig.skeleton import Skeleton
 
 
@@ -153,7 +154,7 @@ def test_locking_holds_the_planted_point_then_releases():
 )  # fmt: skip
 @settings(max_examples=60, deadline=None)
 def test_upper_envelope_is_never_below(x, r):
-    env = steps.upper_envelope(x, r)
+    env = upper_envelope(x, r)
     assert env.shape == x.shape
     assert (env >= x - 1e-12).all()
 
@@ -161,12 +162,12 @@ def test_upper_envelope_is_never_below(x, r):
 def test_zero_lag_smoothing_keeps_lines_and_rounds_corners():
     t = np.arange(50.0)[:, None]
     line = 0.3 * t - 2.0
-    np.testing.assert_allclose(steps.zero_lag_smooth(line, 5)[5:-5], line[5:-5], atol=1e-12)
+    np.testing.assert_allclose(zero_lag_smooth(line, 5)[5:-5], line[5:-5], atol=1e-12)
     corner = np.abs(t - 25.0)
-    sm = steps.zero_lag_smooth(corner, 5)
+    sm = zero_lag_smooth(corner, 5)
     assert sm[25, 0] > 0.5  # the corner is rounded off
     np.testing.assert_allclose(sm[5:19], corner[5:19], atol=1e-12)  # far from it: unchanged
-    np.testing.assert_array_equal(steps.upper_envelope(np.ones((9, 2)), 3), np.ones((9, 2)))
+    np.testing.assert_array_equal(upper_envelope(np.ones((9, 2)), 3), np.ones((9, 2)))
 
 
 def _leg_frames(ankle_y):
@@ -189,17 +190,17 @@ def test_knee_smoothing_removes_pops_near_full_extension_and_leaves_smooth_paths
     targets = src[:, :, 2].copy()
     # a sharp 5 mm kink in the target path: a pop at this extension
     targets[:, 0, 1] += 0.005 * np.maximum(0.0, 1 - np.abs(np.arange(F) - 120) / 4)
-    src_knee = steps.knee_angles_from_reach(np.full((F, 1), 0.99), 0.5, 0.5)
+    src_knee = knee_angles_from_reach(np.full((F, 1), 0.99), 0.5, 0.5)
 
     def knee(t):
-        return steps.knee_angles_from_reach(np.linalg.norm(hips - t, axis=-1), 0.5, 0.5)
+        return knee_angles_from_reach(np.linalg.norm(hips - t, axis=-1), 0.5, 0.5)
 
-    assert steps.jerk_excess(knee(targets), src_knee, dt, 1 / 30).max() > 2.0
-    out = steps.smooth_knee_targets(src, hips, targets, 7, dt, 1.5)
-    assert steps.jerk_excess(knee(out), src_knee, dt, 1 / 30).max() <= 1.5 + 1e-9
+    assert jerk_excess(knee(targets), src_knee, dt, 1 / 30).max() > 2.0
+    out = smooth_knee_targets(src, hips, targets, 7, dt, 1.5)
+    assert jerk_excess(knee(out), src_knee, dt, 1 / 30).max() <= 1.5 + 1e-9
     assert np.abs(out - targets).max() < 0.005  # moved by less than the kink itself
     np.testing.assert_array_equal(out[:, :, [0, 2]], targets[:, :, [0, 2]])  # vertically
     # a smooth path is left exactly as it is
     smooth_targets = src[:, :, 2] + 0.01 * np.sin(np.arange(F) * dt * 2)[:, None, None]
-    same = steps.smooth_knee_targets(src, hips, smooth_targets, 7, dt, 1.5)
+    same = smooth_knee_targets(src, hips, smooth_targets, 7, dt, 1.5)
     np.testing.assert_array_equal(same, smooth_targets)

@@ -17,8 +17,8 @@ from ikrig.metrics import (
     knee_pops,
     metrics_table,
 )
-from ikrig.pipelines.legs import find_legs
-from ikrig.pipelines.sole import estimate_sole
+from ikrig.character import find_legs
+from ikrig.character import estimate_sole
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
 
@@ -433,7 +433,7 @@ def test_builtin_grounds():
 @pytest.mark.parametrize("path", shared_bvh_files(), ids=lambda p: p.name)
 def test_shared_clip_against_itself(path):
     from ikrig.io import read_bvh
-    from ikrig.pipelines.contacts import detect_contacts, horizontal_speed
+    from ikrig.foot.stages.contacts import detect_contacts, horizontal_speed
 
     src = read_bvh(path).motion
     legs = find_legs(src.skeleton)

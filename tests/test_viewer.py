@@ -40,7 +40,7 @@ NAVY = np.array([0x1D, 0x35, 0x57])
 
 def _foot_available() -> bool:
     try:
-        import ikrig.pipelines.foot  # noqa: F401
+        import ikrig.foot  # noqa: F401
     except ImportError:
         return False
     return True
@@ -147,7 +147,7 @@ def test_viewer_plays(viewer):
 def test_viewer_live_ik_matches_offline():
     if not _foot_available():
         pytest.skip("foot pipeline not importable yet (ikrig.solvers.two_bone missing)")
-    from ikrig.pipelines.foot import place_feet
+    from ikrig.foot import place_feet
 
     clip = stick_walk(frames=30)
     ground = ground_for(clip, "stairs")

@@ -20,15 +20,15 @@ from click.testing import CliRunner  # noqa: E402
 
 from ikrig.cli_viz import plot  # noqa: E402
 from ikrig.ground import load_ground  # noqa: E402
-from ikrig.pipelines.legs import find_legs  # noqa: E402
-from ikrig.pipelines.sole import estimate_sole  # noqa: E402
+from ikrig.character import find_legs  # noqa: E402
+from ikrig.character import estimate_sole  # noqa: E402
 from ikrig.viz import chain2d, diagnostics, geometry, movie, scene3d  # noqa: E402
 
 
 def _foot_pipeline():
-    """``ikrig.pipelines.foot`` or a skip while the two-bone solver it needs is missing."""
+    """``ikrig.foot`` or a skip while the two-bone solver it needs is missing."""
     try:
-        from ikrig.pipelines import foot
+        from ikrig import foot
     except ImportError as exc:
         pytest.skip(f"foot pipeline not importable yet ({exc}); its pictures are implemented")
     return foot

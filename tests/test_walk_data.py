@@ -10,8 +10,8 @@ from ikrig.data import humanoid_skeleton, to_bvh_clip, walk_clip, walk_contacts
 from ikrig.data.walk import ANKLE_HEIGHT, TOE_HEIGHT
 from ikrig.errors import InputError
 from ikrig.metrics import foot_metrics, knee_angles
-from ikrig.pipelines.legs import find_legs
-from ikrig.pipelines.sole import estimate_sole
+from ikrig.character import find_legs
+from ikrig.character import estimate_sole
 from ikrig.pose import Motion, end_site_positions
 
 CMU_NAMES = (
@@ -225,7 +225,7 @@ def test_walk_moves_at_speed_and_turns(clips):
 
 
 def test_contacts_match_the_pipeline_detection(clips):
-    from ikrig.pipelines.contacts import detect_contacts, horizontal_speed
+    from ikrig.foot.stages.contacts import detect_contacts, horizontal_speed
 
     m, (rot_w, pos_w), truth = clips[CASES[0]]
     legs = find_legs(m.skeleton)

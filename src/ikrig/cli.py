@@ -177,7 +177,7 @@ def clip_summary(path) -> dict:
         layouts[key] = layouts.get(key, 0) + 1
     positions_world = clip.motion.positions_world()
     try:
-        from .pipelines.legs import find_legs
+        from .character.legs import find_legs
 
         found = find_legs(sk)
         legs, leg_length = found.describe(sk), found.leg_length
@@ -413,11 +413,11 @@ def foot(input_path, ground_spec, output, mode, report_path, compare, legs, seed
 
 def run_foot(motion, ground_spec, modes, legs=None, seed=0, extra=None, progress=True):
     """Load the ground for a clip, run foot placement in each mode, and build the report."""
+    from .character.legs import find_legs
+    from .character.sole import estimate_sole
+    from .foot import FootOptions, place_feet
     from .ground import load_ground
-    from .pipelines.foot import FootOptions, place_feet
-    from .pipelines.legs import find_legs
-    from .pipelines.report import foot_report
-    from .pipelines.sole import estimate_sole
+    from .report import foot_report
 
     found = find_legs(motion.skeleton, legs)
     sole = estimate_sole(motion, found)

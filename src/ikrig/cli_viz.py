@@ -42,8 +42,8 @@ def clip_ground(motion, spec, legs=None, seed=0):
     pos = motion.positions_world()
     path_xz = pos[:, root][:, [0, 2]]
     try:
-        from .pipelines.legs import find_legs
-        from .pipelines.sole import estimate_sole
+        from .character.legs import find_legs
+        from .character.sole import estimate_sole
 
         found = find_legs(motion.skeleton, legs)
         sole = estimate_sole(motion, found)
@@ -59,7 +59,7 @@ def clip_ground(motion, spec, legs=None, seed=0):
 def place(motion, ground, mode, legs):
     """Foot placement of a clip; ground-coverage warnings are echoed as one line each."""
     from .cli import echo_warnings
-    from .pipelines.foot import FootOptions, place_feet
+    from .foot import FootOptions, place_feet
 
     with echo_warnings():
         return place_feet(motion, ground, FootOptions(mode=mode), legs=legs, progress=True)

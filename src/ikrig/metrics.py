@@ -85,11 +85,11 @@ import math
 
 import numpy as np
 
+from .character.legs import Legs
+from .character.sole import FootSole
 from .errors import InputError
-from .pipelines.foot_steps import POP_WINDOW, jerk_excess  # noqa: F401 (POP_WINDOW re-exported)
-from .pipelines.legs import Legs
-from .pipelines.sole import FootSole
 from .pose import Motion
+from .signal.filters import jerk_excess
 
 __all__ = [
     "POP_THRESHOLD",
@@ -99,6 +99,9 @@ __all__ = [
     "knee_pops",
     "metrics_table",
 ]
+
+POP_WINDOW = 1.0 / 30.0
+"""Time step (s) over which the change of knee angular velocity is measured (knee pops)."""
 
 POP_THRESHOLD = 2.0
 """A change of knee angular velocity over ``POP_WINDOW`` exceeding the source's by more than

@@ -54,7 +54,7 @@ def plot_foot_diagnostics(
     """Per-foot clearance and pinning over time, and knee flexion, before and after.
 
     Args:
-        result: :class:`~ikrig.pipelines.foot.FootResult`.
+        result: :class:`~ikrig.foot.offline.FootResult`.
         source: the input clip (a :class:`~ikrig.pose.Motion` or a BVH clip with ``.motion``).
         ground: the ground the result was placed on.
         path: save the figure here when given.

@@ -131,7 +131,7 @@ def write_before_after_movie(
     """Write the before/after movie of a foot-placement result to a GIF or MP4 file.
 
     Args:
-        result: :class:`~ikrig.pipelines.foot.FootResult` (its ``baseline`` is the left panel).
+        result: :class:`~ikrig.foot.offline.FootResult` (its ``baseline`` is the left panel).
         source: the input clip (:class:`~ikrig.pose.Motion` or a BVH clip with ``.motion``).
         ground: the ground the result was placed on.
         path: ``.gif`` (Pillow) or ``.mp4`` (imageio-ffmpeg).

@@ -37,8 +37,8 @@ BELOW = "#ff006e"
 def scene_setup(motion: Motion, legs=None):
     """``(legs, sole, leg_length)`` of a clip for drawing; ``(None, None, length)`` when the
     skeleton has no recognisable legs (the length is then half the rest height)."""
-    from ..pipelines.legs import find_legs
-    from ..pipelines.sole import estimate_sole
+    from ..character.legs import find_legs
+    from ..character.sole import estimate_sole
 
     clip = motion if motion.batch_shape else _as_clip(motion)
     try:
@@ -58,8 +58,8 @@ class SkeletonScene:
         skeleton: the :class:`~ikrig.skeleton.Skeleton`.
         ground: a ground of :mod:`ikrig.ground`, or ``None`` (no ground drawn).
         leg_length: the length unit of the view (window, ray lengths, marker sizes).
-        sole: :class:`~ikrig.pipelines.sole.FootSole` for rays and contact markers, or None.
-        legs: :class:`~ikrig.pipelines.legs.Legs` to colour left and right legs.
+        sole: :class:`~ikrig.character.sole.FootSole` for rays and contact markers, or None.
+        legs: :class:`~ikrig.character.legs.Legs` to colour left and right legs.
         window: half-size of the viewed ground square, in leg lengths.
         direction_xz: the walking direction; the camera looks across it.
         elev, azim_offset: camera elevation, and its azimuth relative to the side view
@@ -270,11 +270,11 @@ def plot_skeleton_3d(
         motion: a clip ``(F,)`` (with ``frame``) or a single pose.
         ground: a ground of :mod:`ikrig.ground`, or ``None``.
         frame: the frame of a clip to draw.
-        result: a :class:`~ikrig.pipelines.foot.FootResult` of ``motion``: the result's
+        result: a :class:`~ikrig.foot.offline.FootResult` of ``motion``: the result's
             pose is drawn with its IK targets and contacts, and ``motion`` as a faint ghost.
         ghost: another clip drawn faint behind (ignored with ``result``).
         rays: draw the vertical ray casts under each sole point and their hits and normals.
-        legs: leg override for :func:`~ikrig.pipelines.legs.find_legs`.
+        legs: leg override for :func:`~ikrig.character.legs.find_legs`.
         window: half-size of the ground shown, in leg lengths.
         elev, azim_offset: camera angles in degrees (see :class:`SkeletonScene`).
         path: save the figure here when given.

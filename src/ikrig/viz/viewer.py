@@ -5,7 +5,7 @@ the clip on the ground, a timeline slider, play/pause and speed, and switches fo
 (on/off and the mode), the ray casts, the contacts, the IK goals and a ghost of the original
 clip. Only the page it serves may connect to it (see :mod:`ikrig.viz._viser`).
 
-Foot IK runs live, frame by frame, through :class:`~ikrig.pipelines.live.FootPlacer` with the
+Foot IK runs live, frame by frame, through :class:`~ikrig.foot.live.FootPlacer` with the
 clip's pinning curve (so playback gives the same frames as the offline pipeline); jumping
 on the timeline restarts the placer's springs and locks at the new frame.
 :meth:`ClipViewer.update` is the whole per-frame work (solve, FK, scene update); the
@@ -38,7 +38,7 @@ class ClipViewer:
         ground: a ground of :mod:`ikrig.ground`, or ``None`` (the clip's floor plane).
         host, port: where to serve (``port=0``: any free port).
         mode: initial foot-placement mode.
-        legs: leg override for :func:`~ikrig.pipelines.legs.find_legs`.
+        legs: leg override for :func:`~ikrig.character.legs.find_legs`.
         server: an existing ``viser.ViserServer`` to use instead of starting one.
         start_playing: start playback at once.
 
@@ -84,7 +84,7 @@ class ClipViewer:
         self.pins = self.contacts = None
         if self.legs is not None:
             try:
-                from ..pipelines.foot import FootOptions, detect_foot_contacts
+                from ..foot import FootOptions, detect_foot_contacts
             except ImportError:  # foot placement not available: view only
                 self.ik_error = "foot placement is not available in this install"
             else:
@@ -204,8 +204,7 @@ class ClipViewer:
         the placer, as an engine would store them with the clip)."""
         got = self._placers.get(mode)
         if got is None:
-            from ..pipelines.foot import FootOptions, place_feet
-            from ..pipelines.live import FootPlacer
+            from ..foot import FootOptions, FootPlacer, place_feet
 
             options = FootOptions(mode=mode)
             placer = FootPlacer.from_clip(self.clip, self.ground, options, legs=self.legs)

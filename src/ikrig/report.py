@@ -3,8 +3,8 @@ other modes run for comparison), as a JSON-ready dict and a printed table."""
 
 from __future__ import annotations
 
-from ..metrics import foot_metrics, metrics_table
-from .foot import FootResult
+from .foot.offline import FootResult
+from .metrics import foot_metrics, metrics_table
 
 
 def foot_report(results: dict[str, FootResult], source, ground, extra: dict | None = None):

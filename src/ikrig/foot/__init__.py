@@ -1,0 +1,51 @@
+"""Foot placement on uneven ground: take a clip recorded on flat ground and plant its feet
+on stairs, slopes and rough ground, offline over whole clips (:func:`place_feet`) or live
+frame by frame (:class:`FootPlacer`).
+
+Layout: :mod:`~ikrig.foot.options` (settings, one group per concern),
+:mod:`~ikrig.foot.context` (the job: character, ground and options, validated once),
+:mod:`~ikrig.foot.state` (what carries from frame to frame), :mod:`~ikrig.foot.stages`
+(one numbered step per module), :mod:`~ikrig.foot.recipes` (which steps each mode runs),
+:mod:`~ikrig.foot.offline` and :mod:`~ikrig.foot.live` (the two drivers).
+"""
+
+from .context import FootContext
+from .live import FootPlacer
+from .offline import FootResult, FramePlan, make_baseline, place_feet
+from .options import (
+    MODES,
+    AlignOptions,
+    ContactOptions,
+    FootOptions,
+    IKOptions,
+    LiveOptions,
+    LockOptions,
+    PelvisOptions,
+    PlanOptions,
+    RootOptions,
+    TraceOptions,
+)
+from .stages.contacts import detect_foot_contacts
+from .stages.legs_ik import FrameInfo
+
+__all__ = [
+    "MODES",
+    "AlignOptions",
+    "ContactOptions",
+    "FootContext",
+    "FootOptions",
+    "FootPlacer",
+    "FootResult",
+    "FrameInfo",
+    "FramePlan",
+    "IKOptions",
+    "LiveOptions",
+    "LockOptions",
+    "PelvisOptions",
+    "PlanOptions",
+    "RootOptions",
+    "TraceOptions",
+    "detect_foot_contacts",
+    "make_baseline",
+    "place_feet",
+]

@@ -1,0 +1,88 @@
+"""The foot-placement job: what is known before any frame is solved, validated once.
+
+Like an ozz-animation job, a :class:`FootContext` holds the inputs every step reads (the
+character's legs and soles, the ground, the options) and the values derived from them once
+(leg lengths, joint indices, the two-bone constants). Steps take it as their first argument
+and never re-check it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..character.legs import Legs
+from ..character.sole import FootSole
+from ..errors import InputError
+from ..pose import Motion
+from ..skeleton import Skeleton
+from .options import FootOptions
+
+UP = np.array([0.0, 1.0, 0.0])
+"""World up (+Y): the direction of every vertical offset."""
+
+
+@dataclass(frozen=True, eq=False)
+class FootContext:
+    """A character on a ground with its options.
+
+    Attributes:
+        legs: the legs (step 1) and the leg length, the unit of every threshold.
+        sole: sole points and planted heights, and the clip's floor (world Y).
+        ground: a ground from :mod:`ikrig.ground` in the clip's world coordinates and units.
+        options: :class:`~ikrig.foot.options.FootOptions`.
+        leg_lengths: ``(feet,)`` thigh plus shin of each leg (rest offsets).
+        root: index of the root joint.
+        leg_joints: ``(feet, 3)`` joint indices of hip, knee and ankle of every leg.
+        hip_parents: ``(feet,)`` the parent joint of every hip (-1 for a hip that is a root).
+    """
+
+    legs: Legs
+    sole: FootSole
+    ground: Any
+    options: FootOptions
+    leg_lengths: np.ndarray
+    root: int
+    leg_joints: np.ndarray
+    hip_parents: np.ndarray
+
+    @classmethod
+    def create(
+        cls, skeleton: Skeleton, legs: Legs, sole: FootSole, ground: Any, options: FootOptions
+    ) -> FootContext:
+        """The job for ``skeleton``'s ``legs`` and ``sole`` on ``ground``."""
+        off = skeleton.offsets
+        lengths = np.array(
+            [np.linalg.norm(off[g.knee]) + np.linalg.norm(off[g.ankle]) for g in legs.legs]
+        )
+        joints = np.array([[g.hip, g.knee, g.ankle] for g in legs.legs], dtype=np.int64)
+        root = int(np.flatnonzero(skeleton.parents < 0)[0])
+        parents = np.asarray(skeleton.parents[joints[:, 0]], dtype=np.int64)
+        return cls(legs, sole, ground, options, lengths, root, joints, parents)
+
+    @property
+    def unit(self) -> float:
+        """The leg length: lengths in the options are in this unit."""
+        return float(self.legs.leg_length)
+
+    @property
+    def feet(self) -> int:
+        """The number of legs."""
+        return len(self.legs.legs)
+
+    def ankles(self, positions_world: np.ndarray) -> np.ndarray:
+        """``(F, feet, 3)`` ankle positions (contiguous) of ``positions_world (F, J, 3)``."""
+        return np.ascontiguousarray(positions_world[:, self.leg_joints[:, 2]])
+
+
+def check_clip(clip: Motion) -> None:
+    """Raise :class:`~ikrig.errors.InputError` unless ``clip`` is a clip (batch shape
+    ``(frames,)``) with a frame time."""
+    if clip.rotations_local.ndim != 3:
+        raise InputError(
+            f"clip: expected a clip with batch shape (frames,), got {clip.batch_shape}"
+        )
+    if clip.frame_time is None:
+        raise InputError("clip: frame_time is needed for foot placement")

@@ -1,0 +1,175 @@
+"""Live foot placement: :class:`FootPlacer`, one pose per update, with its own state.
+
+It runs the same steps as the offline :func:`~ikrig.foot.offline.place_feet`, on one frame,
+carrying the springs and locks from frame to frame:
+
+1. **Contacts**: the given pins, the plan's, or live detection (step 2).
+2. **Sole goals**: sole points turned and locked (recipe), planted (4a, 7a, 9).
+3. **Swings, root and targets, pelvis**: causal estimates (4b, 3, 4c, 5), or the plan's
+   decisions when a :class:`~ikrig.foot.offline.FramePlan` is given.
+4. **Leg IK** and the ankle turn (6, 7b).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._checks import positive
+from ..character.legs import Legs, find_legs
+from ..character.sole import estimate_sole
+from ..errors import InputError
+from ..pose import Motion
+from .context import FootContext, check_clip
+from .offline import FramePlan
+from .options import FootOptions
+from .recipes import recipe_for
+from .stages.contacts import detect_live
+from .stages.goals import FootGoals, plant_feet, sole_goals
+from .stages.legs_ik import LegPlan, solve_legs
+from .stages.pelvis import hold_pelvis
+from .stages.swing import live_offsets
+from .state import FootState
+
+
+class FootPlacer:
+    """Live foot placement: one pose per :meth:`update`, with its own state.
+
+    Runs the same steps as :func:`~ikrig.foot.offline.place_feet`. Given the same frames,
+    frame time and the offline plan of the clip being played (``result.plan(frame)``: pins,
+    contacts, root offset, pelvis drop and ankle targets per frame, as an engine would store
+    them with the clip), it returns the same frames as the offline pipeline. Without them it
+    works causally: contacts from the pose (height and speed with hysteresis; ramps start
+    when a contact starts, not before), swing heights from the ground under the foot, the
+    pelvis coming down when a leg needs it and back on a spring; the offline pipeline,
+    seeing the whole clip, does better.
+
+    Example:
+        >>> from ikrig.data.walk import walk_clip
+        >>> from ikrig.ground import load_ground
+        >>> clip = walk_clip(seconds=1.0)
+        >>> ground = load_ground("flat", clip.positions_world()[:, 0, [0, 2]], 0.85)
+        >>> placer = FootPlacer.from_clip(clip, ground)
+        >>> pose = placer.update(clip[0], dt=clip.frame_time)
+    """
+
+    def __init__(self, context: FootContext):
+        self.context = context
+        self.recipe = recipe_for(context.options)
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the past: springs start on their next goals, nothing is locked, contact
+        detection starts afresh (after a teleport or a cut)."""
+        self.state = FootState(self.context.feet)
+
+    @classmethod
+    def from_clip(
+        cls,
+        reference: Motion,
+        ground: Any,
+        options: FootOptions | None = None,
+        legs: Legs | str | None = None,
+    ) -> FootPlacer:
+        """A placer for the character of ``reference`` (a clip of it) on ``ground``, whose
+        legs, sole points and floor are measured on that clip."""
+        options = options or FootOptions()
+        check_clip(reference)
+        if not isinstance(legs, Legs):
+            legs = find_legs(reference.skeleton, legs)
+        sole = estimate_sole(reference, legs, options.contacts.floor_percentile)
+        return cls(FootContext.create(reference.skeleton, legs, sole, ground, options))
+
+    def update(
+        self,
+        pose: Motion,
+        dt: float,
+        pin: Any = None,
+        contact: Any = None,
+        plan: FramePlan | None = None,
+    ) -> Motion:
+        """Place the feet of one pose.
+
+        Args:
+            pose: a single pose (batch shape ``()``) of the character.
+            dt: seconds since the previous update.
+            pin: ``(feet,)`` pinning weights for this frame, or None to detect them.
+            contact: ``(feet,)`` bool contact flags (default ``pin > 0.5``).
+            plan: a :class:`~ikrig.foot.offline.FramePlan` of this frame from an offline
+                result (``result.plan(frame)``): its pins, contacts, root offset and ankle
+                targets replace the causal estimates, and the frame equals the offline one.
+
+        Returns:
+            The new pose (batch shape ``()``).
+        """
+        ctx, state = self.context, self.state
+        if pose.batch_shape != ():
+            raise InputError(f"pose: expected a single pose, got batch shape {pose.batch_shape}")
+        positive(dt, "dt")
+        frame = Motion._trusted(
+            pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt
+        )
+        fk = frame.fk()
+        # 1. contacts
+        if plan is not None:
+            _check_plan(plan, ctx.feet)
+            pin, contact = plan.pins, plan.contacts
+        if pin is None:
+            pins, flags = detect_live(ctx, ctx.sole.points_world(*fk), float(dt), state.detect)
+        else:
+            pins = np.clip(_per_foot(pin, "pin", ctx.feet, np.float64), 0.0, 1.0)
+            flags = pins > 0.5 if contact is None else _per_foot(contact, "contact", ctx.feet, bool)
+        # 2. sole goals
+        goals = sole_goals(ctx, frame, fk, pins, flags)
+        for step in self.recipe.soles:
+            step(ctx, goals, state)
+        plant_feet(ctx, goals)
+        # 3. the causal estimates, or the plan's decisions
+        legs = self._estimate(goals) if plan is None else _replay(plan)
+        # 4. leg IK and ankle turn
+        new_r, self.last_info = solve_legs(ctx, goals, legs, state)
+        rl, pl = frame.rotations_local.copy(), frame.positions_local.copy()
+        pl[:, ctx.root, 1] += self.last_info.root_offset
+        rl[:, ctx.leg_joints] = new_r
+        return Motion._trusted(frame.skeleton, rl, pl, dt)[0]
+
+    def _estimate(self, goals: FootGoals) -> LegPlan:
+        """Steps 4b, 3, 4c and 5 of one frame, causally."""
+        ctx, state = self.context, self.state
+        goals.offsets = live_offsets(ctx, goals, state)
+        halflife = ctx.options.live.target_halflife
+        root_offset, targets, found = self.recipe.targets(ctx, goals, state, halflife)
+        need = self.recipe.pelvis_need(ctx, goals, root_offset, targets)
+        drop = hold_pelvis(ctx, need, goals.frame_time, state)
+        return LegPlan(root_offset, drop, targets, found)
+
+
+def _replay(plan: FramePlan) -> LegPlan:
+    """The :class:`~ikrig.foot.stages.legs_ik.LegPlan` of one frame of an offline result."""
+    return LegPlan(
+        np.array([plan.root_offset + plan.pelvis_drop]),
+        np.array([plan.pelvis_drop]),
+        np.array(plan.targets_world, dtype=np.float64).reshape(1, -1, 3),
+        np.array(plan.ground_found, dtype=np.bool_).reshape(1, -1),
+    )
+
+
+def _per_foot(value: Any, name: str, feet: int, dtype: Any) -> np.ndarray:
+    """A per-frame argument of ``feet`` values as a ``(1, feet)`` array (raises on a wrong
+    size or NaN)."""
+    a = np.asarray(value, dtype=dtype)
+    if a.size != feet:
+        raise InputError(f"{name}: expected {feet} value(s), got shape {a.shape}")
+    if dtype is not bool and not np.isfinite(a).all():
+        raise InputError(f"{name}: contains NaN or infinite values")
+    return a.reshape(1, feet)
+
+
+def _check_plan(plan: FramePlan, feet: int) -> None:
+    t = np.asarray(plan.targets_world)
+    if t.shape != (feet, 3) or not np.isfinite(t).all():
+        raise InputError(f"plan.targets_world: expected finite ({feet}, 3), got {t.shape}")
+    _per_foot(plan.ground_found, "plan.ground_found", feet, bool)
+    for name in ("root_offset", "pelvis_drop"):
+        _per_foot(getattr(plan, name), f"plan.{name}", 1, np.float64)

@@ -1,0 +1,228 @@
+"""Offline foot placement: :func:`place_feet` plants a whole clip's feet on uneven ground.
+
+The steps, in order (each a function of :mod:`ikrig.foot.stages`; the recipe of
+``options.mode`` picks the ones marked *recipe*, :mod:`ikrig.foot.recipes`):
+
+1. **Legs and soles**: hip, knee, ankle, toe of each leg (names, topology or ``legs=``),
+   the leg length (the unit of every threshold), sole points and the clip's own floor.
+2. **Contacts**: per-foot contact and a pinning curve, or user-supplied curves.
+3. **Sole goals** (4a): sole points, turned to the ground (7a, *recipe*) and locked in
+   place (9, *recipe*), and the offsets that stand them on the ground.
+4. **Swings** (4b): every foot's vertical offset, planned from lift-off to landing.
+5. **Root and targets** (3, 4c, *recipe*): the root follows the ground under the planted
+   feet; the ankle targets.
+6. **Pelvis** (5): what the legs need (*recipe*), as a smooth upper envelope.
+7. **Knees** (6a, *recipe*): the knees' corrections smoothed in time (no knee pops).
+8. **Leg IK** (6, 7b): two-bone IK and the ankle turn, in chunks (the state carries over).
+9. **Baseline**: the do-nothing baseline (root on the ground, no IK) for comparison.
+
+:class:`FootResult.plan` gives any frame's decisions as a :class:`FramePlan`, which the
+live placer (:class:`~ikrig.foot.live.FootPlacer`) replays to the same frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..character.legs import Legs, find_legs
+from ..character.sole import FootSole, estimate_sole
+from ..errors import InputError
+from ..ground.coverage import check_coverage
+from ..pose import Motion
+from ..signal.springs import spring_bank
+from .context import FootContext, check_clip
+from .options import FootOptions
+from .recipes import recipe_for
+from .stages.contacts import detect_foot_contacts
+from .stages.goals import FootGoals, plant_feet, sole_goals
+from .stages.legs_ik import FrameInfo, LegPlan, solve_legs
+from .stages.pelvis import plan_pelvis
+from .stages.swing import plan_offsets
+from .stages.targets import root_offsets
+from .state import FootState
+
+
+@dataclass(frozen=True, eq=False)
+class FramePlan:
+    """What the offline pipeline decided for one frame, as an engine would store it with a
+    clip to replay foot placement live (:meth:`FootResult.plan`).
+
+    Attributes:
+        pins: ``(feet,)`` pinning weights; contacts: ``(feet,)`` bool.
+        root_offset: the root's vertical offset, pelvis drop included (clip units).
+        pelvis_drop: the pelvis drop part of it.
+        targets_world: ``(feet, 3)`` ankle targets.
+        ground_found: ``(feet,)`` bool, the ground was found (IK weight goal).
+    """
+
+    pins: np.ndarray
+    contacts: np.ndarray
+    root_offset: float
+    pelvis_drop: float
+    targets_world: np.ndarray
+    ground_found: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class FootResult:
+    """Offline result: the clip, the baseline (root on ground, no IK), and what was used.
+
+    Attributes:
+        motion: the new clip.
+        baseline: the do-nothing baseline clip (root following the ground, no IK).
+        legs, sole: step 1 as used.
+        contacts: ``(F, feet)`` bool; pins: ``(F, feet)`` pinning curve.
+        info: :class:`~ikrig.foot.stages.legs_ik.FrameInfo` of the result.
+        offsets: ``(F, feet)`` the planned vertical foot offsets (step 4b).
+    """
+
+    motion: Motion
+    baseline: Motion
+    legs: Legs
+    sole: FootSole
+    contacts: np.ndarray
+    pins: np.ndarray
+    info: FrameInfo
+    offsets: np.ndarray
+
+    def plan(self, frame: int) -> FramePlan:
+        """Frame ``frame`` of the result as a :class:`FramePlan` for
+        :meth:`~ikrig.foot.live.FootPlacer.update`, which then reproduces it."""
+        i = self.info
+        return FramePlan(
+            self.pins[frame],
+            self.contacts[frame],
+            float(i.root_offset[frame]),
+            float(i.pelvis_drop[frame]),
+            i.targets_world[frame],
+            i.ground_found[frame],
+        )
+
+
+def _user_contacts(clip: Motion, feet: int, contacts: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Contact flags and pins ``(F, feet)`` from a user-supplied pinning curve."""
+    pins = np.asarray(contacts, dtype=np.float64)
+    if pins.shape != (clip.num_frames, feet):
+        raise InputError(f"contacts: expected shape ({clip.num_frames}, {feet}), got {pins.shape}")
+    pins = np.clip(pins, 0.0, 1.0)
+    return pins > 0.5, pins
+
+
+def _chunks(frames: int, chunk: int, progress: bool) -> Any:
+    out = [(a, min(a + chunk, frames)) for a in range(0, frames, max(int(chunk), 1))]
+    if progress and len(out) > 1:
+        from tqdm import tqdm
+
+        return tqdm(out, desc="foot placement", unit="chunk", leave=False)
+    return out
+
+
+def place_feet(
+    clip: Motion,
+    ground: Any,
+    options: FootOptions | None = None,
+    legs: Legs | str | None = None,
+    contacts: Any = None,
+    progress: bool = False,
+    chunk: int = 4096,
+) -> FootResult:
+    """Plant a clip's feet on ``ground`` (the offline pipeline).
+
+    Args:
+        clip: a clip, batch shape ``(F,)``, with ``frame_time``.
+        ground: a ground from :mod:`ikrig.ground` (``height_at``, ``raycast``), in the clip's
+            world coordinates and units.
+        options: :class:`~ikrig.foot.options.FootOptions`.
+        legs: :class:`~ikrig.character.legs.Legs`, an override string
+            ``"hip,knee,ankle[,toe];..."``, or None to find them by name and topology.
+        contacts: ``(F, feet)`` user-supplied pinning curve in [0, 1] (contacts where > 0.5),
+            or None to detect them.
+        progress: show a progress bar (tqdm) on clips longer than ``chunk`` frames.
+        chunk: frames per batch; the state carries over, so the result does not depend on it.
+
+    Returns:
+        :class:`FootResult`. Only joint rotations and the root translation change; frame
+        count and frame time are kept. No NaN anywhere: where the ground is missing, IK
+        blends out (``result.info.ground_found`` says where).
+
+    Raises:
+        InputError: no legs found (the message lists joints and shows the override), a
+            clip without frame time, a user curve of the wrong shape, or a ground under no
+            foot in any frame (:func:`~ikrig.ground.coverage.check_coverage`).
+
+    Warns:
+        GroundCoverageWarning: the ground is missing under a foot in some frames
+            ("ground covers 412 of 600 frames; ...").
+    """
+    options = options or FootOptions()
+    check_clip(clip)
+    # 1. legs and soles
+    if not isinstance(legs, Legs):
+        legs = find_legs(clip.skeleton, legs)
+    fk = clip.fk()
+    sole = estimate_sole(clip, legs, options.contacts.floor_percentile, fk=fk)
+    ctx = FootContext.create(clip.skeleton, legs, sole, ground, options)
+    recipe = recipe_for(options)
+    # 2. contacts and pinning curves
+    if contacts is None:
+        flags, pins = detect_foot_contacts(clip, legs, sole, options.contacts, fk=fk)
+    else:
+        flags, pins = _user_contacts(clip, ctx.feet, contacts)
+    # 3. sole goals of every frame: turned to the ground and locked (recipe), planted
+    state = FootState(ctx.feet)
+    goals = sole_goals(ctx, clip, fk, pins, flags)
+    for step in recipe.soles:
+        step(ctx, goals, state)
+    plant_feet(ctx, goals)
+    check_coverage(goals.found, goals.points, stacklevel=2)
+    # 4. every swing planned from lift-off to landing
+    goals.offsets = plan_offsets(ctx, goals)
+    # 5. the root following the ground, and the ankle targets (already smooth: no spring)
+    root_offset, targets, found = recipe.targets(ctx, goals, state, 0.0)
+    # 6. the pelvis drop: what the legs need, as a smooth upper envelope
+    need = recipe.pelvis_need(ctx, goals, root_offset, targets)
+    plan = LegPlan(root_offset, plan_pelvis(ctx, need, goals.frame_time), targets, found)
+    # 7. the knees' corrections smoothed in time (recipe)
+    plan = recipe.knees(ctx, goals, plan)
+    # 8. leg IK and ankle turn, in chunks (the state carries over)
+    motion, info = _solve_in_chunks(ctx, clip, goals, plan, state, (chunk, progress))
+    # 9. the do-nothing baseline
+    baseline = make_baseline(ctx, clip, goals)
+    return FootResult(motion, baseline, legs, sole, flags, pins, info, goals.offsets)
+
+
+def _solve_in_chunks(
+    ctx: FootContext,
+    clip: Motion,
+    goals: FootGoals,
+    plan: LegPlan,
+    state: FootState,
+    chunking: tuple[int, bool],
+) -> tuple[Motion, FrameInfo]:
+    """Step 8 over the whole clip, ``chunking = (frames per chunk, progress bar)``."""
+    rl, pl = clip.rotations_local.copy(), clip.positions_local.copy()
+    parts = []
+    for a, b in _chunks(clip.num_frames, *chunking):
+        part = LegPlan(*(x[a:b] for x in plan))
+        new_r, info = solve_legs(ctx, goals.slice(a, b), part, state)
+        pl[a:b, ctx.root, 1] += info.root_offset
+        rl[a:b][:, ctx.leg_joints] = new_r
+        parts.append(info)
+    motion = Motion._trusted(clip.skeleton, rl, pl, clip.frame_time)
+    fields = dataclasses.fields(FrameInfo)
+    info = FrameInfo(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields))
+    return motion, info
+
+
+def make_baseline(ctx: FootContext, clip: Motion, goals: FootGoals) -> Motion:
+    """The do-nothing baseline: the root follows the ground under the character (step 3,
+    from the same planned foot offsets and pins where the ground was found), no IK."""
+    weights = goals.pins * goals.found
+    root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, spring_bank(1))
+    pl = clip.positions_local.copy()
+    pl[:, ctx.root, 1] += root_offset
+    return Motion._trusted(clip.skeleton, clip.rotations_local, pl, clip.frame_time)

@@ -1,0 +1,90 @@
+"""Recipes: which steps a foot-placement mode runs, as data. No step compares a mode.
+
+=================  =============================  =====================  ==============
+recipe             sole steps (7a, 9)             targets (3, 4c)        pelvis, knees
+=================  =============================  =====================  ==============
+``full``           align (``align.enabled``),     root on the planted    need + plan or
+                   lock (``lock.enabled``)        feet, feet at their    hold; knees
+                                                  offsets and locks      smoothed (6a)
+``goal-blend``     none                           rays hip -> ankle,     need + plan or
+                                                  blended by the pins    hold
+``trace-offset``   none                           trace down from each   none (its body
+                                                  ankle, body offset     offset is the
+                                                  by the lower foot      drop)
+=================  =============================  =====================  ==============
+
+``trace-offset`` is the simple game recipe, ``goal-blend`` the ray-and-blend recipe, and
+``full`` all nine steps. They run on the same clips for comparison
+(``benchmarks/foot_quality_table.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .context import FootContext
+from .options import FootOptions
+from .stages.align import align_feet
+from .stages.goals import FootGoals
+from .stages.knees import keep_knees, smooth_knees
+from .stages.legs_ik import LegPlan
+from .stages.lock import hold_feet
+from .stages.pelvis import no_pelvis_need, pelvis_needs
+from .stages.targets import Targets, full_targets, goal_blend_targets, trace_offset_targets
+from .state import FootState
+
+SoleStep = Callable[[FootContext, FootGoals, FootState], None]
+TargetStep = Callable[[FootContext, FootGoals, FootState, float], Targets]
+NeedStep = Callable[[FootContext, FootGoals, np.ndarray, np.ndarray], np.ndarray]
+KneeStep = Callable[[FootContext, FootGoals, LegPlan], LegPlan]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The steps a mode runs between the shared ones.
+
+    Attributes:
+        name: the mode's name.
+        soles: steps that turn and move the sole points (7a, 9), in order.
+        targets: the root offset and ankle targets (3, 4c).
+        pelvis_need: how far the pelvis must come down (5a).
+        knees: offline, the knee smoothing (6a).
+    """
+
+    name: str
+    soles: tuple[SoleStep, ...]
+    targets: TargetStep
+    pelvis_need: NeedStep
+    knees: KneeStep
+
+
+def recipe_for(options: FootOptions) -> Recipe:
+    """The :class:`Recipe` of ``options.mode``, its sole steps as enabled by the options."""
+    return _RECIPES[options.mode](options)
+
+
+def _full(options: FootOptions) -> Recipe:
+    soles: tuple[SoleStep, ...] = ()
+    if options.align.enabled:
+        soles += (align_feet,)
+    if options.lock.enabled:
+        soles += (hold_feet,)
+    return Recipe("full", soles, full_targets, pelvis_needs, smooth_knees)
+
+
+def _goal_blend(options: FootOptions) -> Recipe:
+    return Recipe("goal-blend", (), goal_blend_targets, pelvis_needs, keep_knees)
+
+
+def _trace_offset(options: FootOptions) -> Recipe:
+    return Recipe("trace-offset", (), trace_offset_targets, no_pelvis_need, keep_knees)
+
+
+_RECIPES: dict[str, Callable[[FootOptions], Recipe]] = {
+    "full": _full,
+    "goal-blend": _goal_blend,
+    "trace-offset": _trace_offset,
+}

@@ -1,0 +1,230 @@
+"""Step 2: foot contacts from the animation, and pinning curves.
+
+A foot is in contact when one of its sole points (heel, toe) is near the clip's own floor
+and moving slowly, with hysteresis: :func:`contact_rule`'s stricter thresholds to enter than
+to stay. Offline and live use that one rule. Offline, seeing the whole clip, speeds are
+central differences, contacts shorter than ``min_span`` are dropped and gaps shorter than
+``max_gap`` filled, and the pinning curve ramps up *before* a contact starts
+(:func:`pinning_curve`); live, speeds are backward differences and the pin ramps linearly
+once a contact has started. Thresholds are in leg lengths and seconds, so they hold for any
+unit and frame rate.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from ..._numba import njit
+from ...character.legs import Legs
+from ...character.sole import FootSole
+from ...pose import Motion
+from ...signal.easing import smoothstep
+from ...signal.spans import clean_spans, hysteresis
+from ..context import FootContext
+from ..options import ContactOptions
+
+
+class ContactRule(NamedTuple):
+    """The thresholds of :func:`contact_rule` and the live pin ramps (leg lengths, leg
+    lengths per second, seconds); see :class:`~ikrig.foot.options.ContactOptions`."""
+
+    height_on: float
+    height_off: float
+    speed_on: float
+    speed_off: float
+    blend_in: float
+    blend_out: float
+
+
+def contact_rule_of(options: ContactOptions) -> ContactRule:
+    """The :class:`ContactRule` of ``options``."""
+    return ContactRule(*(float(getattr(options, n)) for n in ContactRule._fields))
+
+
+@njit(cache=True)
+def contact_rule(height, speed, rule):
+    """The contact rule on sole points, scalars or arrays alike: ``(enter, stay)``, a point
+    lower than ``height_on`` over its floor level and slower than ``speed_on`` may start a
+    contact, one within ``height_off`` and ``speed_off`` keeps it (``height`` in leg
+    lengths, ``speed`` in leg lengths per second, ``rule``: :class:`ContactRule`)."""
+    enter = (height < rule.height_on) & (speed < rule.speed_on)
+    stay = (height < rule.height_off) & (speed < rule.speed_off)
+    return enter, stay
+
+
+def horizontal_speed(positions: np.ndarray, frame_time: float) -> np.ndarray:
+    """Speed in the XZ plane. ``positions: (F, ..., 3)`` -> ``(F, ...)``; central differences."""
+    p = np.asarray(positions, dtype=np.float64)[..., [0, 2]]
+    if len(p) < 2:
+        return np.zeros(p.shape[:-1])
+    v = np.gradient(p, frame_time, axis=0)
+    return np.linalg.norm(v, axis=-1)
+
+
+def detect_contacts(
+    heights: np.ndarray,
+    speeds: np.ndarray,
+    leg_length: float,
+    frame_time: float,
+    options: ContactOptions | None = None,
+) -> np.ndarray:
+    """Per-foot contact flags of a whole clip from sole-point heights and speeds.
+
+    Args:
+        heights: ``(F, feet, points)`` height of each sole point over its own floor level.
+        speeds: ``(F, feet, points)`` horizontal speed of each sole point.
+        leg_length: the length unit.
+        frame_time: seconds per frame.
+        options: :class:`~ikrig.foot.options.ContactOptions`.
+
+    Returns:
+        ``(F, feet)`` bool.
+    """
+    o = options or ContactOptions()
+    h = np.asarray(heights, dtype=np.float64) / leg_length
+    s = np.asarray(speeds, dtype=np.float64) / leg_length
+    enter, stay = contact_rule(h, s, contact_rule_of(o))
+    enter, stay = enter.any(axis=-1), stay.any(axis=-1)
+    min_frames = int(round(o.min_span / frame_time))
+    gap_frames = int(round(o.max_gap / frame_time))
+    cols = [
+        clean_spans(hysteresis(enter[:, k], stay[:, k]), min_frames, gap_frames)
+        for k in range(enter.shape[1])
+    ]
+    return np.stack(cols, axis=-1) if cols else np.zeros(h.shape[:2], dtype=bool)
+
+
+def pinning_curve(
+    contacts: np.ndarray, frame_time: float, blend_in: float, blend_out: float
+) -> np.ndarray:
+    """Pinning weights from contact flags: 1 in contact, smooth ramps around, 0 in the air.
+
+    Args:
+        contacts: ``(F, feet)`` bool.
+        frame_time: seconds per frame.
+        blend_in: ramp length (s) before each contact (placing).
+        blend_out: ramp length (s) after each contact (lifting).
+
+    Returns:
+        ``(F, feet)`` float64 in [0, 1].
+    """
+    c = np.asarray(contacts, dtype=bool)
+    F = len(c)
+    t = np.arange(F) * frame_time
+    out = np.zeros(c.shape)
+    for k in range(c.shape[1]):
+        idx = np.flatnonzero(c[:, k])
+        if len(idx) == 0:
+            continue
+        # time to the next contact frame and since the previous one
+        nxt = np.searchsorted(idx, np.arange(F))
+        prev = nxt - 1
+        after = np.where(nxt < len(idx), t[idx[np.minimum(nxt, len(idx) - 1)]] - t, np.inf)
+        since = np.where(prev >= 0, t - t[idx[np.maximum(prev, 0)]], np.inf)
+        w_in = smoothstep(1 - after / blend_in) if blend_in > 0 else (after == 0) * 1.0
+        w_out = smoothstep(1 - since / blend_out) if blend_out > 0 else (since == 0) * 1.0
+        # 1 - (1 - a)(1 - b): like max(a, b) where one ramp is 0, but without its kink
+        # where the placing and lifting ramps of a short swing cross
+        out[:, k] = np.maximum(1 - (1 - w_in) * (1 - w_out), c[:, k])
+    return out
+
+
+def detect_foot_contacts(
+    motion: Motion,
+    legs: Legs,
+    sole: FootSole,
+    options: ContactOptions,
+    fk: tuple[np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 2, offline: contact flags ``(F, feet)`` and pinning curve ``(F, feet)`` of a clip
+    (``fk``: its world rotations and positions, if already computed)."""
+    rot_w, pos_w = motion.fk() if fk is None else fk
+    pts = sole.points_world(rot_w, pos_w)
+    heights = pts[..., 1] - sole.floor - sole.heights
+    speeds = horizontal_speed(pts, motion.frame_time)
+    contacts = detect_contacts(heights, speeds, legs.leg_length, motion.frame_time, options)
+    pins = pinning_curve(contacts, motion.frame_time, options.blend_in, options.blend_out)
+    return contacts, pins
+
+
+class DetectState(NamedTuple):
+    """Live contact detection state of ``feet`` feet, updated in place.
+
+    Attributes:
+        last_points: ``(feet, 2, 3)`` the previous frame's sole points (NaN: speed 0).
+        contact: ``(feet,)`` bool, in contact.
+        pin: ``(feet,)`` the pinning weight.
+    """
+
+    last_points: np.ndarray
+    contact: np.ndarray
+    pin: np.ndarray
+
+
+def detect_state(feet: int) -> DetectState:
+    """A fresh :class:`DetectState`: no contact, pins at 0, no previous frame."""
+    return DetectState(np.full((feet, 2, 3), np.nan), np.zeros(feet, np.bool_), np.zeros(feet))
+
+
+class SoleLevels(NamedTuple):
+    """The sole's planted heights ``(feet, 2)``, the clip's floor and the leg length."""
+
+    heights: np.ndarray
+    floor: float
+    unit: float
+
+
+@njit(cache=True)
+def detect_run(points, levels, dt, rule, state, pins, flags):
+    """Live contact detection over ``F`` frames of sole ``points (F, K, 2, 3)``: the
+    :func:`contact_rule` with backward-difference speeds (0 on the first frame), the pin
+    ramping linearly toward 1 in contact and 0 out of it over ``blend_in``/``blend_out``.
+
+    Args:
+        levels: :class:`SoleLevels`; dt: seconds per frame; rule: :class:`ContactRule`.
+        state: :class:`DetectState`, updated in place.
+        pins, flags: ``(F, K)`` out.
+    """
+    rate_in = dt / rule.blend_in if rule.blend_in > 0 else 1.0
+    rate_out = dt / rule.blend_out if rule.blend_out > 0 else 1.0
+    last, contact, pin = state.last_points, state.contact, state.pin
+    for f in range(points.shape[0]):
+        for k in range(points.shape[1]):
+            enter = False
+            stay = False
+            for p in range(2):
+                h = (points[f, k, p, 1] - levels.floor - levels.heights[k, p]) / levels.unit
+                speed = 0.0
+                if last[k, p, 0] == last[k, p, 0]:
+                    dx = points[f, k, p, 0] - last[k, p, 0]
+                    dz = points[f, k, p, 2] - last[k, p, 2]
+                    speed = math.sqrt(dx * dx + dz * dz) / dt / levels.unit
+                e, s = contact_rule(h, speed, rule)
+                enter = enter or e
+                stay = stay or s
+                for c in range(3):
+                    last[k, p, c] = points[f, k, p, c]
+            contact[k] = stay if contact[k] else enter
+            if contact[k]:
+                pin[k] = min(pin[k] + rate_in, 1.0)
+            else:
+                pin[k] = max(pin[k] - rate_out, 0.0)
+            pins[f, k] = pin[k]
+            flags[f, k] = contact[k]
+
+
+def detect_live(
+    ctx: FootContext, points: np.ndarray, dt: float, state: DetectState
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 2, live: pins and contact flags ``(F, feet)`` of sole ``points (F, feet, 2, 3)``
+    (:func:`detect_run`), carrying ``state`` (:class:`DetectState`)."""
+    sole = ctx.sole
+    pins = np.empty(points.shape[:2])
+    flags = np.empty(points.shape[:2], dtype=np.bool_)
+    levels = SoleLevels(sole.heights, float(sole.floor), ctx.unit)
+    rule = contact_rule_of(ctx.options.contacts)
+    detect_run(points, levels, float(dt), rule, state, pins, flags)
+    return pins, flags

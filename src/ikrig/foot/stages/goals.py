@@ -1,0 +1,120 @@
+"""Step 4a: where each foot's sole is, the animation's own clearance over its floor, and the
+vertical offsets that would stand each foot on the ground.
+
+:func:`sole_goals` starts a :class:`FootGoals` from the source frames; the recipe's sole
+steps (7a :mod:`~ikrig.foot.stages.align`, 9 :mod:`~ikrig.foot.stages.lock`) turn and move
+its sole points; :func:`plant_feet` then measures them against the ground.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...ground.base import query_heights
+from ...pose import Motion
+from ..context import UP, FootContext
+
+
+@dataclass(eq=False)
+class FootGoals:
+    """What the steps know about ``F`` frames, filled in step by step.
+
+    Attributes:
+        rotations_world, positions_world: FK of the source frames ``(F, J, 4/3)``.
+        pins: ``(F, feet)`` pinning weights; contacts: ``(F, feet)`` bool (step 2).
+        points: ``(F, feet, 2, 3)`` heel and toe (world), after alignment and locking.
+        source_clearance: ``(F, feet)`` the animation's clearance over its own floor.
+        align: ``(F, feet, 4)`` the alignment turn of each ankle (world, identity if off).
+        shift: ``(F, feet, 2)`` the horizontal (X, Z) shift of each foot from locking.
+        planted: ``(F, feet)`` offset at which each sole touches the ground.
+        stance: ``(F, feet)`` offset of each foot when planted (live estimate).
+        found: ``(F, feet)`` the ground was found under the whole sole.
+        offsets: ``(F, feet)`` vertical foot offsets (step 4b; None before it).
+        frame_time: seconds per frame.
+    """
+
+    rotations_world: np.ndarray
+    positions_world: np.ndarray
+    pins: np.ndarray
+    contacts: np.ndarray
+    points: np.ndarray
+    source_clearance: np.ndarray
+    align: np.ndarray
+    shift: np.ndarray
+    planted: np.ndarray
+    stance: np.ndarray
+    found: np.ndarray
+    offsets: np.ndarray | None
+    frame_time: float
+
+    def slice(self, a: int, b: int) -> FootGoals:
+        """The goals of frames ``a`` to ``b``."""
+        arrays = {
+            f.name: None if getattr(self, f.name) is None else getattr(self, f.name)[a:b]
+            for f in dataclasses.fields(self)[:-1]
+        }
+        return FootGoals(**arrays, frame_time=self.frame_time)
+
+
+def sole_goals(
+    ctx: FootContext,
+    motion: Motion,
+    fk: tuple[np.ndarray, np.ndarray],
+    pins: np.ndarray,
+    contacts: np.ndarray,
+) -> FootGoals:
+    """Step 4a, first half: the sole points of ``motion`` (``F`` frames, ``fk`` its world
+    rotations and positions) and the animation's own clearance over its flat floor, with
+    ``pins (F, feet)`` and ``contacts (F, feet)``. No turn, no shift; the ground offsets
+    follow in :func:`plant_feet`."""
+    sole = ctx.sole
+    rot_w, pos_w = fk
+    points = sole.points_world(rot_w, pos_w)
+    F, K = points.shape[:2]
+    # the animation's own clearance over its flat floor, before any change
+    source_clear = np.maximum(np.min(points[..., 1] - sole.heights - sole.floor, axis=-1), 0.0)
+    align = np.zeros((F, K, 4))
+    align[..., 3] = 1.0
+    empty = np.empty((F, K))
+    return FootGoals(
+        rot_w, pos_w, pins, contacts, points, source_clear, align, np.zeros((F, K, 2)),
+        empty, empty, np.zeros((F, K), dtype=bool), None, float(motion.frame_time),
+    )  # fmt: skip
+
+
+def plant_feet(ctx: FootContext, goals: FootGoals) -> None:
+    """Step 4a, second half: the vertical offset ``planted (F, feet)`` that stands each foot
+    on the ground, checked from heel to toe (:meth:`FootSole.sole_clearance`: the lowest
+    sample sits exactly on the ground beneath it, so no part of the sole cuts into a step
+    edge or a bump), where the ground was ``found`` under every sample, and the live
+    ``stance`` offset (:func:`soft_clearance` of the animation's clearance added)."""
+    clearance, goals.found = ctx.sole.sole_clearance(goals.points, ctx.ground)
+    goals.planted = -clearance
+    k = ctx.options.live.plant_softness * ctx.unit
+    goals.stance = goals.planted + soft_clearance(goals.source_clearance, k)
+
+
+def soft_clearance(c: np.ndarray, k: float) -> np.ndarray:
+    """``c^2 / (c + k)`` for clearances ``c >= 0``: about 0 for ``c << k`` (a planted foot
+    stands on the ground), ``c - k`` for ``c >> k`` (a foot the animation lifts stays
+    lifted), and smooth between, so planting never snaps a foot down."""
+    c = np.maximum(c, 0.0)
+    return c * c / (c + k)
+
+
+def ground_heights(
+    ground: object, points_world: np.ndarray, floor: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Vertical ground queries under points ``(..., 3)``.
+
+    Returns:
+        ``heights (...)`` (the clip's ``floor`` where nothing was hit), ``normals (..., 3)``
+        (+Y where nothing was hit) and ``hit (...)`` bool.
+    """
+    h, n, hit = query_heights(ground, points_world[..., [0, 2]])
+    h = np.where(hit, h, floor)
+    n = np.where(hit[..., None], n, UP)
+    return h, n, hit

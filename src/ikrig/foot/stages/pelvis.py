@@ -1,0 +1,133 @@
+"""Step 5: the pelvis comes down (limited) when a foot target would need the leg straighter
+than the source or ``pelvis.max_extension``; the other leg bends. :func:`pelvis_needs`
+measures how far (5a); offline the drop is a smooth upper envelope of that need, coming
+down ahead of it (:func:`plan_pelvis`), live it follows the need and comes back on a
+spring (:func:`hold_pelvis`) (5b)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from ..._numba import njit
+from ...signal.easing import smooth_max, smooth_min
+from ...signal.filters import upper_envelope
+from ...signal.springs import spring_advance, spring_rate
+from ..context import FootContext
+from .goals import FootGoals
+
+if TYPE_CHECKING:
+    from ..state import FootState
+
+
+class Reach(NamedTuple):
+    """How far legs may straighten, in data units: ``unit`` (the leg length),
+    ``max_extension`` and ``extension_cap`` (fractions of each leg's length) and
+    ``max_drop`` (the largest pelvis drop)."""
+
+    unit: float
+    max_extension: float
+    extension_cap: float
+    max_drop: float
+
+
+@njit(cache=True)
+def pelvis_drop(hip, target, reach):
+    """How far a ``hip`` (x, y, z) must come down so its foot ``target`` is within ``reach``
+    (>= 0; a target straight below but out of reach needs ``vertical gap - reach``, a target
+    too far sideways needs the hip at its height)."""
+    dx = hip[0] - target[0]
+    dz = hip[2] - target[2]
+    vert = math.sqrt(max(reach * reach - dx * dx - dz * dz, 0.0))
+    return max(hip[1] - target[1] - vert, 0.0)
+
+
+@njit(cache=True)
+def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
+    """Step 5a: how far the pelvis must come down so that no leg straightens beyond the
+    source's extension or ``max_extension`` (smooth maxima of the two, then a smooth minimum
+    with ``extension_cap``: no kinks), the largest over the legs, clipped to ``[0,
+    max_drop]``.
+
+    Args:
+        joints_p: ``(F, K, 3, 3)`` hip, knee and ankle world positions (source).
+        targets: ``(F, K, 3)`` ankle targets (world); root: ``(F,)`` the root's vertical
+            offset.
+        lengths: ``(K,)`` leg lengths (thigh plus shin).
+        reach: :class:`Reach`.
+        need: ``(F,)`` out.
+    """
+    band = 0.01 * reach.unit
+    for f in range(targets.shape[0]):
+        top = 0.0
+        for k in range(targets.shape[1]):
+            sx = joints_p[f, k, 2, 0] - joints_p[f, k, 0, 0]
+            sy = joints_p[f, k, 2, 1] - joints_p[f, k, 0, 1]
+            sz = joints_p[f, k, 2, 2] - joints_p[f, k, 0, 2]
+            src = math.sqrt(sx * sx + sy * sy + sz * sz)
+            # (a smooth max less half its band: never above the larger of the two, no kink)
+            r = smooth_max(src, reach.max_extension * lengths[k], band)
+            r = smooth_min(r - 0.5 * band, reach.extension_cap * lengths[k], band)
+            hip = (joints_p[f, k, 0, 0], joints_p[f, k, 0, 1] + root[f], joints_p[f, k, 0, 2])
+            tgt = (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2])
+            top = max(top, pelvis_drop(hip, tgt, r))
+        need[f] = min(top, reach.max_drop)
+
+
+def pelvis_needs(
+    ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, targets: np.ndarray
+) -> np.ndarray:
+    """Step 5a: how far the pelvis must come down ``(F,)`` so that no leg straightens beyond
+    the source's extension or ``max_extension`` (never beyond ``extension_cap``), at most
+    ``max_drop``, with the root at ``root_offset (F,)`` and the ankles at ``targets (F,
+    feet, 3)``."""
+    o, L = ctx.options.pelvis, ctx.unit
+    need = np.zeros(len(root_offset))
+    pelvis_need_run(
+        goals.positions_world[:, ctx.leg_joints],
+        targets,
+        np.ascontiguousarray(root_offset, dtype=np.float64),
+        ctx.leg_lengths,
+        Reach(L, o.max_extension, o.extension_cap, o.max_drop * L),
+        need,
+    )
+    return need
+
+
+def no_pelvis_need(
+    ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, targets: np.ndarray
+) -> np.ndarray:
+    """Step 5a of a recipe whose body offset already is its pelvis drop: zeros ``(F,)``."""
+    return np.zeros(len(root_offset))
+
+
+@njit(cache=True)
+def pelvis_hold_run(need, band, rate, spring, drop):
+    """Step 5b, causal: the drop follows ``need (F,)`` at once when it grows and comes back
+    on a spring (``rate``, 1 spring); a smooth maximum of the two (width ``band``) keeps the
+    hand-over free of kinks. ``drop (F,)`` out."""
+    for f in range(need.shape[0]):
+        held = spring_advance(spring, 0, need[f], rate)
+        drop[f] = smooth_max(need[f], held, band) - 0.5 * band
+
+
+def hold_pelvis(
+    ctx: FootContext, need: np.ndarray, frame_time: float, state: FootState
+) -> np.ndarray:
+    """Step 5b, live without a plan: the pelvis drop ``(F,)`` follows ``need`` at once when
+    it grows and comes back up on a spring (``live.pelvis_halflife``)."""
+    drop = np.empty(len(need))
+    rate = spring_rate(ctx.options.live.pelvis_halflife, float(frame_time))
+    pelvis_hold_run(need, 0.01 * ctx.unit, rate, state.pelvis, drop)
+    return drop
+
+
+def plan_pelvis(ctx: FootContext, need: np.ndarray, frame_time: float) -> np.ndarray:
+    """Step 5b, offline: the pelvis drop ``(F,)``, a smooth upper envelope of ``need``
+    (:func:`~ikrig.signal.filters.upper_envelope` over ``plan.pelvis_window``): never less
+    than a leg needs, equal to it where the need holds steady, and coming down ahead of a
+    rise and back up after it without kinks, so a leg nearing its reach slows down instead
+    of stopping at once (a knee pop)."""
+    return upper_envelope(need, round(ctx.options.plan.pelvis_window / frame_time))

@@ -1,0 +1,195 @@
+"""Step 4b: the vertical offset of each foot over time.
+
+Offline (:func:`plan_foot_offsets`) every swing is planned from lift-off to landing, seeing
+the whole clip; live without a plan (:func:`live_foot_offsets`) a causal estimate holds a
+swinging foot at its lift-off offset, raised to clear the ground beneath it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..._numba import njit
+from ...signal.easing import smootherstep, swing_bump
+from ...signal.filters import zero_lag_smooth
+from ...signal.spans import spans_of
+from ...signal.springs import SpringBank, spring_advance, spring_rate
+from ..context import FootContext
+from .goals import FootGoals
+
+if TYPE_CHECKING:
+    from ..state import FootState
+
+
+@njit(cache=True)
+def _swing_shape(u, a, b, F):
+    if a < 0:  # before the first contact: high at the start, down to the landing
+        return smootherstep(2.0 * (1.0 - u))
+    if b >= F:  # after the last contact: up from the lift-off, then held
+        return smootherstep(2.0 * u)
+    return swing_bump(u)
+
+
+@njit(cache=True)
+def plan_run(planted, clearance, contacts, ramp, max_bump, out):
+    """One foot's plan (see :func:`plan_foot_offsets`): ``planted, clearance (F,)``,
+    ``contacts (F,)`` bool, ``ramp`` frames, ``max_bump`` in data units; ``out (F,)``."""
+    F = planted.shape[0]
+    starts, ends = spans_of(contacts)
+    if len(starts) == 0:  # never planted: the highest ground so far, never cutting into it
+        top = -math.inf
+        for f in range(F):
+            top = max(top, planted[f])
+            out[f] = top
+        return
+    stance = planted.copy()
+    for i in range(len(starts)):  # the animation's own clearance blended out mid-contact
+        s, e = starts[i], ends[i]
+        for f in range(s, e):
+            keep = 1.0 - smootherstep((f - s + 1) / ramp) * smootherstep((e - f) / ramp)
+            stance[f] = planted[f] + clearance[f] * keep
+            out[f] = stance[f]
+    # air phases between (last contact frame or -1) and (next contact frame or F)
+    for i in range(len(starts) + 1):
+        a = ends[i - 1] - 1 if i > 0 else -1
+        b = starts[i] if i < len(starts) else F
+        if b <= a + 1:
+            continue
+        d_a = stance[a] if a >= 0 else stance[b]
+        d_b = stance[b] if b < F else d_a
+        span = max(b - a, 1)
+        amp = 0.0
+        for f in range(a + 1, b):
+            u = (f - a) / span
+            base = d_a + (d_b - d_a) * smootherstep(u)
+            shape = _swing_shape(u, a, b, F)
+            # near lift-off and landing the foot is still on the ground: a scuff there is
+            # not worth a high bump (shape ~ 0), so the amplitude divides by at least 0.25
+            amp = max(amp, max(planted[f] - base, 0.0) / max(shape, 0.25))
+        amp = min(amp, max_bump)
+        for f in range(a + 1, b):
+            u = (f - a) / span
+            base = d_a + (d_b - d_a) * smootherstep(u)
+            out[f] = base + amp * _swing_shape(u, a, b, F)
+
+
+def plan_foot_offsets(
+    planted: np.ndarray,
+    source_clearance: np.ndarray,
+    contacts: np.ndarray,
+    ramp_frames: float,
+    max_bump: float,
+    smooth_frames: int = 0,
+) -> np.ndarray:
+    """Offline: the vertical offset of each foot over the whole clip.
+
+    In contact a foot stands on the ground: the planted offset, plus the animation's own
+    clearance (``source_clearance``) blended out over ``ramp_frames`` after the contact
+    starts and back in before it ends, so heel strike and push-off keep the animation's
+    motion while a flat foot stands exactly on the ground. Between two contacts the offset
+    moves from the lift-off value to the landing value on a smootherstep (zero velocity and
+    acceleration at both ends), plus a smooth bump just high enough that the sole clears
+    the ground all along (``planted``, the offset at which the sole would touch it), at
+    most ``max_bump``. Before the first and after the last contact the offset holds.
+
+    Last, the whole plan is smoothed without lag (:func:`~ikrig.signal.filters.zero_lag_smooth`,
+    half-width ``smooth_frames``) and held at or above ``planted``. This rounds off the
+    plan's kinks (plant ramps, the lowest sole point switching, a foot slapping flat), which
+    show as knee pops. Offline it replaces the causal target spring
+    (``live.target_halflife``), whose lag lets a path sink below ``planted`` where that
+    rises, to be snapped back up onto it. The hold is rarely active: a symmetric window
+    lowers a curve only near its peaks, and there by a second-order amount, while the kinks
+    of ``planted`` (a maximum over sole samples) point upwards.
+
+    Args:
+        planted: ``(F, feet)`` offsets at which each foot's sole touches the ground.
+        source_clearance: ``(F, feet)`` the animation's clearance over its own floor (>= 0).
+        contacts: ``(F, feet)`` bool.
+        ramp_frames: frames over which the clearance is blended out and back in.
+        max_bump: the largest bump, in the data's units.
+        smooth_frames: half-width (frames) of the final zero-lag smoothing (0: off).
+
+    Returns:
+        ``(F, feet)`` offsets. A foot with no contact at all follows ``planted`` held at its
+        highest value, so it never cuts into the ground.
+    """
+    planted = np.asarray(planted, dtype=np.float64)
+    clearance = np.asarray(source_clearance, dtype=np.float64)
+    flags = np.asarray(contacts, dtype=np.bool_)
+    out = np.empty(planted.shape[::-1])  # (feet, F): one contiguous row per foot
+    ramp = max(float(ramp_frames), 1.0)
+    for k in range(planted.shape[1]):
+        plan_run(
+            np.ascontiguousarray(planted[:, k]),
+            np.ascontiguousarray(clearance[:, k]),
+            np.ascontiguousarray(flags[:, k]),
+            ramp,
+            float(max_bump),
+            out[k],
+        )
+    out = out.T
+    if smooth_frames >= 1:
+        out = np.maximum(zero_lag_smooth(out, smooth_frames), planted)
+    return out
+
+
+def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
+    """Step 4b, offline: every foot's vertical offset ``(F, feet)`` over the whole clip
+    (:func:`plan_foot_offsets` with the context's plan options)."""
+    o, dt = ctx.options.plan, goals.frame_time
+    return plan_foot_offsets(
+        goals.planted,
+        goals.source_clearance,
+        goals.contacts,
+        o.plant_ramp / dt,
+        o.max_swing_bump * ctx.unit,
+        round(o.smoothing / dt),
+    )
+
+
+@njit(cache=True)
+def swing_run(planted, stance, contacts, rate, held, spring, out):
+    """Live, without a plan (see :func:`live_foot_offsets`): ``planted, stance (F, K)``,
+    ``contacts (F, K)`` bool, ``rate`` the spring's
+    :class:`~ikrig.signal.springs.SpringRate`, ``held (K,)`` and ``spring`` (``K``
+    springs) in place, ``out (F, K)``."""
+    for f in range(planted.shape[0]):
+        for k in range(planted.shape[1]):
+            if contacts[f, k] or held[k] != held[k]:
+                held[k] = stance[f, k]
+            goal = stance[f, k] if contacts[f, k] else max(held[k], planted[f, k])
+            x = spring_advance(spring, k, goal, rate)
+            out[f, k] = stance[f, k] if contacts[f, k] else max(x, planted[f, k])
+
+
+def live_foot_offsets(
+    goals: FootGoals, halflife: float, held: np.ndarray, spring: SpringBank
+) -> np.ndarray:
+    """Live (no plan): a causal estimate of :func:`plan_foot_offsets`, ``(F, feet)``.
+
+    In contact the foot stands on the ground (``goals.stance``); in the air it holds its
+    lift-off offset, raised to clear the ground (``goals.planted``), on a spring
+    (``halflife``) that never lags below the ground. Without knowing where the foot will
+    land this is reactive: rising ground lifts the foot as it arrives over it. ``held
+    (feet,)``: the last stance offsets (NaN at the start) and ``spring``, in place.
+    """
+    out = np.empty(goals.planted.shape)
+    swing_run(
+        np.ascontiguousarray(goals.planted, dtype=np.float64),
+        np.ascontiguousarray(goals.stance, dtype=np.float64),
+        np.ascontiguousarray(goals.contacts, dtype=np.bool_),
+        spring_rate(float(halflife), float(goals.frame_time)),
+        held,
+        spring,
+        out,
+    )
+    return out
+
+
+def live_offsets(ctx: FootContext, goals: FootGoals, state: FootState) -> np.ndarray:
+    """Step 4b, live without a plan: :func:`live_foot_offsets` with the context's
+    ``live.swing_halflife`` and the state's swing spring."""
+    return live_foot_offsets(goals, ctx.options.live.swing_halflife, state.swing_held, state.swing)

@@ -1,0 +1,165 @@
+"""Steps 3 and 4c: how far the root moves up, and the ankle targets.
+
+Each recipe (:mod:`ikrig.foot.recipes`) picks one target step; all share the signature
+``(ctx, goals, state, halflife) -> (root_offset (F,), targets_world (F, feet, 3), found
+(F, feet))``, where ``found`` says where the ground was found (the IK blends out
+elsewhere) and ``halflife`` is the live target spring (0 offline, where the planned offsets
+are smooth already; only :func:`full_targets` has one).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..._numba import njit
+from ...signal.springs import SpringBank, smooth, spring_advance, spring_rate
+from ..context import UP, FootContext
+from .goals import FootGoals, ground_heights
+
+if TYPE_CHECKING:
+    from ..state import FootState
+
+ROOT_FLOOR_WEIGHT = 0.02
+"""Weight of every foot in the root's soft minimum besides its pin (so a character in the
+air follows its feet too)."""
+
+Targets = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""``(root_offset (F,), targets_world (F, feet, 3), found (F, feet))``."""
+
+
+@njit(cache=True)
+def root_run(offsets, weights, softness, rate, spring, out):
+    """Step 3: how far the character moves up, smoothed.
+
+    A soft minimum (width ``softness``) of the feet's ``offsets (F, K)``, weighted by
+    ``weights (F, K)`` plus :data:`ROOT_FLOOR_WEIGHT` (so a character in the air follows its
+    feet too): the lower planted foot keeps its leg's extension and the higher one bends, as
+    a person on stairs does, and a foot lifted or placed hands over smoothly. Then one
+    spring (``spring``, ``rate``). ``out (F,)``.
+    """
+    for f in range(offsets.shape[0]):
+        low = offsets[f, 0]
+        for k in range(1, offsets.shape[1]):
+            low = min(low, offsets[f, k])
+        num = 0.0
+        den = 0.0
+        for k in range(offsets.shape[1]):
+            w = weights[f, k] + ROOT_FLOOR_WEIGHT
+            num += w * math.exp(-(offsets[f, k] - low) / softness)
+            den += w
+        goal = low - softness * math.log(num / den)
+        out[f] = spring_advance(spring, 0, goal, rate)
+
+
+def root_offsets(
+    ctx: FootContext,
+    offsets: np.ndarray,
+    weights: np.ndarray,
+    frame_time: float,
+    spring: SpringBank,
+) -> np.ndarray:
+    """Step 3: the root's vertical offset ``(F,)`` following the feet's ``offsets (F, feet)``
+    where they are planted (``weights (F, feet)``), on the root spring ``spring``."""
+    o = ctx.options.root
+    out = np.empty(len(offsets))
+    root_run(
+        np.ascontiguousarray(offsets, dtype=np.float64),
+        np.ascontiguousarray(weights, dtype=np.float64),
+        o.softness * ctx.unit,
+        spring_rate(o.halflife, float(frame_time)),
+        spring,
+        out,
+    )
+    return out
+
+
+@njit(cache=True)
+def full_targets_run(ankles, offsets, planted, shift, rate, spring, targets):
+    """Step 4c: ankle targets ``(F, K, 3)`` from the source ``ankles``, the vertical
+    ``offsets (F, K)`` and the locking ``shift (F, K, 2)``. With ``rate.halflife > 0``
+    (live estimates) the offsets move on a short spring (``spring``, ``K`` springs; it
+    takes the last kinks out: lock switches, plant ramps) that never lets a sole sink below
+    ``planted``; with 0 (a plan, already smooth) they are used as they are."""
+    for f in range(ankles.shape[0]):
+        for k in range(ankles.shape[1]):
+            o = offsets[f, k]
+            if rate.halflife > 0.0:
+                o = max(spring_advance(spring, k, o, rate), planted[f, k])
+            targets[f, k, 0] = ankles[f, k, 0] + shift[f, k, 0]
+            targets[f, k, 1] = ankles[f, k, 1] + o
+            targets[f, k, 2] = ankles[f, k, 2] + shift[f, k, 1]
+
+
+def full_targets(ctx: FootContext, goals: FootGoals, state: FootState, halflife: float) -> Targets:
+    """Steps 3, 4c and 8 (``full``): the root follows the ground under the planted feet;
+    each ankle moves by its vertical offset (``goals.offsets``) and its lock shift, live on
+    a short spring (``halflife``) that never lets a sole sink into the ground."""
+    weights = goals.pins * goals.found
+    root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, state.root)
+    ankles = ctx.ankles(goals.positions_world)
+    targets = np.empty(ankles.shape)
+    full_targets_run(
+        ankles,
+        np.ascontiguousarray(goals.offsets, dtype=np.float64),
+        goals.planted,
+        goals.shift,
+        spring_rate(float(halflife), goals.frame_time),
+        state.targets,
+        targets,
+    )
+    return root_offset, targets, goals.found
+
+
+def goal_blend_targets(
+    ctx: FootContext, goals: FootGoals, state: FootState, halflife: float
+) -> Targets:
+    """Steps 3 and 4c (``goal-blend``): the root as in :func:`full_targets`; rays from the
+    hip through the ankle (limited to the leg: the current goal; unlimited: the future goal);
+    the ankle goal sits above the hit by the ankle's height over the sole; the pinning
+    curve blends animated and goal positions. (``halflife``: unused.)"""
+    weights = goals.pins * goals.found
+    root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, state.root)
+    pos_w = goals.positions_world
+    shift = root_offset[:, None, None] * UP
+    hips = pos_w[:, ctx.leg_joints[:, 0]] + shift
+    anim = ctx.ankles(pos_w) + shift
+    d = anim - hips
+    heel = ctx.sole.heights[:, 0]
+    limit = ctx.leg_lengths + heel
+    near = ctx.ground.raycast(hips, d, np.broadcast_to(limit, d.shape[:-1]))
+    far = ctx.ground.raycast(hips, d, np.inf)
+    hit = near.mask | far.mask
+    point = np.where(near.mask[..., None], near.point, far.point)
+    normal = np.where(near.mask[..., None], near.normal, far.normal)
+    goal = point + normal * heel[:, None]
+    goal = np.where(hit[..., None], goal, anim)
+    w = goals.pins[..., None]
+    return root_offset, anim * (1 - w) + goal * w, goals.found
+
+
+def trace_offset_targets(
+    ctx: FootContext, goals: FootGoals, state: FootState, halflife: float
+) -> Targets:
+    """Steps 3-5 (``trace-offset``, the simple game recipe): the root follows the ground
+    under it, as a character controller; a trace down from each ankle, relative to the
+    character, drops the body by the lower foot's offset and lifts the other foot by the
+    difference; no ground within ``trace.reach`` blends that foot's IK out. Offsets move
+    on springs (``trace.offset_halflife``). (``halflife``: unused.)"""
+    o = ctx.options.trace
+    L, floor = ctx.unit, ctx.sole.floor
+    pos_w = goals.positions_world
+    ankles = ctx.ankles(pos_w)
+    K = ankles.shape[1]
+    gh_root, _, hit_root = ground_heights(ctx.ground, pos_w[:, ctx.root], floor)
+    base = np.where(hit_root, gh_root - floor, 0.0)
+    th, _, thit = ground_heights(ctx.ground, ankles, floor)
+    elev = th - floor - base[:, None]
+    found = thit & (np.abs(elev) <= o.reach * L)
+    elev = np.where(found, elev, 0.0)
+    body = np.where(found.any(axis=1), np.where(found, elev, np.inf).min(axis=1), 0.0)
+    goal = base[:, None] + np.concatenate([elev, body[:, None]], axis=1)
+    sm = smooth(goal, goals.frame_time, o.offset_halflife, state.offsets)
+    return np.ascontiguousarray(sm[:, K]), ankles + sm[:, :K, None] * UP, found

@@ -1,0 +1,44 @@
+"""What foot placement carries from one frame to the next, by name.
+
+Offline, :func:`~ikrig.foot.offline.place_feet` makes one :class:`FootState` and runs the
+steps over all frames (in chunks); live, :class:`~ikrig.foot.live.FootPlacer` keeps one and
+runs the steps on one frame per update. Both compute the same frames.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..signal.springs import SpringBank, spring_bank
+from .stages.contacts import DetectState, detect_state
+from .stages.lock import LockBank, new_lock_state
+
+
+class FootState:
+    """The springs, locks and live contact state of ``feet`` feet. A new state starts
+    every spring at rest on its first goal, with nothing locked and no contact.
+
+    Attributes:
+        normals: ``3 feet`` springs, the ground normal under each foot (step 7).
+        lock: :class:`~ikrig.foot.stages.lock.LockBank` (step 9).
+        root: 1 spring, the root's vertical offset (step 3).
+        targets: ``feet`` springs, live: each foot's vertical offset (step 4c).
+        pelvis: 1 spring, live: the pelvis coming back up (step 5).
+        weight: ``feet`` springs, the IK weight, 0 where the ground is missing (step 6).
+        offsets: ``feet + 1`` springs, ``trace-offset``: the foot and body offsets.
+        swing_held: ``(feet,)`` live: each foot's last stance offset (NaN at the start).
+        swing: ``feet`` springs, live: a swinging foot's height (step 4b).
+        detect: :class:`~ikrig.foot.stages.contacts.DetectState`, live contact detection.
+    """
+
+    def __init__(self, feet: int):
+        self.normals: SpringBank = spring_bank(3 * feet)
+        self.lock: LockBank = new_lock_state(feet)
+        self.root: SpringBank = spring_bank(1)
+        self.targets: SpringBank = spring_bank(feet)
+        self.pelvis: SpringBank = spring_bank(1)
+        self.weight: SpringBank = spring_bank(feet)
+        self.offsets: SpringBank = spring_bank(feet + 1)
+        self.swing_held: np.ndarray = np.full(feet, np.nan)
+        self.swing: SpringBank = spring_bank(feet)
+        self.detect: DetectState = detect_state(feet)
