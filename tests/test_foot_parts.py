@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ikrig.errors import InputError
-from ikrig.foot.stages.knees import knee_angles_from_reach, smooth_knee_targets
-from ikrig.signal.filters import jerk_excess, upper_envelope, zero_lag_smooth
-from ikrig.foot.stages.contacts import detect_contacts, pinning_curve
 from ikrig.character import find_legs
+from ikrig.errors import InputError
+from ikrig.foot import AlignOptions, FootOptions, LockOptions
+from ikrig.foot.options import LIMITS
+from ikrig.foot.stages.contacts import detect_contacts, pinning_curve
+from ikrig.foot.stages.knees import knee_angles_from_reach, smooth_knee_targets
 from ikrig.foot.stages.lock import lock_feet, new_lock_state
+from ikrig.signal.filters import jerk_excess, upper_envelope, zero_lag_smooth
 from ikrig.signal.springs import Spring, smooth
 from ikrig.skeleton import Skeleton
 
@@ -204,3 +208,28 @@ def test_knee_smoothing_removes_pops_near_full_extension_and_leaves_smooth_paths
     smooth_targets = src[:, :, 2] + 0.01 * np.sin(np.arange(F) * dt * 2)[:, None, None]
     same = smooth_knee_targets(src, hips, smooth_targets, 7, dt, 1.5)
     np.testing.assert_array_equal(same, smooth_targets)
+
+
+# ------------------------------------------------------------- options and recipes
+
+
+def test_every_mode_has_a_recipe():
+    from ikrig.foot import MODES, FootOptions
+    from ikrig.foot.recipes import recipe_for
+
+    for mode in MODES:
+        assert recipe_for(FootOptions(mode=mode)).name == mode
+    off = FootOptions(align=AlignOptions(enabled=False), lock=LockOptions(enabled=False))
+    assert recipe_for(off).soles == ()
+
+
+@pytest.mark.parametrize("key", sorted(LIMITS))
+def test_every_foot_option_is_checked_against_its_rule(key):
+    group_name, name = key.split(".")
+    group = getattr(FootOptions(), group_name)
+    assert name in {f.name for f in dataclasses.fields(group)}
+    rule = LIMITS[key]
+    for bad in (np.nan, np.inf, -5.0, (rule.hi + 1.0) if np.isfinite(rule.hi) else -1.0):
+        with pytest.raises(InputError, match=name):
+            dataclasses.replace(group, **{name: bad})
+    dataclasses.replace(group, **{name: getattr(group, name)})  # the default passes

@@ -18,10 +18,9 @@ PIL_Image = pytest.importorskip("PIL.Image", reason="Pillow not installed (the [
 
 from click.testing import CliRunner  # noqa: E402
 
+from ikrig.character import estimate_sole, find_legs  # noqa: E402
 from ikrig.cli_viz import plot  # noqa: E402
 from ikrig.ground import load_ground  # noqa: E402
-from ikrig.character import find_legs  # noqa: E402
-from ikrig.character import estimate_sole  # noqa: E402
 from ikrig.viz import chain2d, diagnostics, geometry, movie, scene3d  # noqa: E402
 
 
