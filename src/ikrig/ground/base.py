@@ -16,6 +16,7 @@ import numpy as np
 from .._checks import as_float, broadcast_batch, float_dtype
 from .._numba import notify_compiling
 from ..errors import InputError
+from ._ray import RayOut
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,32 +144,33 @@ def prepare_xz(xz) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
     return dtype, shape, _kernel_array(a.reshape(-1, 2))
 
 
-def empty_outputs(n: int):
-    """Kernel output buffers ``(mask, dist, point, normal)`` for ``n`` rays."""
-    return (
-        np.empty(n, dtype=np.bool_),
-        np.empty(n, dtype=np.float64),
-        np.empty((n, 3), dtype=np.float64),
-        np.empty((n, 3), dtype=np.float64),
+def empty_outputs(n: int) -> RayOut:
+    """Ray-kernel output buffers for ``n`` rays."""
+    return RayOut(
+        mask=np.empty(n, dtype=np.bool_),
+        dist=np.empty(n, dtype=np.float64),
+        point=np.empty((n, 3), dtype=np.float64),
+        normal=np.empty((n, 3), dtype=np.float64),
     )
 
 
-def run_ray_kernel(kernel, args, rays: RayBatch) -> Hits:
-    """Call a ray kernel (see :mod:`ikrig.ground._kernels`) and shape its outputs."""
-    mask, dist, point, normal = empty_outputs(rays.origins.shape[0])
+def run_ray_kernel(kernel, shape, rays: RayBatch) -> Hits:
+    """Call a ray kernel ``kernel(shape, origins, directions, max_dist, out)`` (see
+    :mod:`ikrig.ground._ray`) on a batch and shape its outputs."""
+    out = empty_outputs(rays.origins.shape[0])
     notify_compiling()
-    kernel(*args, rays.origins, rays.directions, rays.max_dist, mask, dist, point, normal)
-    return make_hits(rays, mask, dist, point, normal)
+    kernel(shape, rays.origins, rays.directions, rays.max_dist, out)
+    return make_hits(rays, out)
 
 
-def make_hits(rays: RayBatch, mask, dist, point, normal) -> Hits:
+def make_hits(rays: RayBatch, out: RayOut) -> Hits:
     """Reshape flat results to the batch shape and cast them to the batch dtype."""
     s, dt = rays.shape, rays.dtype
     return Hits(
-        mask=mask.reshape(s),
-        distance=dist.reshape(s).astype(dt, copy=False),
-        point=point.reshape(s + (3,)).astype(dt, copy=False),
-        normal=normal.reshape(s + (3,)).astype(dt, copy=False),
+        mask=out.mask.reshape(s),
+        distance=out.dist.reshape(s).astype(dt, copy=False),
+        point=out.point.reshape(s + (3,)).astype(dt, copy=False),
+        normal=out.normal.reshape(s + (3,)).astype(dt, copy=False),
     )
 
 
@@ -208,15 +210,15 @@ def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return h.reshape(shape), nrm.reshape(shape + (3,)), mask.reshape(shape)
 
 
-def height_from_raycast(kernel, args, xz, top: float, bottom: float):
+def height_from_raycast(kernel, shape, xz, top: float, bottom: float):
     """Vertical queries answered by a ray kernel casting rays straight down from above.
 
-    ``kernel(*args, origins, directions, max_dist, mask, dist, point, normal)`` is a ray
-    kernel (see :mod:`ikrig.ground._kernels`); ``top``/``bottom``: the ground's highest and
-    lowest world Y. Returns the topmost surface, normals turned up (the rays come from
-    above), height 0 and normal +Y where nothing is hit.
+    ``kernel(shape, origins, directions, max_dist, out)`` is a ray kernel (see
+    :mod:`ikrig.ground._ray`); ``top``/``bottom``: the ground's highest and lowest world Y.
+    Returns the topmost surface, normals turned up (the rays come from above), height 0 and
+    normal +Y where nothing is hit.
     """
-    dtype, shape, flat = prepare_xz(xz)
+    dtype, batch, flat = prepare_xz(xz)
     n = flat.shape[0]
     span = max(top - bottom, 0.0)
     start = top + 0.5 * span + 1e-6 * (abs(top) + abs(bottom)) + 1e-9  # above everything
@@ -226,12 +228,12 @@ def height_from_raycast(kernel, args, xz, top: float, bottom: float):
     origins[:, 2] = flat[:, 1]
     directions = np.zeros((n, 3))
     directions[:, 1] = -1.0
-    mask, dist, point, normal = empty_outputs(n)
+    out = empty_outputs(n)
     notify_compiling()
-    kernel(*args, origins, directions, np.full(n, np.inf), mask, dist, point, normal)
-    h = np.where(mask, point[:, 1], 0.0)
+    kernel(shape, origins, directions, np.full(n, np.inf), out)
+    h = np.where(out.mask, out.point[:, 1], 0.0)
     return (
-        h.reshape(shape).astype(dtype, copy=False),
-        normal.reshape(shape + (3,)).astype(dtype, copy=False),
-        mask.reshape(shape),
+        h.reshape(batch).astype(dtype, copy=False),
+        out.normal.reshape(batch + (3,)).astype(dtype, copy=False),
+        out.mask.reshape(batch),
     )

@@ -6,7 +6,9 @@ import numpy as np
 
 from .._checks import as_float, positive
 from ..errors import InputError
-from . import _kernels as K
+from ._grid_walk import Grid
+from ._heightfield_kernels import HeightfieldShape, hf_height_at, hf_raycast
+from ._ray import PAD
 from .base import Hits, prepare_rays, run_height_kernel, run_ray_kernel
 
 
@@ -91,14 +93,14 @@ class Heightfield:
         heights = np.broadcast_to(heights, (n[1], n[0]))
         return cls(heights, b[0], cell)
 
-    def _grid_args(self):
-        return (
-            self.heights,
-            float(self.origin_xz[0]),
-            float(self.origin_xz[1]),
-            float(self.cell_size[0]),
-            float(self.cell_size[1]),
-        )
+    def _shape(self) -> HeightfieldShape:
+        """The kernels' record, built on each query from the current attributes."""
+        h, w = self.heights.shape
+        x0, z0 = self.origin_xz.tolist()
+        cx, cz = self.cell_size.tolist()
+        pad = PAD * min(cx, cz)
+        grid = Grid(x0, z0, cx, cz, w - 1, h - 1, self.hmin, self.hmax, pad)
+        return HeightfieldShape(self.heights, grid)
 
     def height_at(self, xz):
         """Exact heights and upward normals of the triangle under each point.
@@ -110,10 +112,9 @@ class Heightfield:
         return run_height_kernel(*self._height_kernel(), xz)
 
     def _height_kernel(self):
-        return K.hf_height_at, self._grid_args()
+        return hf_height_at, (self._shape(),)
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray with the triangles; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
-        args = self._grid_args() + (self.hmin, self.hmax)
-        return run_ray_kernel(K.hf_raycast, args, rays)
+        return run_ray_kernel(hf_raycast, self._shape(), rays)

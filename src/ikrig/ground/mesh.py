@@ -10,7 +10,9 @@ import numpy as np
 from .._checks import as_float
 from .._numba import notify_compiling
 from ..errors import FileFormatError, IkrigError, InputError
-from . import _kernels as K
+from ._grid_walk import Grid
+from ._mesh_kernels import MeshShape, PickedRows, mesh_bin, mesh_cell_y, mesh_raycast, tri_hits
+from ._ray import PAD
 from .base import (
     Hits,
     empty_outputs,
@@ -156,8 +158,6 @@ class MeshGround:
         centre = tris.mean(axis=1)
         key = cell_of(centre[:, 2], z0, cz, nz) * nx + cell_of(centre[:, 0], x0, cx, nx)
         order = np.argsort(np.where(valid, key, nx * nz), kind="stable")
-        self._tri = np.ascontiguousarray(tri[order])
-        self._nrm = np.ascontiguousarray(unit[order])
         self._row_of_face = np.empty(len(order), dtype=np.int64)
         self._row_of_face[order] = np.arange(len(order))
         lo3, hi3, valid = lo3[order], hi3[order], valid[order]
@@ -169,20 +169,24 @@ class MeshGround:
         hi[:, 1] = cell_of(hi3[:, 2], z0, cz, nz)
         lo[~valid, 0] = -1
         notify_compiling()
-        self._starts, self._items = K.mesh_bin(lo, hi, nx, nz)
+        starts, items = mesh_bin(lo, hi, nx, nz)
         # Each binned item carries its triangle's box (float32, rounded outwards), stored in
         # item order: a ray tests the boxes of a cell's items from one contiguous block and
         # reads the triangles (scattered in memory) only for the boxes it meets.
-        box_lo = _f32_down(lo3[self._items])
-        box_hi = _f32_up(hi3[self._items])
-        self._ibox = np.ascontiguousarray(np.stack([box_lo, box_hi], axis=-1).reshape(-1, 6))
-        self._cell_y = K.mesh_cell_y(
-            self._starts,
-            self._items,
-            np.ascontiguousarray(lo3[:, 1]),
-            np.ascontiguousarray(hi3[:, 1]),
+        box_lo = _f32_down(lo3[items])
+        box_hi = _f32_up(hi3[items])
+        grid = Grid(x0, z0, cx, cz, nx, nz, float(vlo[1]), float(vhi[1]), PAD * min(cx, cz))
+        self._shape = MeshShape(
+            tri=np.ascontiguousarray(tri[order]),
+            nrm=np.ascontiguousarray(unit[order]),
+            starts=starts,
+            items=items,
+            ibox=np.ascontiguousarray(np.stack([box_lo, box_hi], axis=-1).reshape(-1, 6)),
+            cell_y=mesh_cell_y(
+                starts, items, np.ascontiguousarray(lo3[:, 1]), np.ascontiguousarray(hi3[:, 1])
+            ),
+            grid=grid,
         )
-        self._grid = np.array([x0, z0, cx, cz, nx, nz, vlo[1], vhi[1]], dtype=np.float64)
         self.bounds = np.array([vlo, vhi])  # (2, 3) of the non-degenerate triangles
 
     def _make_embree(self):
@@ -235,7 +239,7 @@ class MeshGround:
     # ------------------------------------------------------------------ queries
 
     def __repr__(self) -> str:
-        nx, nz = int(self._grid[4]), int(self._grid[5])
+        nx, nz = self._shape.grid.nx, self._shape.grid.nz
         return (
             f"MeshGround({len(self.vertices)} vertices, {len(self.faces)} faces,"
             f" grid {nx}x{nz}, backend={self.backend!r})"
@@ -246,18 +250,7 @@ class MeshGround:
         rays = prepare_rays(origins, directions, max_dist)
         if self._embree is not None and rays.origins.shape[0] > 0:
             return self._raycast_embree(rays)
-        return run_ray_kernel(K.mesh_raycast, self._kernel_args(), rays)
-
-    def _kernel_args(self):
-        return (
-            self._tri,
-            self._nrm,
-            self._starts,
-            self._items,
-            self._ibox,
-            self._cell_y,
-            self._grid,
-        )
+        return run_ray_kernel(mesh_raycast, self._shape, rays)
 
     def _raycast_embree(self, rays) -> Hits:
         d = rays.directions
@@ -266,12 +259,11 @@ class MeshGround:
         dirs = np.where(ok[:, None], d, np.array([0.0, -1.0, 0.0]))
         faces_hit = np.asarray(self._embree.intersects_first(rays.origins, dirs), dtype=np.int64)
         rows = np.where(ok & (faces_hit >= 0), self._row_of_face[np.maximum(faces_hit, 0)], -1)
-        mask, dist, point, normal = empty_outputs(rays.origins.shape[0])
+        picked = PickedRows(self._shape.tri, self._shape.nrm, rows)
+        out = empty_outputs(rays.origins.shape[0])
         notify_compiling()
-        K.tri_hits(
-            self._tri, self._nrm, rows, rays.origins, d, rays.max_dist, mask, dist, point, normal
-        )
-        return make_hits(rays, mask, dist, point, normal)
+        tri_hits(picked, rays.origins, d, rays.max_dist, out)
+        return make_hits(rays, out)
 
     def height_at(self, xz):
         """Height and upward normal of the topmost triangle over/under each point.
@@ -280,4 +272,4 @@ class MeshGround:
         :meth:`ikrig.ground.Ground.height_at`.
         """
         top, bottom = float(self.bounds[1, 1]), float(self.bounds[0, 1])
-        return height_from_raycast(K.mesh_raycast, self._kernel_args(), xz, top, bottom)
+        return height_from_raycast(mesh_raycast, self._shape, xz, top, bottom)

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._checks import as_float
 from ..errors import InputError
+from ._ray import RayOut
 from .base import Hits, make_hits, prepare_rays, prepare_xz
 
 # A ray is parallel to the plane (a miss) when |cos(angle to the normal)| is below this; a
@@ -70,7 +71,7 @@ class Plane:
         point = o + d * np.where(mask, t, reach)[:, None]
         side = np.where(den > 0.0, -1.0, 1.0)[:, None]
         normal = np.where(mask[:, None], n * side, np.array([0.0, 1.0, 0.0]))
-        return make_hits(rays, mask, dist, point, normal)
+        return make_hits(rays, RayOut(mask, dist, point, normal))
 
     def height_at(self, xz):
         """Heights and upward normals; see :meth:`ikrig.ground.Ground.height_at`."""

@@ -34,7 +34,8 @@ import numpy as np
 
 from .._checks import as_float, positive
 from ..errors import InputError
-from . import _kernels as K
+from ._blocks_kernels import BlocksShape, SlotGrid, blocks_height_at, blocks_raycast
+from ._profile_kernels import ProfileShape, profile_height_at, profile_raycast
 from .base import Ground, Hits, prepare_rays, run_height_kernel, run_ray_kernel
 from .heightfield import Heightfield
 from .mesh import MeshGround
@@ -120,8 +121,10 @@ class ProfileGround:
             f" direction_xz={self.direction_xz.tolist()}, floor_height={self.floor_height:g})"
         )
 
-    def _args(self):
-        return (self.s_knots, self.y_knots, self.start_xz, self.direction_xz, self.floor_height)
+    def _shape(self) -> ProfileShape:
+        """The kernels' record, built on each query from the current attributes."""
+        start, w = tuple(self.start_xz.tolist()), tuple(self.direction_xz.tolist())
+        return ProfileShape(self.s_knots, self.y_knots, start, w, self.floor_height)
 
     def height_at(self, xz):
         """Exact heights and upward normals; see :meth:`ikrig.ground.Ground.height_at`.
@@ -131,13 +134,12 @@ class ProfileGround:
         return run_height_kernel(*self._height_kernel(), xz)
 
     def _height_kernel(self):
-        return K.profile_height_at, self._args()
+        return profile_height_at, (self._shape(),)
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
-        return run_ray_kernel(
-            K.profile_raycast, self._args(), prepare_rays(origins, directions, max_dist)
-        )
+        rays = prepare_rays(origins, directions, max_dist)
+        return run_ray_kernel(profile_raycast, self._shape(), rays)
 
 
 class BlocksGround:
@@ -196,7 +198,7 @@ class BlocksGround:
             raise InputError(f"boxes: box {bad} is not an ordered box inside its slot")
         flat = np.where(full[..., None], b, 0.0).reshape(nu * ns, 5)
         self.boxes = np.ascontiguousarray(flat)
-        self.grid = np.array([o[0], o[1], g[0], g[1], ns, nu], dtype=np.float64)
+        self.grid = SlotGrid(float(o[0]), float(o[1]), float(g[0]), float(g[1]), ns, nu)
         self.floor_height = float(as_float(floor_height, "floor_height", dtype=np.float64))
         self.max_height = float(max(self.boxes[:, 4].max(), 0.0))
 
@@ -207,20 +209,22 @@ class BlocksGround:
             f" direction_xz={self.direction_xz.tolist()}, floor_height={self.floor_height:g})"
         )
 
-    def _frame(self):
-        return (self.start_xz, self.direction_xz, self.floor_height)
+    def _shape(self) -> BlocksShape:
+        """The kernels' record, built on each query from the current attributes."""
+        start, w = tuple(self.start_xz.tolist()), tuple(self.direction_xz.tolist())
+        return BlocksShape(self.boxes, self.grid, self.max_height, start, w, self.floor_height)
 
     def height_at(self, xz):
         """Exact heights (normals +Y); see :meth:`ikrig.ground.Ground.height_at`."""
         return run_height_kernel(*self._height_kernel(), xz)
 
     def _height_kernel(self):
-        return K.blocks_height_at, (self.boxes, self.grid) + self._frame()
+        return blocks_height_at, (self._shape(),)
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
-        args = (self.boxes, self.grid, self.max_height) + self._frame()
-        return run_ray_kernel(K.blocks_raycast, args, prepare_rays(origins, directions, max_dist))
+        rays = prepare_rays(origins, directions, max_dist)
+        return run_ray_kernel(blocks_raycast, self._shape(), rays)
 
 
 def walking_frame(path_xz, leg_length) -> tuple[np.ndarray, np.ndarray]:
