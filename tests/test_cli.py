@@ -102,8 +102,8 @@ def one_error_line(r, *needles):
 @pytest.fixture(scope="module")
 def walk_bvh(tmp_path_factory):
     """A short built-in walk (2 s at 30 fps, 60 frames) as a BVH file."""
-    from ikrig.data.walk import to_bvh_clip, walk_clip
-    from ikrig.io.bvh import write_bvh
+    from ikrig.data.walk import walk_clip
+    from ikrig.io.bvh import to_bvh_clip, write_bvh
 
     path = tmp_path_factory.mktemp("walk") / "walk.bvh"
     write_bvh(path, to_bvh_clip(walk_clip(seconds=2.0, fps=30.0)))

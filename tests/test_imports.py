@@ -19,6 +19,8 @@ MODULES = [
     "ikrig.foot",
     "ikrig.foot.live",
     "ikrig.metrics",
+    "ikrig.data.humanoid",
+    "ikrig.data.gait",
     "ikrig.data.walk",
     "ikrig.cli",
 ]
@@ -31,5 +33,11 @@ def test_module_imports_first_in_a_fresh_process(module):
         "heavy = [m for m in ('matplotlib', 'viser', 'trimesh') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_the_demo_data_does_not_load_the_file_formats():
+    code = "import sys, ikrig.data\nassert 'ikrig.io' not in sys.modules\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]

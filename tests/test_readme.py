@@ -57,8 +57,8 @@ def ikrig_commands() -> list[str]:
 def write_inputs(folder: Path) -> None:
     """The files the snippets read: ``walk.bvh`` (2 s of the built-in walk) and
     ``terrain.obj`` (gentle bumps under its path, at its floor)."""
-    from ikrig.data.walk import to_bvh_clip, walk_clip
-    from ikrig.io import write_bvh
+    from ikrig.data.walk import walk_clip
+    from ikrig.io import to_bvh_clip, write_bvh
 
     motion = walk_clip(seconds=2.0, fps=30.0)
     write_bvh(folder / "walk.bvh", to_bvh_clip(motion))

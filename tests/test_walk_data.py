@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from conftest import SHARED_BVH
 
-from ikrig.data import humanoid_skeleton, to_bvh_clip, walk_clip, walk_contacts
-from ikrig.data.walk import ANKLE_HEIGHT, TOE_HEIGHT
+from ikrig.character import estimate_sole, find_legs
+from ikrig.data import humanoid_skeleton, walk_clip, walk_contacts
+from ikrig.data.humanoid import ANKLE_HEIGHT, TOE_HEIGHT
 from ikrig.errors import InputError
+from ikrig.io import to_bvh_clip
 from ikrig.metrics import foot_metrics, knee_angles
-from ikrig.character import find_legs
-from ikrig.character import estimate_sole
 from ikrig.pose import Motion, end_site_positions
 
 CMU_NAMES = (

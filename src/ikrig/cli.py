@@ -295,7 +295,8 @@ def demo(clip_path, ground_spec, output, report_path, gif):
         clip = _clip_with_time(clip_path)
         source = str(clip_path)
     else:
-        from .data.walk import to_bvh_clip, walk_clip
+        from .data.walk import walk_clip
+        from .io.bvh import to_bvh_clip
 
         clip = to_bvh_clip(walk_clip(seconds=6.0, fps=60.0))
         source = "built-in walk (31 joints, 6 s at 60 fps)"

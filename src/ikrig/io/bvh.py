@@ -90,7 +90,7 @@ from ._bvh_channels import _check_channels, _checked_source_values
 from ._bvh_motion import _parse_file
 from ._bvh_write import _format_bytes
 
-__all__ = ["BvhClip", "format_bvh", "parse_bvh", "read_bvh", "write_bvh"]
+__all__ = ["BvhClip", "format_bvh", "parse_bvh", "read_bvh", "to_bvh_clip", "write_bvh"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -169,6 +169,27 @@ class BvhClip:
                 " clip's channel layout needs the same joints in the same order"
             )
         return replace(self, motion=motion)
+
+
+def to_bvh_clip(motion: Motion) -> BvhClip:
+    """Wrap a motion (for example :func:`ikrig.data.walk_clip`) as a :class:`BvhClip`.
+
+    The root gets ``Xposition Yposition Zposition Zrotation Yrotation Xrotation`` channels,
+    every other joint ``Zrotation Yrotation Xrotation`` (the CMU layout), so
+    ``write_bvh(path, to_bvh_clip(walk_clip()))`` writes a BVH file in the motion's
+    units.
+
+    Raises:
+        InputError: the motion is not a clip ``(F,)`` or a pose.
+    """
+    rot = ("Zrotation", "Yrotation", "Xrotation")
+    channels = tuple(
+        ("Xposition", "Yposition", "Zposition") + rot if p < 0 else rot
+        for p in motion.skeleton.parents
+    )
+    if len(motion.batch_shape) > 1:
+        raise InputError(f"motion: expected a clip (F,) or a pose, got {motion.batch_shape}")
+    return BvhClip(motion, channels)
 
 
 def _parse_bytes(data: bytes, path) -> BvhClip:
