@@ -83,8 +83,8 @@ from .._numba import njit
 # because they are part of this module's kernel contract.
 from ..math._qmath import (  # noqa: F401
     TINY,
-    in_range,
-    nearest_in_range,
+    angle_in_interval,
+    nearest_angle_in_interval,
     q_between,
     q_conj,
     q_from_array,
@@ -139,7 +139,7 @@ def _hinge_local(p, q):
     a = _axis(p)
     s = q[0] * a[0] + q[1] * a[1] + q[2] * a[2]
     t = wrap_angle(2.0 * math.atan2(s, q[3]))
-    th = nearest_in_range(p[P_LO], p[P_HI], t)
+    th = nearest_angle_in_interval(p[P_LO], p[P_HI], t)
     h = 0.5 * th
     sh = math.sin(h)
     return (a[0] * sh, a[1] * sh, a[2] * sh, math.cos(h))
@@ -161,9 +161,9 @@ def _hinge_direction(p, parent, d):
     x = v_dot(dl, e1)
     y = v_dot(dl, e2)
     if x * x + y * y <= _TINY:
-        th = nearest_in_range(p[P_LO], p[P_HI], 0.0)
+        th = nearest_angle_in_interval(p[P_LO], p[P_HI], 0.0)
     else:
-        th = nearest_in_range(p[P_LO], p[P_HI], math.atan2(y, x))
+        th = nearest_angle_in_interval(p[P_LO], p[P_HI], math.atan2(y, x))
     c = math.cos(th) * nbp
     s = math.sin(th) * nbp
     v = (
@@ -234,7 +234,7 @@ def _twist_local(p, q):
     x = qw
     lo = p[P_LO]
     hi = p[P_HI]
-    if x * x + y * y <= _TINY or in_range(lo, hi, 2.0 * math.atan2(y, x)):
+    if x * x + y * y <= _TINY or angle_in_interval(lo, hi, 2.0 * math.atan2(y, x)):
         return (qx, qy, qz, qw)
     # Project (x, y) onto the nearer boundary line of the allowed double wedge.
     ulx, uly = math.cos(0.5 * lo), math.sin(0.5 * lo)

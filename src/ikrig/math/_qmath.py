@@ -215,7 +215,7 @@ def circ_dist(a, b):
 
 
 @njit(cache=True)
-def nearest_in_range(lo, hi, t):
+def nearest_angle_in_interval(lo, hi, t):
     """The angle in ``[lo, hi]`` nearest to ``t`` on the circle (``t`` in ``(-pi, pi]``).
 
     Returns ``t`` (or ``t +- 2 pi``) when it lies in the range, else the nearer end.
@@ -230,7 +230,7 @@ def nearest_in_range(lo, hi, t):
 
 
 @njit(cache=True)
-def in_range(lo, hi, t):
+def angle_in_interval(lo, hi, t):
     """Whether angle ``t`` (or ``t +- 2 pi``) lies in ``[lo, hi]``."""
     return (lo <= t <= hi) or (lo <= t + TWO_PI <= hi) or (lo <= t - TWO_PI <= hi)
 

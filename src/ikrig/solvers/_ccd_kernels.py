@@ -1,7 +1,7 @@
 """Numba kernels of the CCD solvers (see :mod:`ikrig.solvers.ccd` and :mod:`ikrig.solvers.ccd2d`).
 
 Everything here is private. The public wrappers validate and shape the inputs
-(:mod:`ikrig.solvers._options`); the kernels take flat, C-contiguous float64 ``(N, ...)``
+(:mod:`ikrig.solvers._problem`); the kernels take flat, C-contiguous float64 ``(N, ...)``
 arrays (or ``(M, ...)`` with ``M`` 1, shared by every problem, or ``N``), write into output
 arrays passed in and return ``bad``: ``-1``, or the index of the first problem whose inputs
 hold NaN or infinity (the wrapper turns that into an :class:`~ikrig.errors.InputError`).
@@ -45,7 +45,7 @@ from ..constraints._kernels import project_local_t
 from ..math._qmath import (
     chain_fk,
     identity_rotations,
-    nearest_in_range,
+    nearest_angle_in_interval,
     pick,
     q_conj,
     q_get,
@@ -473,7 +473,7 @@ def ccd2d_kernel(positions, target, limits, tol, max_step, max_iter, bend_sign,
                 phi = math.atan2(pk[i + 1, 1] - pk[i, 1], pk[i + 1, 0] - pk[i, 0])
             theta0[i] = wrap_angle(phi - phi_prev)
             phi_prev = phi
-            theta[i] = nearest_in_range(limits[i, 0], limits[i, 1], theta0[i])
+            theta[i] = nearest_angle_in_interval(limits[i, 0], limits[i, 1], theta0[i])
             cs[i] = math.cos(theta[i])
             sn[i] = math.sin(theta[i])
         P[0, 0], P[0, 1] = pk[0, 0], pk[0, 1]
