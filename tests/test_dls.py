@@ -17,7 +17,7 @@ from ikrig.errors import InputError
 from ikrig.pose import Motion, fk
 from ikrig.skeleton import Skeleton
 from ikrig.solvers.chain import Chain
-from ikrig.solvers.dls import DLSOptions, dls, solve_dls
+from ikrig.solvers.dls import DLSOptions, GoalWeights, dls, solve_dls
 
 BATCHES = st.sampled_from([(), (1,), (4,), (2, 3)])
 FAST = settings(max_examples=20, deadline=None)
@@ -94,7 +94,8 @@ def test_dls_multiple_effectors(batch, dtype, seed):
     opts = DLSOptions(max_iterations=500)
     res = dls(rest_positions(root, bones).astype(dtype), target.astype(dtype), opts,
               effectors=effectors, target_rotation_world=trot.astype(dtype),
-              rotation_weights=[1.0, 0.0], position_weights=[1.0, 2.0])  # fmt: skip
+              weights=GoalWeights(rotation_weights=[1.0, 0.0],
+                                  position_weights=[1.0, 2.0]))  # fmt: skip
     assert res.reached.all()
     rw2, pw2 = chain_fk(root, bones, res.rotations_local.astype(np.float64))
     L = np.linalg.norm(bones, axis=-1).sum()
@@ -109,7 +110,7 @@ def test_dls_weights_trade_off_conflicting_goals():
     a, b = np.array([1.0, 2.0, 0.5]), np.array([2.0, -1.0, 1.0])
     for w in ([1.0, 1.0], [1.0, 2.0], [3.0, 1.0]):
         res = dls(pos, np.stack([a, b]), DLSOptions(max_iterations=300), effectors=[4, 4],
-                  position_weights=w)  # fmt: skip
+                  weights=GoalWeights(position_weights=w))  # fmt: skip
         assert not res.reached
         w2 = np.square(w)
         want = (w2[0] * a + w2[1] * b) / w2.sum()
@@ -130,10 +131,12 @@ def test_dls_batch_equals_loop(batch, dtype, seed):
     trot = random_quats(rng, batch)
     opts = DLSOptions(max_iterations=40, max_step=0.5)
     res = dls(pos.astype(dtype), target.astype(dtype), opts,
-              target_rotation_world=trot.astype(dtype), rotation_weights=0.3)  # fmt: skip
+              target_rotation_world=trot.astype(dtype),
+              weights=GoalWeights(rotation_weights=0.3))  # fmt: skip
     for idx in np.ndindex(*batch):
         one = dls(pos[idx].astype(dtype), target[idx].astype(dtype), opts,
-                  target_rotation_world=trot[idx].astype(dtype), rotation_weights=0.3)  # fmt: skip
+                  target_rotation_world=trot[idx].astype(dtype),
+                  weights=GoalWeights(rotation_weights=0.3))  # fmt: skip
         np.testing.assert_array_equal(one.positions_world, res.positions_world[idx])
         np.testing.assert_array_equal(one.rotations_local, res.rotations_local[idx])
         assert one.error == res.error[idx] and one.iterations == res.iterations[idx]
@@ -223,9 +226,9 @@ def test_dls_input_errors():
     with pytest.raises(InputError, match="target_world"):
         dls(pos, [1, 1, 1], effectors=[1, 3])
     with pytest.raises(InputError, match="position_weights"):
-        dls(pos, [[1, 1, 1]] * 2, effectors=[1, 3], position_weights=[1, -1])
+        dls(pos, [[1, 1, 1]] * 2, effectors=[1, 3], weights=GoalWeights(position_weights=[1, -1]))
     with pytest.raises(InputError, match="rotation_weights"):
-        dls(pos, [1, 1, 1], rotation_weights=1.0)
+        dls(pos, [1, 1, 1], weights=GoalWeights(rotation_weights=1.0))
     with pytest.raises(InputError, match="target_world"):
         dls(pos, None)
     with pytest.raises(InputError, match="constraints"):

@@ -11,7 +11,7 @@
 from .ccd import CCDOptions, ccd, solve_ccd
 from .ccd2d import CCD2DOptions, CCD2DResult, ccd_2d
 from .chain import Chain
-from .dls import DLSOptions, dls, solve_dls
+from .dls import DLSOptions, GoalWeights, dls, solve_dls
 from .fabrik import FabrikOptions, fabrik, solve_fabrik
 from .follow import FollowOptions, follow, solve_follow
 from .result import SolveResult
@@ -31,6 +31,7 @@ __all__ = [
     "CCDOptions",
     "Chain",
     "DLSOptions",
+    "GoalWeights",
     "FabrikOptions",
     "FollowOptions",
     "SolveResult",

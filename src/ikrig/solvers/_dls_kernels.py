@@ -1,6 +1,6 @@
 """Numba kernel of the damped-least-squares solver (see :mod:`ikrig.solvers.dls`).
 
-Private. The wrapper validates and flattens (:mod:`ikrig.solvers._options`); the kernels
+Private. The wrapper validates and flattens (:mod:`ikrig.solvers._problem`); the kernels
 take float64 ``(N, ...)`` arrays (or ``(M, ...)``, ``M`` 1 or ``N``), write into output
 arrays passed in and return ``bad`` (-1, or the index of the first problem whose inputs
 hold NaN or infinity). They compute in float64 with the tuple helpers of

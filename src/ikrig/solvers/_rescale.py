@@ -66,7 +66,7 @@ def scaled_back(root, x, s):
 
 def rescue(solve, args, opts, outs, world):
     """Solve again, rescaled, the elements a position-based kernel left out of range
-    (``err < 0``; see :mod:`ikrig.solvers._chain_kernels`), writing into ``outs``."""
+    (``err < 0``; see :mod:`ikrig.solvers._chain_common`), writing into ``outs``."""
     pos, target, rot, parent, packed = args
     out, rw, rl, err, iters, reached = outs
     idx = np.flatnonzero(err < 0)

@@ -35,12 +35,8 @@ from .._numba import notify_compiling
 from ..constraints import AngleLimit2D
 from ..errors import InputError
 from . import _ccd_kernels as K
-from ._options import (
-    finish,
-    flat,
-    init_options,
-    result_dtype,
-)
+from ._problem import flat, init_options, result_dtype
+from ._run import finish
 from .result import SolveResult
 
 __all__ = ["CCD2DOptions", "CCD2DResult", "ccd_2d"]

@@ -23,6 +23,7 @@ orientation error of one radian weighs like a position error of ``L``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,24 +40,14 @@ from .._checks import (
 from .._numba import notify_compiling
 from ..errors import InputError
 from . import _dls_kernels as K
-from ._options import (
-    PositionsProblem,
-    flat,
-    init_options,
-    pack_pose_constraints,
-    pack_position_constraints,
-    packed_or_free,
-    parent_rotations,
-    pose_problem,
-    pose_result,
-    positions_result,
-    solve_outputs,
-)
+from ._packing import pack_pose_constraints, pack_position_constraints, packed_or_free
+from ._problem import PositionsProblem, flat, init_options, parent_rotations, pose_problem
 from ._rescale import rescaled, safe_norm, scaled_back
+from ._run import pose_result, positions_result, solve_outputs
 from .chain import Chain
 from .result import SolveResult
 
-__all__ = ["DLSOptions", "dls", "solve_dls"]
+__all__ = ["DLSOptions", "GoalWeights", "dls", "solve_dls"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +111,23 @@ class DLSOptions:
 _DEFAULT = DLSOptions()
 
 
+class GoalWeights(NamedTuple):
+    """Weights of the goals of :func:`dls` and :func:`solve_dls`: each ``None`` (default: 1
+    for each given kind of target, else 0), a number or ``(G,)`` numbers ``>= 0``, one per
+    goal; 0 disables that part of a goal.
+
+    Example:
+        >>> GoalWeights(position_weights=[1.0, 2.0]).rotation_weights is None
+        True
+    """
+
+    position_weights: object = None
+    rotation_weights: object = None
+
+
+_NO_WEIGHTS = GoalWeights()
+
+
 _WEIGHTS: dict = {}
 _EFFECTOR_N: dict = {}
 _IDENTITY_ROWS: dict = {}
@@ -132,7 +140,16 @@ def _effector_n(n):
     return got
 
 
-def _goals(n, effectors, target_world, target_rotation_world, position_weights, rw):
+def _check_weights(weights) -> GoalWeights:
+    """``weights`` as a :class:`GoalWeights` (``None``: the defaults)."""
+    if weights is None:
+        return _NO_WEIGHTS
+    if not isinstance(weights, GoalWeights):
+        raise InputError(f"weights: expected GoalWeights or None, got {type(weights).__name__}")
+    return weights
+
+
+def _goals(n, effectors, target_world, target_rotation_world, goal_weights: GoalWeights):
     """Checked goal set-up.
 
     Returns ``(effectors (G,) int64, multi, tpos (..., G, 3) or None, trot (..., G, 4) or
@@ -179,6 +196,7 @@ def _goals(n, effectors, target_world, target_rotation_world, position_weights, 
     trot = None
     if target_rotation_world is not None:
         trot = as_points(target_rotation_world, "target_rotation_world", 4, 1 + extra)
+    position_weights, rw = goal_weights
     wpos = weights(position_weights, "position_weights", 1.0 if tpos is not None else 0.0)
     if tpos is None and position_weights is not None and (wpos > 0).any():
         raise InputError("position_weights: given without target_world")
@@ -229,8 +247,7 @@ def dls(
     *,
     effectors=None,
     target_rotation_world=None,
-    position_weights=None,
-    rotation_weights=None,
+    weights: GoalWeights | None = None,
     constraints=None,
     parent_rotation_world=None,
 ) -> SolveResult:
@@ -253,8 +270,9 @@ def dls(
         target_rotation_world: ``None`` or world orientation targets ``(..., 4)`` /
             ``(..., G, 4)`` xyzw of the effectors' frames (which start as
             ``parent_rotation_world``).
-        position_weights, rotation_weights: ``(G,)`` (or a number) weights >= 0; 0 disables
-            that part of a goal. Defaults: 1 for each given kind of target, else 0.
+        weights: :class:`GoalWeights`: ``position_weights`` and ``rotation_weights``, each
+            ``(G,)`` (or a number) weights >= 0; 0 disables that part of a goal. Defaults: 1
+            for each given kind of target, else 0.
         constraints: ``None`` or ``n`` constraint objects / ``None``, one per solved joint,
             relative to each problem's input pose.
         parent_rotation_world: ``(..., 4)`` xyzw world rotation of the chain root's parent
@@ -286,7 +304,7 @@ def dls(
     m = pos.shape[-2]
     n = m - 1
     eff, multi, tpos, trot, wpos, wrot = _goals(
-        n, effectors, target_world, target_rotation_world, position_weights, rotation_weights
+        n, effectors, target_world, target_rotation_world, _check_weights(weights)
     )
     batch = batch_shape(("positions_world", pos.shape[:-2]),
                         ("targets", _target_batch(tpos, trot, multi)))  # fmt: skip
@@ -310,16 +328,15 @@ def dls(
     if bad == -2:
         idx = np.flatnonzero(err < 0)
         rows = _rows(idx, p, parent, tr, params)
-        q, v, scale, moved = _rescaled_goals(rows[0], tp[idx], wpos)
+        rs = _rescaled_goals(rows[0], tp[idx], wpos)
 
         def again(o, r, e, i, ok):
             K.dls_positions_kernel(
-                q, rows[1], eff, v, rows[2], wpos, wrot, opts._bend, kinds, rows[3],
-                opts._kernel, opts.max_iterations, o, r, e, i, ok,
+                rs.pos, rows[1], eff, rs.target, rows[2], wpos, wrot, opts._bend, kinds,
+                rows[3], opts._kernel, opts.max_iterations, o, r, e, i, ok,
             )  # fmt: skip
 
-        _rescue(again, idx, rows[0][:, 0], scale, moved, tp, v, wpos, eff,
-                (out, rl, err, iters, reached))  # fmt: skip
+        _rescue(again, idx, rows[0][:, 0], rs, tp, wpos, eff, (out, rl, err, iters, reached))
     return positions_result(prob, out, reached, err, iters, rl)
 
 
@@ -331,8 +348,7 @@ def solve_dls(
     *,
     effectors=None,
     target_rotation_world=None,
-    position_weights=None,
-    rotation_weights=None,
+    weights: GoalWeights | None = None,
 ) -> SolveResult:
     """Solve a chain of a pose (or clip) with damped least squares.
 
@@ -349,7 +365,7 @@ def solve_dls(
         effectors: indices into ``chain.joints`` (default: the last one), as for :func:`dls`.
         target_rotation_world: ``None`` or ``(..., 4)`` / ``(..., G, 4)`` xyzw world
             rotation targets of the effector joints.
-        position_weights, rotation_weights: as for :func:`dls`.
+        weights: :class:`GoalWeights`, as for :func:`dls`.
 
     Returns:
         :class:`~ikrig.solvers.result.SolveResult` with ``motion`` (the new Motion, in the
@@ -373,7 +389,7 @@ def solve_dls(
         raise InputError(f"chain: expected a Chain, got {type(chain).__name__}")
     n = chain.num_bones
     eff, multi, tpos, trot, wpos, wrot = _goals(
-        n, effectors, target_world, target_rotation_world, position_weights, rotation_weights
+        n, effectors, target_world, target_rotation_world, _check_weights(weights)
     )
     # pose_problem broadcasts the motion with a stand-in target of the targets' batch shape.
     prob = pose_problem(motion, chain, np.zeros(_target_batch(tpos, trot, multi) + (3,)))
@@ -394,19 +410,18 @@ def solve_dls(
         idx = np.flatnonzero(err < 0)
         pos_w = flat(prob.pos_w, prob.batch, (n + 1, 3))
         rows = _rows(idx, pos_w, prob.parent, tr, params)
-        q, v, scale, moved = _rescaled_goals(rows[0], tp[idx], wpos)
-        bone = prob.bone[idx] * (0.5 * scale)[:, None, None]
+        rs = _rescaled_goals(rows[0], tp[idx], wpos)
+        bone = prob.bone[idx] * (0.5 * rs.scale)[:, None, None]
         rw_k = np.empty((len(idx), n + 1, 4))
 
         def again(o, r, e, i, ok):
             K.dls_pose_kernel(
                 bone, prob.rot_local[idx], rows[1], np.zeros((len(idx), 3)), eff_local[idx],
-                eff, v, rows[2], wpos, wrot, opts._bend, kinds, rows[3], opts._kernel,
+                eff, rs.target, rows[2], wpos, wrot, opts._bend, kinds, rows[3], opts._kernel,
                 opts.max_iterations, o, r, rw_k, e, i, ok,
             )  # fmt: skip
 
-        _rescue(again, idx, pos_w[idx, 0], scale, moved, tp, v, wpos, eff,
-                (out, rl, err, iters, reached))  # fmt: skip
+        _rescue(again, idx, pos_w[idx, 0], rs, tp, wpos, eff, (out, rl, err, iters, reached))
         rw[idx] = rw_k
     keep = opts.keep_effector_world and not bool(((eff == n) & (wrot > 0)).any())
     return pose_result(prob, chain, out, reached, err, iters, rw[:, :n], keep)
@@ -419,21 +434,31 @@ def _rows(idx, pos, parent, trot, params):
     return (p, *pick)
 
 
-def _rescaled_goals(pos, tp, wpos):
+class _Rescaled(NamedTuple):
+    """Problems rescaled into the kernel's range (:func:`_rescaled_goals`)."""
+
+    pos: np.ndarray  # (K, m, 3) rescaled chains, roots at the origin
+    target: np.ndarray  # (K, G, 3) rescaled targets (far ones moved in)
+    scale: np.ndarray  # (K,) the factor applied
+    moved: np.ndarray  # (K,) bool: a target was moved in
+
+
+def _rescaled_goals(pos, tp, wpos) -> _Rescaled:
     """:func:`~ikrig.solvers._rescale.rescaled` for DLS goals (targets of goals without a
     position weight do not count)."""
     tp = tp.copy()
     tp[:, wpos == 0] = pos[:, :1]
     q, v, scale, moved = rescaled(pos, tp, True)
-    return np.ascontiguousarray(q), np.ascontiguousarray(v), scale, moved.any(axis=1)
+    return _Rescaled(np.ascontiguousarray(q), np.ascontiguousarray(v), scale, moved.any(axis=1))
 
 
-def _rescue(again, idx, root, scale, moved, tp, v, wpos, eff, outs):
-    """Solve problems ``idx``, which were out of the kernel's range, again rescaled
-    (``again(pos, rl, err, iters, reached)`` runs the kernel on them) and write the results
+def _rescue(again, idx, root, rs: _Rescaled, tp, wpos, eff, outs):
+    """Solve problems ``idx``, which were out of the kernel's range, again rescaled (``rs``;
+    ``again(pos, rl, err, iters, reached)`` runs the kernel on them) and write the results
     back in data units. Where a far target was moved in, the error is recomputed: the
     position goals' weighted distances to the real targets, and the orientation part."""
     out, rl, err, iters, reached = outs
+    v, scale, moved = rs.target, rs.scale, rs.moved
     K_, m = len(idx), out.shape[1]
     o, r, e, i, ok = solve_outputs(K_, m)
     again(o, r, e, i, ok)

@@ -60,13 +60,10 @@ from .._checks import (
 )
 from .._numba import notify_compiling
 from ..pose import Motion
-from . import _chain_kernels as K
-from ._options import (
-    init_options,
-    run_pose,
-    run_positions,
-    solve_outputs,
-)
+from . import _chain_common as C
+from . import _fabrik_kernels as K
+from ._problem import init_options
+from ._run import run_pose, run_positions, solve_outputs
 from .chain import Chain
 from .result import SolveResult
 
@@ -96,9 +93,13 @@ class FabrikOptions:
     bend_axis: tuple[float, float, float] | None = None
     keep_effector_world: bool = True
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
+    _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         init_options(self)
+        settings = C.settings_record(C.FABRIK_SETTINGS, max_iter=self.max_iterations,
+                                     tol=self.tolerance, bend=self._bend)  # fmt: skip
+        object.__setattr__(self, "_settings", settings)
 
 
 _DEFAULT = FabrikOptions()
@@ -115,11 +116,10 @@ def _solve(pos, target, rot, parent, packed, opts, world=False):
     args = (pos, target, rot, parent)
     notify_compiling()
     if packed is None:
-        bad = K.fabrik_free(*args, opts.max_iterations, opts.tolerance, opts._bend,
-                            out, rw, rl, err, iters, reached)  # fmt: skip
+        bad = K.fabrik_free(*args, opts._settings, out, rw, rl, err, iters, reached)
     else:
-        bad = K.fabrik_constrained(*args, *packed, opts.max_iterations, opts.tolerance,
-                                   opts._bend, out, rw, rl, err, iters, reached)  # fmt: skip
+        bad = K.fabrik_constrained(*args, *packed, opts._settings, out, rw, rl, err, iters,
+                                   reached)  # fmt: skip
     return out, rw, rl, err, iters, reached, bad
 
 

@@ -52,14 +52,11 @@ from .._checks import (
 from .._numba import notify_compiling
 from ..errors import InputError
 from ..pose import Motion
-from . import _chain_kernels as K
-from ._options import (
-    init_options,
-    packed_or_free,
-    run_pose,
-    run_positions,
-    solve_outputs,
-)
+from . import _chain_common as C
+from . import _follow_kernels as K
+from ._packing import packed_or_free
+from ._problem import init_options
+from ._run import run_pose, run_positions, solve_outputs
 from .chain import Chain
 from .result import SolveResult
 
@@ -88,11 +85,15 @@ class FollowOptions:
     bend_axis: tuple[float, float, float] | None = None
     keep_effector_world: bool = True
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
+    _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.direction not in _DIRECTIONS:
             raise InputError(f"direction: expected 'tail' or 'head', got {self.direction!r}")
         init_options(self)
+        settings = C.settings_record(C.FOLLOW_SETTINGS, tol=self.tolerance, bend=self._bend,
+                                     head=self.direction == "head")  # fmt: skip
+        object.__setattr__(self, "_settings", settings)
 
 
 _DEFAULT = FollowOptions()
@@ -100,7 +101,7 @@ _DEFAULT = FollowOptions()
 
 def _solve(pos, target, rot, parent, packed, opts, world=True):
     """Run the follow kernel: ``(out, rot_world, rot_local, err, iters, reached, bad)``
-    (``world`` is accepted for :func:`~ikrig.solvers._options.run_pose`; the world rotations
+    (``world`` is accepted for :func:`~ikrig.solvers._run.run_pose`; the world rotations
     are always filled)."""
     n = pos.shape[1] - 1
     kinds, params = packed_or_free(packed, n)
@@ -108,8 +109,8 @@ def _solve(pos, target, rot, parent, packed, opts, world=True):
     rw = np.empty_like(rl)
     notify_compiling()
     bad = K.follow_kernel(
-        pos, target, rot, parent, kinds, params, opts.direction == "head", packed is not None,
-        opts.tolerance, opts._bend, out, rw, rl, err, reached,
+        pos, target, rot, parent, kinds, params, packed is not None, opts._settings,
+        out, rw, rl, err, reached,
     )  # fmt: skip
     return out, rw, rl, err, np.ones(target.shape[0], dtype=np.int64), reached, bad
 

@@ -1,0 +1,252 @@
+"""Numba kernels of FABRIK, free and constrained (private; the kernel contract and the shared
+helpers are in :mod:`ikrig.solvers._chain_common`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._numba import njit
+from ..constraints._kernels import project_direction_t
+from ..math._qmath import pick, q_between, q_get, q_rotate, v_from_array, v_get, v_norm, v_set
+from ._chain_common import (
+    EPS_LEN,
+    ChainInputs,
+    ChainState,
+    bend_axis,
+    bow_direction,
+    bow_if_on_line,
+    free_rotations,
+    joint_dist,
+    line_axis,
+    local_rotations,
+    out_of_range,
+    place,
+    place_along,
+    scratch,
+    setup_free_k,
+    setup_k,
+    skip,
+    snap_all,
+    turn_parent,
+)
+
+# --------------------------------------------------------------------------------------
+# FABRIK, no constraints
+# --------------------------------------------------------------------------------------
+
+
+@njit(cache=True, error_model="numpy")
+def _free_passes(p, t, lengths, u, total, bend, max_iter, tol_k):
+    """Bow a chain lying on the target line, then run backward + forward passes on ``p``
+    (``u``: the bones' unit directions) until the effector is within ``tol_k`` of ``t`` or
+    after ``max_iter`` passes. Returns ``(error, passes, best error, passes to the best)``
+    (the start, 0 passes, included)."""
+    n = lengths.shape[0]
+    tx, ty, tz = t[0], t[1], t[2]
+    eps = EPS_LEN * total
+    rx, ry, rz = p[0, 0], p[0, 1], p[0, 2]
+    e = joint_dist(p, n, t)
+    e_best, it_best = e, 0
+    a, on_line = line_axis(p, t, lengths, total, u)
+    if on_line and n > 1:
+        w = bend_axis(a, bend)
+        for i in range(n):
+            d = bow_direction(i, n, w, v_get(u, i))
+            v_set(u, i, d)
+            place_along(p, i, lengths[i], d)
+    it = 0
+    while it < max_iter:
+        it += 1
+        # Backward: effector onto the target, each joint pulled towards its child.
+        p[n, 0], p[n, 1], p[n, 2] = tx, ty, tz
+        for i in range(n - 1, -1, -1):
+            dx = p[i, 0] - p[i + 1, 0]
+            dy = p[i, 1] - p[i + 1, 1]
+            dz = p[i, 2] - p[i + 1, 2]
+            dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if dn > eps:
+                s = 1.0 / dn
+                u[i, 0], u[i, 1], u[i, 2] = -dx * s, -dy * s, -dz * s
+            li = lengths[i]
+            p[i, 0] = p[i + 1, 0] - li * u[i, 0]
+            p[i, 1] = p[i + 1, 1] - li * u[i, 1]
+            p[i, 2] = p[i + 1, 2] - li * u[i, 2]
+        # Forward: root back in place, each child pulled towards the parent.
+        p[0, 0], p[0, 1], p[0, 2] = rx, ry, rz
+        for i in range(n):
+            dx = p[i + 1, 0] - p[i, 0]
+            dy = p[i + 1, 1] - p[i, 1]
+            dz = p[i + 1, 2] - p[i, 2]
+            dn = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if dn > eps:
+                s = 1.0 / dn
+                u[i, 0], u[i, 1], u[i, 2] = dx * s, dy * s, dz * s
+            li = lengths[i]
+            p[i + 1, 0] = p[i, 0] + li * u[i, 0]
+            p[i + 1, 1] = p[i, 1] + li * u[i, 1]
+            p[i + 1, 2] = p[i, 2] + li * u[i, 2]
+        e = joint_dist(p, n, t)
+        if e <= tol_k:
+            break
+        if e < e_best:
+            e_best, it_best = e, it
+    return e, it, e_best, it_best
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_free(pos, target, rot, parent, settings, out, rw, rl, err, iters, reached):
+    """FABRIK without constraints (``settings``: ``FABRIK_SETTINGS``), into ``out (N, m, 3)``,
+    ``rw``, ``rl (N, n, 4)``, ``err (N,)`` float64, ``iters (N,)`` int64 and ``reached (N,)``
+    bool (``rw`` may be ``rl``, which then holds the local rotations). ``pos`` may be ``(1,
+    m, 3)``, one start pose for every target. Returns ``bad``.
+
+    Passes almost always bring the effector nearer; where one did not (a chain bowed off
+    the target line that was already nearly on the target, rounding), the passes are
+    replayed from the start up to the best one, which is returned (no copy per pass)."""
+    N, m = target.shape[0], pos.shape[1]
+    n = m - 1
+    inp = ChainInputs(pos, target, rot, parent)
+    sc = scratch(n)
+    lengths, u = sc.lengths, sc.u
+    s = settings[0]
+    max_iter, tol = s.max_iter, s.tol
+    bend_t = v_from_array(s.bend)
+    skipped = False
+    for k in range(N):
+        start = setup_free_k(inp, k, out, sc)
+        if start.bad:
+            return k
+        pq, total = start.pq, start.total
+        p = out[k]
+        if out_of_range(p, n, target[k]):
+            skip(k, rw, rl, err, reached)
+            iters[k] = 0
+            skipped = True
+            continue
+        t = target[k]
+        tol_k = tol * total
+        e = joint_dist(p, n, t)
+        it = 0
+        if e > tol_k and max_iter > 0:
+            dx, dy, dz = t[0] - p[0, 0], t[1] - p[0, 1], t[2] - p[0, 2]
+            dist = math.sqrt(dx * dx + dy * dy + dz * dz)
+            if dist >= total:
+                # Out of reach: every bone points straight at the target, in one pass.
+                if dist > 0.0:
+                    a = (dx / dist, dy / dist, dz / dist)
+                else:
+                    a = v_get(u, 0)
+                for i in range(n):
+                    place_along(p, i, lengths[i], a)
+                e = joint_dist(p, n, t)
+                it = 1
+            else:
+                e, it, e_best, it_best = _free_passes(p, t, lengths, u, total, bend_t,
+                                                      max_iter, tol_k)  # fmt: skip
+                if e > e_best:  # replay up to the best pass (deterministic)
+                    setup_free_k(inp, k, out, sc)
+                    if it_best > 0:
+                        _free_passes(p, t, lengths, u, total, bend_t, it_best, tol_k)
+                    e = e_best
+        free_rotations(pick(pos, k), p, pick(rot, k), pq, rw[k], rl[k])
+        err[k] = e
+        iters[k] = it
+        reached[k] = e <= tol_k
+    return -2 if skipped else -1
+
+
+# --------------------------------------------------------------------------------------
+# FABRIK with constraints
+# --------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
+                       out, rw, rl, err, iters, reached):  # fmt: skip
+    """FABRIK with per-joint constraints and rotation tracking (``settings``:
+    ``FABRIK_SETTINGS``), into the outputs of :func:`fabrik_free` (``rw`` a separate array).
+    Returns ``bad``.
+
+    The input pose is first snapped into the limits (root first); a target out of reach
+    gives one forward pass with every bone aimed at the target. Constrained passes need not
+    bring the effector nearer, so the best pose so far (the snapped start pose included)
+    is kept and returned.
+    """
+    N, m = target.shape[0], pos.shape[1]
+    n = m - 1
+    inp = ChainInputs(pos, target, rot, parent)
+    sc = scratch(n)
+    lengths, u = sc.lengths, sc.u
+    p_best, r_best = np.empty((m, 3)), np.empty((n, 4))
+    s = settings[0]
+    max_iter, tol = s.max_iter, s.tol
+    bend_t = v_from_array(s.bend)
+    skipped = False
+    for k in range(N):
+        start = setup_k(inp, params, k, out, rw, sc)
+        if start.bad:
+            return k
+        pq, total = start.pq, start.total
+        p = out[k]
+        if out_of_range(p, n, target[k]):
+            skip(k, rw, rl, err, reached)
+            iters[k] = 0
+            skipped = True
+            continue
+        r = rw[k]
+        prm = pick(params, k)
+        ch = ChainState(p, r, pq, lengths, sc.bl, total, kinds, prm)
+        tol_k = tol * total
+        t = (target[k, 0], target[k, 1], target[k, 2])
+        snap_all(ch)
+        root = (p[0, 0], p[0, 1], p[0, 2])
+        e = joint_dist(p, n, t)
+        e_best = e
+        it = 0
+        if e > tol_k and max_iter > 0:
+            p_best[:] = p
+            r_best[:] = r
+            if joint_dist(p, 0, t) >= total:
+                for i in range(n):
+                    place(i, (t[0] - p[i, 0], t[1] - p[i, 1], t[2] - p[i, 2]), ch)
+                it = 1
+                e = joint_dist(p, n, t)
+            else:
+                bow_if_on_line(ch, t, u, bend_t, False, False)
+                while it < max_iter:
+                    it += 1
+                    p[n, 0], p[n, 1], p[n, 2] = t
+                    for i in range(n - 1, -1, -1):
+                        par = pq if i == 0 else q_get(r, i - 1)
+                        d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
+                        cur = q_rotate(q_get(r, i), v_get(sc.bl, i))
+                        if v_norm(d) <= EPS_LEN * total:
+                            d = cur
+                        dp = project_direction_t(kinds[i], prm[i], par, d)
+                        dp = turn_parent(i, q_between(cur, dp), ch)
+                        li = lengths[i]
+                        p[i, 0] = p[i + 1, 0] - li * dp[0]
+                        p[i, 1] = p[i + 1, 1] - li * dp[1]
+                        p[i, 2] = p[i + 1, 2] - li * dp[2]
+                    p[0, 0], p[0, 1], p[0, 2] = root
+                    for i in range(n):
+                        d = (p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2])
+                        place(i, d, ch)
+                    e = joint_dist(p, n, t)
+                    if e <= tol_k:
+                        break
+                    if e < e_best:
+                        e_best = e
+                        p_best[:] = p
+                        r_best[:] = r
+            if e > e_best:  # a pass made it worse: back to the best pose so far
+                e = e_best
+                p[:] = p_best
+                r[:] = r_best
+        local_rotations(r, pq, rl[k])
+        err[k] = e
+        iters[k] = it
+        reached[k] = e <= tol_k
+    return -2 if skipped else -1
