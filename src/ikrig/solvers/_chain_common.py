@@ -294,7 +294,7 @@ def chain_setup(pos_k, rot_k, params, p, r, lengths, bl):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # no call boundary: it runs per bone per pass
 def place(i, d, s):
     """Place bone ``i`` of the chain ``s`` (:class:`ChainState`) along wanted direction ``d``
     within joint ``i``'s constraint.
@@ -317,7 +317,7 @@ def place(i, d, s):
     place_along(s.p, i, s.lengths[i], q_rotate(ri, b))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def turn_parent(i, arc, s):
     """Turn joint ``i`` of the chain ``s`` by the world rotation ``arc``, then, if its child's
     rotation relative to it breaks the child's limit, turn joint ``i`` instead so that the
