@@ -177,11 +177,12 @@ def _blocks_hit(b, ray):
             walk = walk_next(walk)
             if outside(walk, g):
                 break
-    if best.t < 0.0:
-        return no_hit()
-    # back from the walking frame: s axis = (w_x, w_z), u axis = (w_z, -w_x)
-    ns_, ny_, nu_ = best.normal
-    return Hit(best.t, (ns_ * w[0] + nu_ * w[1], ny_, ns_ * w[1] - nu_ * w[0]))
+    hit = no_hit()
+    if best.t >= 0.0:
+        # back from the walking frame: s axis = (w_x, w_z), u axis = (w_z, -w_x)
+        ns_, ny_, nu_ = best.normal
+        hit = Hit(best.t, (ns_ * w[0] + nu_ * w[1], ny_, ns_ * w[1] - nu_ * w[0]))
+    return hit
 
 
 @njit(cache=True)

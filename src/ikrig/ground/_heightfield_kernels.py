@@ -61,17 +61,16 @@ def _hf_height(hf, xz):
     return Surface(h, (-gxw / n + 0.0, 1.0 / n, -gzw / n + 0.0), True)
 
 
-@njit(cache=True)
+@njit(inline="always")
 def _cell_hit(hf, ray, ix, iz):
     """Nearest hit of the ray with the two triangles of cell ``(ix, iz)`` (the first one
     on a tie)."""
-    heights = hf.heights
     g = hf.grid
     tmax = ray.max_dist
-    h00 = heights[iz, ix]
-    h10 = heights[iz, ix + 1]
-    h01 = heights[iz + 1, ix]
-    h11 = heights[iz + 1, ix + 1]
+    h00 = hf.heights[iz, ix]
+    h10 = hf.heights[iz, ix + 1]
+    h01 = hf.heights[iz + 1, ix]
+    h11 = hf.heights[iz + 1, ix + 1]
     ax = g.x0 + ix * g.cx
     az = g.z0 + iz * g.cz
     # triangle A: (00, 10, 11); e1 = 10 - 00, e2 = 11 - 00
@@ -103,29 +102,29 @@ def _hf_hit(hf, ray):
     oy = ray.origin[1]
     dy = ray.direction[1]
     t0, t1 = grid_span(g, ray.origin, ray.direction, ray.max_dist)
-    if not (t0 <= t1):
-        return no_hit()
-    w = grid_walk(g, ray.origin, ray.direction, t0)
-    for _ in range(hf.heights.shape[1] + hf.heights.shape[0] + 2):
-        t_out = t_exit(w, t1)
-        ya = oy + dy * w.t_in
-        yb = oy + dy * t_out
-        h00 = hf.heights[w.iz, w.ix]
-        h10 = hf.heights[w.iz, w.ix + 1]
-        h01 = hf.heights[w.iz + 1, w.ix]
-        h11 = hf.heights[w.iz + 1, w.ix + 1]
-        cmin = min(min(h00, h10), min(h01, h11))
-        cmax = max(max(h00, h10), max(h01, h11))
-        if max(ya, yb) + g.pad >= cmin and min(ya, yb) - g.pad <= cmax:
-            hit = _cell_hit(hf, ray, w.ix, w.iz)
-            if hit.t >= 0.0:
-                return hit
-        if t_out >= t1:
-            break
-        w = walk_next(w)
-        if outside(w, g):
-            break
-    return no_hit()
+    hit = no_hit()
+    if t0 <= t1:
+        w = grid_walk(g, ray.origin, ray.direction, t0)
+        for _ in range(hf.heights.shape[1] + hf.heights.shape[0] + 2):
+            t_out = t_exit(w, t1)
+            ya = oy + dy * w.t_in
+            yb = oy + dy * t_out
+            h00 = hf.heights[w.iz, w.ix]
+            h10 = hf.heights[w.iz, w.ix + 1]
+            h01 = hf.heights[w.iz + 1, w.ix]
+            h11 = hf.heights[w.iz + 1, w.ix + 1]
+            cmin = min(min(h00, h10), min(h01, h11))
+            cmax = max(max(h00, h10), max(h01, h11))
+            if max(ya, yb) + g.pad >= cmin and min(ya, yb) - g.pad <= cmax:
+                hit = _cell_hit(hf, ray, w.ix, w.iz)
+                if hit.t >= 0.0:
+                    break
+            if t_out >= t1:
+                break
+            w = walk_next(w)
+            if outside(w, g):
+                break
+    return hit
 
 
 @njit(cache=True)

@@ -86,17 +86,6 @@ def mesh_cell_y(starts, items, tri_ymin, tri_ymax):
     return out
 
 
-@njit(cache=True)
-def _tri_row(tri, f):
-    """``(a, e1, e2, |e1 x e2|)`` of row ``f`` of the triangle table."""
-    return (
-        (tri[f, 0], tri[f, 1], tri[f, 2]),
-        (tri[f, 3], tri[f, 4], tri[f, 5]),
-        (tri[f, 6], tri[f, 7], tri[f, 8]),
-        tri[f, 9],
-    )
-
-
 @njit(inline="always")
 def _mesh_hit(m, ray):
     """Walk the grid's cells; in each, test the triangles whose box meets the box the ray
@@ -108,56 +97,58 @@ def _mesh_hit(m, ray):
     tmax = ray.max_dist
     pad = g.pad
     t0, t1 = grid_span(g, ray.origin, ray.direction, tmax)
-    if not (t0 <= t1):
-        return no_hit()
-    w = grid_walk(g, ray.origin, ray.direction, t0)
     best = math.inf
     best_f = -1
-    for _ in range(g.nx + g.nz + 2):
-        t_out = t_exit(w, t1)
-        c = w.iz * g.nx + w.ix
-        t_cur = w.t_in
-        ya = oy + dy * t_cur
-        yb = oy + dy * min(t_out, best)
-        if max(ya, yb) + pad >= m.cell_y[c, 0] and min(ya, yb) - pad <= m.cell_y[c, 1]:
-            lim = min(tmax, best)
-            # the box the ray sweeps in this cell: triangles whose box misses it are skipped
-            te = min(t_out, best)
-            xa = ox + dx * t_cur
-            xb = ox + dx * te
-            za = oz + dz * t_cur
-            zb = oz + dz * te
-            bx0 = min(xa, xb) - pad
-            bx1 = max(xa, xb) + pad
-            by0 = min(ya, yb) - pad
-            by1 = max(ya, yb) + pad
-            bz0 = min(za, zb) - pad
-            bz1 = max(za, zb) + pad
-            for k in range(m.starts[c], m.starts[c + 1]):
-                f = m.items[k]
-                if (
-                    m.ibox[k, 0] > bx1
-                    or m.ibox[k, 1] < bx0
-                    or m.ibox[k, 2] > by1
-                    or m.ibox[k, 3] < by0
-                    or m.ibox[k, 4] > bz1
-                    or m.ibox[k, 5] < bz0
-                ):
-                    continue
-                a, e1, e2, nlen = _tri_row(m.tri, f)
-                t = ray_tri(ray, a, e1, e2, nlen, lim)
-                if t >= 0.0 and (t < best or (t == best and f < best_f)):
-                    best = t
-                    best_f = f
-                    lim = t
-        if best <= t_out or t_out >= t1:
-            break
-        w = walk_next(w)
-        if outside(w, g):
-            break
-    if best_f < 0:
-        return no_hit()
-    return Hit(best, (m.nrm[best_f, 0], m.nrm[best_f, 1], m.nrm[best_f, 2]))
+    if t0 <= t1:
+        w = grid_walk(g, ray.origin, ray.direction, t0)
+        for _ in range(g.nx + g.nz + 2):
+            t_out = t_exit(w, t1)
+            c = w.iz * g.nx + w.ix
+            t_cur = w.t_in
+            ya = oy + dy * t_cur
+            yb = oy + dy * min(t_out, best)
+            if max(ya, yb) + pad >= m.cell_y[c, 0] and min(ya, yb) - pad <= m.cell_y[c, 1]:
+                lim = min(tmax, best)
+                # the box the ray sweeps in this cell: triangles whose box misses it are skipped
+                te = min(t_out, best)
+                xa = ox + dx * t_cur
+                xb = ox + dx * te
+                za = oz + dz * t_cur
+                zb = oz + dz * te
+                bx0 = min(xa, xb) - pad
+                bx1 = max(xa, xb) + pad
+                by0 = min(ya, yb) - pad
+                by1 = max(ya, yb) + pad
+                bz0 = min(za, zb) - pad
+                bz1 = max(za, zb) + pad
+                for k in range(m.starts[c], m.starts[c + 1]):
+                    f = m.items[k]
+                    if (
+                        m.ibox[k, 0] > bx1
+                        or m.ibox[k, 1] < bx0
+                        or m.ibox[k, 2] > by1
+                        or m.ibox[k, 3] < by0
+                        or m.ibox[k, 4] > bz1
+                        or m.ibox[k, 5] < bz0
+                    ):
+                        continue
+                    a = (m.tri[f, 0], m.tri[f, 1], m.tri[f, 2])
+                    e1 = (m.tri[f, 3], m.tri[f, 4], m.tri[f, 5])
+                    e2 = (m.tri[f, 6], m.tri[f, 7], m.tri[f, 8])
+                    t = ray_tri(ray, a, e1, e2, m.tri[f, 9], lim)
+                    if t >= 0.0 and (t < best or (t == best and f < best_f)):
+                        best = t
+                        best_f = f
+                        lim = t
+            if best <= t_out or t_out >= t1:
+                break
+            w = walk_next(w)
+            if outside(w, g):
+                break
+    # read m last, on every path: its reference is then dropped at one place (see _ray)
+    row = max(best_f, 0)
+    normal = (m.nrm[row, 0], m.nrm[row, 1], m.nrm[row, 2])
+    return Hit(best, normal) if best_f >= 0 else no_hit()
 
 
 @njit(inline="always")
@@ -165,20 +156,20 @@ def _picked_hit(p, ray):
     """The hit on the plane of the ray's picked triangle: its distance recomputed in
     float64; outside ``[0, max_dist]`` or parallel to the plane, nothing."""
     f = p.rows[ray.index]
-    if f < 0:
-        return no_hit()
-    ox, oy, oz = ray.origin
-    dx, dy, dz = ray.direction
-    nx = p.nrm[f, 0]
-    ny = p.nrm[f, 1]
-    nz = p.nrm[f, 2]
-    den = nx * dx + ny * dy + nz * dz
-    if abs(den) > PARALLEL_EPS:
-        t = ((p.tri[f, 0] - ox) * nx + (p.tri[f, 1] - oy) * ny + (p.tri[f, 2] - oz) * nz) / den
-        t = max(t, 0.0)
-        if t <= ray.max_dist:
-            return Hit(t, (nx, ny, nz))
-    return no_hit()
+    hit = no_hit()
+    if f >= 0:
+        ox, oy, oz = ray.origin
+        dx, dy, dz = ray.direction
+        nx = p.nrm[f, 0]
+        ny = p.nrm[f, 1]
+        nz = p.nrm[f, 2]
+        den = nx * dx + ny * dy + nz * dz
+        if abs(den) > PARALLEL_EPS:
+            t = ((p.tri[f, 0] - ox) * nx + (p.tri[f, 1] - oy) * ny + (p.tri[f, 2] - oz) * nz) / den
+            t = max(t, 0.0)
+            if t <= ray.max_dist:
+                hit = Hit(t, (nx, ny, nz))
+    return hit
 
 
 @njit(cache=True)

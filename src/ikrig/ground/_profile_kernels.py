@@ -26,10 +26,14 @@ class ProfileShape(NamedTuple):
     floor: float  # world Y added to every height
 
 
-class ProfileReach(NamedTuple):
-    """A profile ground with the slack and the end extension its ray casts use."""
+class ProfileRays(NamedTuple):
+    """A profile ground as its ray casts take it: :class:`ProfileShape` and two lengths."""
 
-    profile: ProfileShape
+    ks: np.ndarray
+    ky: np.ndarray
+    start: tuple[float, float]
+    w: tuple[float, float]
+    floor: float
     tol: float  # absolute slack (length units) at the segments' ends
     big: float  # the end knots extend by horizontal segments this long
 
@@ -91,41 +95,40 @@ def _profile_height(p, xz):
 
 
 @njit(cache=True)
-def _segment(r, j):
-    """Segment ``j`` of the extended polyline: ``(p, q)``, 0 and K the end extensions."""
-    ks = r.profile.ks
-    ky = r.profile.ky
-    k = ks.shape[0]
+def _segment(p, j):
+    """Segment ``j`` of the polyline, ``(p, q)``; 0 and K are the ends' horizontal
+    extensions."""
+    k = p.ks.shape[0]
     if j == 0:
-        return (ks[0] - r.big, ky[0]), (ks[0], ky[0])
+        return (p.ks[0] - p.big, p.ky[0]), (p.ks[0], p.ky[0])
     if j == k:
-        return (ks[k - 1], ky[k - 1]), (ks[k - 1] + r.big, ky[k - 1])
-    return (ks[j - 1], ky[j - 1]), (ks[j], ky[j])
+        return (p.ks[k - 1], p.ky[k - 1]), (p.ks[k - 1] + p.big, p.ky[k - 1])
+    return (p.ks[j - 1], p.ky[j - 1]), (p.ks[j], p.ky[j])
 
 
 @njit(inline="always")
-def _profile_hit(r, ray):
+def _profile_hit(p, ray):
     """Project the ray on the vertical plane through ``w``: ``s(t) = s0 + a t``,
     ``y(t) = y0 + b t`` with ``a = d . w``, ``b = d_y``; ``t`` stays the 3D distance. The
     segments are walked in the order the ray's ``s`` meets them, so the first hit is the
     nearest."""
-    w = r.profile.w
-    tol = r.tol
-    k = r.profile.ks.shape[0]
+    w = p.w
+    tol = p.tol
+    k = p.ks.shape[0]
     ox, oy, oz = ray.origin
     dx, dy, dz = ray.direction
-    s0 = (ox - r.profile.start[0]) * w[0] + (oz - r.profile.start[1]) * w[1]
-    y0 = oy - r.profile.floor
+    s0 = (ox - p.start[0]) * w[0] + (oz - p.start[1]) * w[1]
+    y0 = oy - p.floor
     a = dx * w[0] + dz * w[1]
     b = dy
     # Walk the segments in the order the ray's s meets them; stop once a segment lies
     # beyond the s the ray can still reach (at max_dist, or at the best hit so far).
     if a >= 0.0:
-        j = np.searchsorted(r.profile.ks, s0 - tol, side="left")
+        j = np.searchsorted(p.ks, s0 - tol, side="left")
         stop = k + 1
         step = 1
     else:
-        j = np.searchsorted(r.profile.ks, s0 + tol, side="right")
+        j = np.searchsorted(p.ks, s0 + tol, side="right")
         stop = -1
         step = -1
     lim = ray.max_dist
@@ -133,7 +136,7 @@ def _profile_hit(r, ray):
     hs = 0.0
     hy = 0.0
     while j != stop:
-        (ps, py), (qs, qy) = _segment(r, j)
+        (ps, py), (qs, qy) = _segment(p, j)
         if math.isinf(lim):
             reach = math.inf if a != 0.0 else 0.0
         else:
@@ -149,14 +152,15 @@ def _profile_hit(r, ray):
             hs = -(qy - py)
             hy = qs - ps
         j += step
+    hit = no_hit()
     if hit_t >= 0.0:
-        return Hit(hit_t, (hs * w[0], hy, hs * w[1]))
-    return no_hit()
+        hit = Hit(hit_t, (hs * w[0], hy, hs * w[1]))
+    return hit
 
 
 @njit(cache=True)
 def _reach(p):
-    """The :class:`ProfileReach` of a profile ground."""
+    """The :class:`ProfileRays` of a profile ground."""
     ks = p.ks
     ky = p.ky
     k = ks.shape[0]
@@ -166,7 +170,7 @@ def _reach(p):
     if not (tol > 0.0):
         tol = 1e-12
     big = 1e9 * (span + abs(ks[0]) + abs(ks[k - 1]) + 1.0)
-    return ProfileReach(p, tol, big)
+    return ProfileRays(p.ks, p.ky, p.start, p.w, p.floor, tol, big)
 
 
 @njit(cache=True)

@@ -26,8 +26,12 @@ kernel at the level of Numba's IR (``@njit(inline="always")``):
   which stops Numba from caching the caller; inlined, the call to it is a static call;
 - a call per ray costs about as much as a simple intersection.
 
-Inside inlined functions, read arrays as ``shape.field[i]``: a local name bound to an
-array (``boxes = shape.boxes``) costs two atomic reference-count updates per ray.
+An inlined call still binds the shape record once per ray, and Numba counts references
+to each array in it; LLVM removes those updates only when it can pair them. So, inside
+inlined functions: read arrays as ``shape.field[i]`` (a local name bound to an array,
+``boxes = shape.boxes``, adds updates it cannot pair), return from one place, and read
+the record last on every path (a record left early on some paths is released at several
+places). Where this fails the kernel pays two atomic updates per array per ray.
 
 Vectors travel as tuples: ``(x, y, z)`` in world space, ``(x, z)`` for horizontal positions.
 """
