@@ -10,7 +10,7 @@ channel values) work from.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -115,15 +115,21 @@ def _channel_layout(channels, names, file_order=None) -> _Layout:
             default ``range(J)``.
     """
     order = range(len(channels)) if file_order is None else file_order
-    positions, rotations, labels = [], [], []
-    rotation_axes = [()] * len(channels)
-    decoded = {}  # channel tuple -> its (kind, axis) per channel: a few layouts repeat
+    positions: list[tuple[int, int, int]] = []
+    rotations: list[tuple[int, int, int, int]] = []
+    labels: list[str] = []
+    rotation_axes: list[tuple[int, ...]] = [()] * len(channels)
+    # channel tuple -> its (kind, axis) per channel (all known): a few layouts repeat
+    decoded: dict[tuple[str, ...], tuple[_Channel, ...]] = {}
     for j in order:
         joint_channels = channels[j]
         kinds = decoded.get(joint_channels)
         if kinds is None:
-            kinds = decoded[joint_channels] = tuple(map(_channel, joint_channels))
-        axes, start = [], len(labels)
+            kinds = decoded[joint_channels] = cast(
+                "tuple[_Channel, ...]", tuple(map(_channel, joint_channels))
+            )
+        axes: list[int] = []
+        start = len(labels)
         for k, (kind, axis) in enumerate(kinds):
             if kind == "position":
                 positions.append((j, axis, start + k))
@@ -136,8 +142,15 @@ def _channel_layout(channels, names, file_order=None) -> _Layout:
         _RotationSlot(*_int_columns([r[1:] for r in rotations if r[0] == k], 3))
         for k in range(max((r[0] + 1 for r in rotations), default=0))
     )
+    pos_joints, pos_axes, pos_columns = _int_columns(positions, 3)
     return _Layout(
-        len(labels), *_int_columns(positions, 3), slots, tuple(rotation_axes), tuple(labels)
+        len(labels),
+        pos_joints,
+        pos_axes,
+        pos_columns,
+        slots,
+        tuple(rotation_axes),
+        tuple(labels),
     )
 
 

@@ -37,6 +37,17 @@ class _EulerPlan(NamedTuple):
     keep_first: np.ndarray  # (G,) at gimbal lock keep the first angle (else the third)
 
 
+class _EulerPair(NamedTuple):
+    """The two Euler triples of one rotation, radians: ``(a, b, c)`` and ``(a + pi, alt_b,
+    c + pi)``; at gimbal lock only ``a + s c`` is defined (``s`` is +1 or -1)."""
+
+    a: float
+    b: float
+    c: float
+    alt_b: float
+    s: float
+
+
 def _euler_order(axes: tuple[int, ...], joint: str) -> str:
     """The 3-axis order used to write rotation channels about ``axes`` (1 to 3 of them).
 
@@ -82,9 +93,11 @@ def _wrap_near(x, reference):
 
 
 @njit(cache=True)
-def _closest_regular(a, b, c, alt_b, ra, rb, rc):
-    """The Euler triple closest to ``(ra, rb, rc)`` among ``(a, b, c)``, ``(a + pi, alt_b,
-    c + pi)`` and their ``2 pi k`` shifts (away from gimbal lock)."""
+def _closest_regular(pair, ref):
+    """The Euler triple closest to ``ref = (ra, rb, rc)`` among the two of ``pair``
+    (:class:`_EulerPair`) and their ``2 pi k`` shifts (away from gimbal lock)."""
+    a, b, c, alt_b = pair.a, pair.b, pair.c, pair.alt_b
+    ra, rb, rc = ref[0], ref[1], ref[2]
     a1, b1, c1 = _wrap_near(a, ra), _wrap_near(b, rb), _wrap_near(c, rc)
     a2, b2, c2 = _wrap_near(a + np.pi, ra), _wrap_near(alt_b, rb), _wrap_near(c + np.pi, rc)
     d1 = (a1 - ra) ** 2 + (b1 - rb) ** 2 + (c1 - rc) ** 2
@@ -95,9 +108,12 @@ def _closest_regular(a, b, c, alt_b, ra, rb, rc):
 
 
 @njit(cache=True)
-def _closest_locked(a, b, c, alt_b, s, keep_first, ra, rb, rc):
-    """At gimbal lock only ``a + s c`` is defined: keep the reference's first angle (or its
-    third when ``keep_first`` is False) and solve for the other."""
+def _closest_locked(pair, keep_first, ref):
+    """At gimbal lock only ``a + s c`` of ``pair`` (:class:`_EulerPair`) is defined: keep
+    the first angle of ``ref = (ra, rb, rc)`` (or its third when ``keep_first`` is False)
+    and solve for the other."""
+    a, b, c, alt_b, s = pair.a, pair.b, pair.c, pair.alt_b, pair.s
+    ra, rb, rc = ref[0], ref[1], ref[2]
     b_out = _wrap_near(b, rb)
     b_alt = _wrap_near(alt_b, rb)
     if abs(b_alt - rb) < abs(b_out - rb):
@@ -123,10 +139,11 @@ def _closest_euler_kernel(principal, reference, sequential, proper, parity, keep
             else:
                 alt_b, locked = np.pi - b, abs(np.cos(b)) < _GIMBAL_TOLERANCE
                 s = float(parity[g]) if np.sin(b) > 0 else -float(parity[g])
+            pair = _EulerPair(a, b, c, alt_b, s)
             if locked:
-                triple = _closest_locked(a, b, c, alt_b, s, keep_first[g], ref[0], ref[1], ref[2])
+                triple = _closest_locked(pair, keep_first[g], ref)
             else:
-                triple = _closest_regular(a, b, c, alt_b, ref[0], ref[1], ref[2])
+                triple = _closest_regular(pair, ref)
             out[f, g, 0], out[f, g, 1], out[f, g, 2] = triple
 
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
 from ..errors import FileFormatError
 from ..skeleton import Skeleton
-from ._bvh_channels import _CHANNEL_NAMES, _channel, _rotation_problem
+from ._bvh_channels import _CHANNEL_NAMES, _Channel, _channel, _rotation_problem
 
 MAX_COORDINATE = 1e30  # largest |value| of an OFFSET or a position channel
 _SHOWN_CHARACTERS = 40  # longest piece of the file quoted in a message
@@ -138,7 +138,7 @@ class _Hierarchy:
 class _OpenJoint(NamedTuple):
     """A joint block whose closing brace has not been read yet."""
 
-    index: int
+    joint: int  # its index
     name: str
     opened_at: int  # line of its '{'
     seen: dict[str, int]  # OFFSET / CHANNELS -> line, to refuse a second one
@@ -186,7 +186,7 @@ def _parse_hierarchy(stream: _TokenStream) -> _Hierarchy:
                     joint.opened_at, f"joint {_shown(joint.name)} has no OFFSET line"
                 )
             open_joints.pop()
-            hierarchy.site_parents += [joint.index] * len(joint.sites)
+            hierarchy.site_parents += [joint.joint] * len(joint.sites)
             hierarchy.site_offsets += joint.sites
             last_close = token.line
             continue
@@ -198,11 +198,11 @@ def _parse_hierarchy(stream: _TokenStream) -> _Hierarchy:
             )
         joint.seen.setdefault(word, token.line)
         if word == "OFFSET":
-            hierarchy.offsets[joint.index] = _parse_offset(stream, token)
+            hierarchy.offsets[joint.joint] = _parse_offset(stream, token)
         elif word == "CHANNELS":
-            hierarchy.channels[joint.index] = _parse_channels(stream, token, joint.name)
+            hierarchy.channels[joint.joint] = _parse_channels(stream, token, joint.name)
         elif word == "JOINT":
-            open_joints.append(_open_joint(stream, hierarchy, joint.index, token))
+            open_joints.append(_open_joint(stream, hierarchy, joint.joint, token))
         elif word == "END":
             joint.sites.append(_parse_end_site(stream, token))
         else:
@@ -269,7 +269,8 @@ def _parse_offset(stream: _TokenStream, keyword: _Token) -> tuple[float, float, 
     values = stream.rest_of_line(keyword.line)
     if len(values) != 3:
         raise stream.error(keyword.line, f"expected 3 numbers after OFFSET, found {len(values)}")
-    return tuple(_header_number(stream, text, keyword.line, "OFFSET") for text in values)
+    x, y, z = (_header_number(stream, text, keyword.line, "OFFSET") for text in values)
+    return x, y, z
 
 
 def _header_number(stream: _TokenStream, text: str, line: int, what: str) -> float:
@@ -303,12 +304,13 @@ def _parse_channels(stream: _TokenStream, keyword: _Token, joint: str) -> tuple[
         raise stream.error(
             keyword.line, f"CHANNELS says {_cut(count)} channels but lists {len(names)} names"
         )
-    kinds = [_channel(name) for name in names]
-    if None in kinds:
-        unknown = names[kinds.index(None)]
+    found_kinds = [_channel(name) for name in names]
+    if None in found_kinds:
+        unknown = names[found_kinds.index(None)]
         raise stream.error(
             keyword.line, f"unknown channel {_shown(unknown)}; expected {_CHANNEL_NAMES}"
         )
+    kinds = cast("list[_Channel]", found_kinds)
     positions = [channel.axis for channel in kinds if channel.kind == "position"]
     if len(set(positions)) != len(positions):
         raise stream.error(keyword.line, "a position channel is listed twice")

@@ -12,6 +12,7 @@ together.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import NamedTuple
 
@@ -78,6 +79,7 @@ def _parse_motion_header(data: bytes, start: int, line: int, path) -> _MotionHea
     match = found and _FRAMES_LINE.fullmatch(found[0])
     if not match:
         raise FileFormatError(path, found[1] if found else line, "expected 'Frames: <count>'")
+    assert found is not None  # a match needs a line
     count, frames_line = _decode(match.group(1)), found[1]
     if not _COUNT.match(count):
         raise FileFormatError(path, frames_line, f"expected a frame count, found {_shown(count)}")
@@ -90,6 +92,7 @@ def _parse_motion_header(data: bytes, start: int, line: int, path) -> _MotionHea
     if not match:
         line = found[1] if found else frames_line + 1
         raise FileFormatError(path, line, "expected 'Frame Time: <seconds>'")
+    assert found is not None  # a match needs a line
     text = _decode(match.group(1))
     frame_time = float(text) if _NUMBER.match(text) else -1.0
     if not (0.0 <= frame_time < np.inf and (frame_time == 0 or 1.0 / frame_time < np.inf)):
@@ -224,7 +227,7 @@ class _Rows(NamedTuple):
     first_line: int  # line number of the first row
     header: _MotionHeader
     labels: tuple[str, ...]  # per column, "joint channel"
-    path: object
+    path: str | os.PathLike | None
 
 
 def _parse_rows(rows: _Rows) -> np.ndarray:
@@ -245,7 +248,7 @@ def _parse_rows(rows: _Rows) -> np.ndarray:
     # 'Frames:' is only a claim: never allocate more rows than the rest of the file can hold
     # (a row of C values takes at least 2 C - 1 bytes and its line break)
     most_rows = min(num_frames, num_lines, (len(buf) + 1) // (2 * num_channels))
-    values = np.empty(most_rows * num_channels)
+    values: np.ndarray = np.empty(most_rows * num_channels)
     slow_index = np.empty(values.size, dtype=np.int64)  # untouched pages cost nothing
     slow_start = np.empty(values.size, dtype=np.int64)
     notify_compiling()
@@ -263,6 +266,13 @@ def _parse_rows(rows: _Rows) -> np.ndarray:
     values = values.reshape(num_frames, num_channels)
     _check_ranges(rows, values, filled)
     return values
+
+
+def _token_at(rows: _Rows, offset: int) -> bytes:
+    """The token starting at byte ``offset`` of the rows (the caller found one there)."""
+    match = _NON_SPACE.match(rows.data, rows.start + offset)
+    assert match is not None
+    return match.group()
 
 
 def _too_few_rows(rows: _Rows, found: int, line: int, unit: str) -> FileFormatError:
@@ -341,7 +351,7 @@ def _check_row_counts(rows: _Rows, line_counts: np.ndarray) -> None:
 
 def _bad_token_error(rows: _Rows, offset: int, line: int, line_counts) -> FileFormatError:
     """The error for the non-numeric token at byte ``offset`` of the rows (on row ``line``)."""
-    token = _NON_SPACE.match(rows.data, rows.start + offset).group()
+    token = _token_at(rows, offset)
     column = int(line_counts[line])
     where = ""
     if column < len(rows.labels):
@@ -356,7 +366,7 @@ def _bad_token_error(rows: _Rows, offset: int, line: int, line_counts) -> FileFo
 def _convert_slow_numbers(rows: _Rows, values, indices, starts) -> None:
     """Convert the numbers the compiled fast path left out, with Python's exact ``float``."""
     for index, start in zip(indices.tolist(), starts.tolist()):
-        token = _NON_SPACE.match(rows.data, rows.start + start).group()
+        token = _token_at(rows, start)
         value = float(token)
         if not np.isfinite(value):
             line = rows.first_line + rows.data.count(b"\n", rows.start, rows.start + start)

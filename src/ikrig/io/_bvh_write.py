@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 
 def _depth_first_order(parents: np.ndarray) -> list[int]:
     """Joint indices in depth-first pre-order (children in index order), as BVH lists them."""
-    children = [[] for _ in parents]
-    roots = []
+    children: list[list[int]] = [[] for _ in parents]
+    roots: list[int] = []
     for j, p in enumerate(parents.tolist()):
         (roots if p < 0 else children[p]).append(j)
     order, stack = [], roots[::-1]
@@ -123,8 +123,8 @@ class _Tree(NamedTuple):
 
 
 def _tree(skeleton: Skeleton, channels, precision: int) -> _Tree:
-    children = [[] for _ in skeleton.names]
-    end_sites = [[] for _ in skeleton.names]
+    children: list[list[int]] = [[] for _ in skeleton.names]
+    end_sites: list[list[np.ndarray]] = [[] for _ in skeleton.names]
     for j, p in enumerate(skeleton.parents.tolist()):
         if p >= 0:
             children[p].append(j)
