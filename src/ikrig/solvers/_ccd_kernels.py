@@ -1,11 +1,15 @@
-"""Numba kernels of the CCD solvers (see :mod:`ikrig.solvers.ccd` and :mod:`ikrig.solvers.ccd2d`).
+"""Numba kernels of 3D CCD (see :mod:`ikrig.solvers.ccd`; planar CCD is in
+:mod:`._ccd2d_kernels`).
 
 Everything here is private. The public wrappers validate and shape the inputs
 (:mod:`ikrig.solvers._problem`); the kernels take flat, C-contiguous float64 ``(N, ...)``
-arrays (or ``(M, ...)`` with ``M`` 1, shared by every problem, or ``N``), write into output
-arrays passed in and return ``bad``: ``-1``, or the index of the first problem whose inputs
-hold NaN or infinity (the wrapper turns that into an :class:`~ikrig.errors.InputError`).
-They compute in float64 with the tuple helpers of :mod:`ikrig.math._qmath`.
+arrays (or ``(M, ...)`` with ``M`` 1, shared by every problem, or ``N``) and their settings
+as a one-element ``CCD_SETTINGS`` structured array, write into output arrays passed in and
+return ``bad``: ``-1``, or the index of the first problem whose inputs hold NaN or infinity
+(the wrapper turns that into an :class:`~ikrig.errors.InputError`). They compute in float64
+with the tuple helpers of :mod:`ikrig.math._qmath`; inside, a problem is a
+:class:`~ikrig.solvers._frame_chain.FrameChain` and a
+:class:`~ikrig.solvers._frame_chain.FrameState`.
 
 3D CCD, per problem (the start pose is first projected onto the constraints):
 
@@ -30,8 +34,6 @@ They compute in float64 with the tuple helpers of :mod:`ikrig.math._qmath`.
    with constraints, before every sweep the pose is kept if it is the best so far), from
    unit rotations. Zero-length vectors (a zero-length bone, a target at ``p_i``) skip the
    joint.
-
-Planar CCD works on joint angles (see :func:`ccd2d_kernel`).
 """
 
 from __future__ import annotations
@@ -45,7 +47,6 @@ from ..constraints._kernels import project_local_t
 from ..math._qmath import (
     chain_fk,
     identity_rotations,
-    nearest_angle_in_interval,
     pick,
     q_conj,
     q_get,
@@ -53,7 +54,6 @@ from ..math._qmath import (
     q_normalize,
     q_rotate,
     q_set,
-    rest_frame,
     row_finite,
     v_any_perpendicular,
     v_cross,
@@ -63,8 +63,9 @@ from ..math._qmath import (
     v_norm,
     v_normalize,
     v_sub,
-    wrap_angle,
 )
+from ._chain_common import settings_record
+from ._frame_chain import IDENTITY_Q, FrameChain, FrameState, Outputs, positions_chain
 
 EPS = 1e-7  # sine below which two directions count as collinear
 LINE = 1e-6  # sine below which a bone counts as lying on the effector-target line
@@ -74,21 +75,40 @@ KICK = 0.25  # radians
 RENORMALISE = 8  # sweeps between renormalisations of the local rotations (drift ~1e-15)
 
 
-def step_constants(max_step: float | None) -> tuple:
-    """``(cos(step), sin(step / 2), cos(step / 2), sin/cos of half the small kick, sin/cos
-    of half the large kick)`` for the 3D kernel; ``cos(step)`` is -2 without a limit."""
+CCD_SETTINGS = np.dtype(
+    [
+        ("max_iter", np.int64),  # sweeps before giving up
+        ("tol", np.float64),  # tolerance, a fraction of each chain's length
+        ("bend", np.float64, (3,)),  # world bend axis (zeros: automatic)
+        ("cos_step", np.float64),  # cos(max_step); -2 without a limit
+        ("sin_half_step", np.float64),  # sin and cos of max_step / 2
+        ("cos_half_step", np.float64),
+        ("sin_half_kick", np.float64),  # sin and cos of half the small kick, min(KICK, step)
+        ("cos_half_kick", np.float64),
+        ("sin_half_back", np.float64),  # ... of half the large one, min(pi - KICK, step)
+        ("cos_half_back", np.float64),
+    ]
+)
+
+
+def ccd_settings(max_iterations: int, tolerance: float, bend, max_step: float | None):
+    """The kernels' ``settings``: a read-only one-element ``CCD_SETTINGS`` array."""
     step = math.pi if max_step is None else min(float(max_step), math.pi)
     k1 = min(KICK, step)
     k2 = min(math.pi - KICK, step)
     cos_max = -2.0 if max_step is None or step >= math.pi else math.cos(step)
-    return (
-        cos_max,
-        math.sin(0.5 * step),
-        math.cos(0.5 * step),
-        math.sin(0.5 * k1),
-        math.cos(0.5 * k1),
-        math.sin(0.5 * k2),
-        math.cos(0.5 * k2),
+    return settings_record(
+        CCD_SETTINGS,
+        max_iter=max_iterations,
+        tol=tolerance,
+        bend=bend,
+        cos_step=cos_max,
+        sin_half_step=math.sin(0.5 * step),
+        cos_half_step=math.cos(0.5 * step),
+        sin_half_kick=math.sin(0.5 * k1),
+        cos_half_kick=math.cos(0.5 * k1),
+        sin_half_back=math.sin(0.5 * k2),
+        cos_half_back=math.cos(0.5 * k2),
     )
 
 
@@ -126,12 +146,16 @@ def line_saddle(pos, n, t, tiny2):
 
 
 @njit(cache=True)
-def _ccd_solve(bone, rl, pq, root, t, bend, kinds, params, tol_rel, steps, max_iter, pos, rw,
-               best):  # fmt: skip
-    """Solve one chain in place (``rl`` is updated; ``pos``, ``rw`` hold the final FK).
-    ``pq``, ``root``, ``t``, ``bend``: tuples; ``best (n, 4)``: scratch. Returns ``(error,
+def _ccd_solve(ch, t, s, st, best):
+    """Solve the chain ``ch`` (:class:`FrameChain`) in place for the target ``t`` (a tuple),
+    with the settings record ``s``: ``st.rl`` is updated, ``st.pos`` and ``st.rw`` hold the
+    final FK (``st``: :class:`FrameState`); ``best (n, 4)``: scratch. Returns ``(error,
     iterations, tolerance in data units)``."""
-    cos_max, s_max, c_max, s_k1, c_k1, s_k2, c_k2 = steps
+    bone, pq, root, kinds, params = ch.bone, ch.pq, ch.root, ch.kinds, ch.params
+    rl, pos, rw = st.rl, st.pos, st.rw
+    tol_rel, max_iter, bend = s.tol, s.max_iter, v_from_array(s.bend)
+    cos_max, s_max, c_max = s.cos_step, s.sin_half_step, s.cos_half_step
+    s_k1, c_k1, s_k2, c_k2 = s.sin_half_kick, s.cos_half_kick, s.sin_half_back, s.cos_half_back
     n = bone.shape[0]
     length = 0.0
     for i in range(n):
@@ -241,21 +265,21 @@ def _ccd_solve(bone, rl, pq, root, t, bend, kinds, params, tol_rel, steps, max_i
 
 
 @njit(cache=True)
-def _ccd_one(k, bone, rl0, pq, root, target, bend, kinds, params, tol, steps, max_iter,
-             pos_out, rl_out, rw, best, err, iters, reached):  # fmt: skip
-    """Problem ``k``: start from local rotations ``rl0 (n, 4)`` and write its outputs."""
-    rl_out[k, :, :] = rl0
-    e, it, tol_k = _ccd_solve(bone, rl_out[k], pq, root, v_get(target, k), v_from_array(bend),
-                              kinds, params, tol, steps, max_iter, pos_out[k], rw,
-                              best)  # fmt: skip
-    err[k] = e
-    iters[k] = it
-    reached[k] = e <= tol_k
+def _ccd_one(k, ch, rl0, target, s, outs, rw, best):
+    """Problem ``k`` (its chain ``ch``): start from local rotations ``rl0 (n, 4)``, solve
+    with the settings record ``s`` and write its row of ``outs`` (:class:`Outputs`);
+    ``rw``: its world rotations, ``best``: scratch."""
+    outs.rl[k, :, :] = rl0
+    st = FrameState(outs.rl[k], outs.pos[k], rw)
+    e, it, tol_k = _ccd_solve(ch, v_get(target, k), s, st, best)
+    outs.err[k] = e
+    outs.iters[k] = it
+    outs.reached[k] = e <= tol_k
 
 
 @njit(cache=True)
-def ccd_positions_kernel(positions, target, parent, bend, kinds, params, tol, steps, max_iter,
-                         pos_out, rl_out, err, iters, reached):  # fmt: skip
+def ccd_positions_kernel(positions, target, parent, kinds, params, settings, pos_out, rl_out,
+                         err, iters, reached):  # fmt: skip
     """3D CCD of chains given by joint positions (the input pose is the rest pose).
 
     Args:
@@ -264,10 +288,8 @@ def ccd_positions_kernel(positions, target, parent, bend, kinds, params, tol, st
         parent: ``(M, 4)`` world rotation of the chain root's parent: every joint's frame in
             the input pose, whose local rotations are the identity
             (:func:`~ikrig.math._qmath.rest_frame`).
-        bend: ``(3,)`` world bend axis for collinear configurations (zeros: automatic).
         kinds, params: packed constraints ``(n,)``, ``(M, n, P)``.
-        tol: tolerance, fraction of the chain length; steps: :func:`step_constants`;
-        max_iter: iteration limit.
+        settings: one-element ``CCD_SETTINGS`` (:func:`ccd_settings`).
         pos_out, rl_out, err, iters, reached: outputs ``(N, n + 1, 3)``, ``(N, n, 4)``,
             ``(N,)``.
 
@@ -279,19 +301,19 @@ def ccd_positions_kernel(positions, target, parent, bend, kinds, params, tol, st
     rw = np.empty((n, 4))
     best = np.empty((n, 4))
     rl0 = identity_rotations(n)
+    s = settings[0]
+    outs = Outputs(pos_out, rl_out, err, iters, reached)
     for k in range(target.shape[0]):
-        pk = pick(positions, k)
-        if not row_finite(pk, target, k):
+        if not row_finite(pick(positions, k), target, k):
             return k
-        pq = rest_frame(pk, pick(parent, k), bone)
-        _ccd_one(k, bone, rl0, pq, v_get(pk, 0), target, bend, kinds, pick(params, k), tol,
-                 steps, max_iter, pos_out, rl_out, rw, best, err, iters, reached)  # fmt: skip
+        ch = positions_chain(positions, parent, kinds, params, k, bone)
+        _ccd_one(k, ch, rl0, target, s, outs, rw, best)
     return -1
 
 
 @njit(cache=True)
-def ccd_pose_kernel(bone, rot_local, parent, root, target, bend, kinds, params, tol, steps,
-                    max_iter, pos_out, rl_out, rw_out, err, iters, reached):  # fmt: skip
+def ccd_pose_kernel(bone, rot_local, parent, root, target, kinds, params, settings, pos_out,
+                    rl_out, rw_out, err, iters, reached):  # fmt: skip
     """3D CCD of chains given by their joint frames (the pose-level solver).
 
     Args:
@@ -299,8 +321,8 @@ def ccd_pose_kernel(bone, rot_local, parent, root, target, bend, kinds, params, 
             translation); rot_local: ``(N, n, 4)`` start local rotations of the solved
             joints; parent: ``(N, 4)`` world rotation of the chain root's parent; root:
             ``(N, 3)`` world position of the chain root.
-        target, bend, kinds, params, tol, steps, max_iter: as for
-            :func:`ccd_positions_kernel` (``params (1, n, P)``).
+        target, kinds, params, settings: as for :func:`ccd_positions_kernel` (``params
+            (1, n, P)``).
         pos_out, rl_out, rw_out, err, iters, reached: outputs (``rw_out (N, n, 4)`` the new
             world rotations).
 
@@ -308,187 +330,13 @@ def ccd_pose_kernel(bone, rot_local, parent, root, target, bend, kinds, params, 
         ``bad``: the first problem with a non-finite target, or -1.
     """
     best = np.empty((bone.shape[1], 4))
+    s = settings[0]
+    outs = Outputs(pos_out, rl_out, err, iters, reached)
     for k in range(target.shape[0]):
         t = v_get(target, k)
         if not math.isfinite(t[0] + t[1] + t[2]):
             return k
-        _ccd_one(k, bone[k], rot_local[k], q_get(parent, k), v_get(root, k), target, bend,
-                 kinds, pick(params, k), tol, steps, max_iter, pos_out, rl_out, rw_out[k], best,
-                 err, iters, reached)  # fmt: skip
-    return -1
-
-
-# ---------------------------------------------------------------------------------------
-# Planar CCD on joint angles.
-
-
-@njit(cache=True)
-def _limit(a, lo, hi):
-    """A joint angle after a turn: wrapped for a free joint, clamped for a limited one (a
-    turn stops at the end it runs into; it never jumps across the forbidden arc)."""
-    if lo <= -math.pi and hi >= math.pi:
-        return wrap_angle(a)
-    return min(max(a, lo), hi)
-
-
-@njit(cache=True)
-def _planar_fk(lens, cs, sn, c_ref, s_ref, P):
-    """Joint positions ``P[:, :2]`` from unit complex joint turns; ``P[0]`` is the root."""
-    C, S = c_ref, s_ref
-    for i in range(lens.shape[0]):
-        C, S = C * cs[i] - S * sn[i], C * sn[i] + S * cs[i]
-        P[i + 1, 0] = P[i, 0] + lens[i] * C
-        P[i + 1, 1] = P[i, 1] + lens[i] * S
-
-
-@njit(cache=True)
-def _ccd2d_solve(lens, cs, sn, theta, limits, P, t, c_ref, s_ref, tol_k, tiny, step, max_iter,
-                 bend_sign, best):  # fmt: skip
-    """Solve one planar chain in place (joint turns ``cs``, ``sn``, angles ``theta``; ``P``
-    the final joints); as :func:`_ccd_solve`, a kick turning first towards ``bend_sign``
-    and the other way if a limit blocks that. Returns ``(error, iterations)``."""
-    n = lens.shape[0]
-    tx, ty = t[0], t[1]
-    it = 0
-    e = 0.0
-    best_e = kick_e = math.inf
-    moved = True
-    while True:
-        _planar_fk(lens, cs, sn, c_ref, s_ref, P)
-        e = math.hypot(tx - P[n, 0], ty - P[n, 1])
-        if e <= tol_k or it >= max_iter or not moved:
-            break
-        it += 1
-        kick = False  # a plain sweep; redone with the kick at a saddle
-        while True:
-            ex, ey = P[n, 0], P[n, 1]
-            turned = 0.0  # the largest turn of a joint
-            for i in range(n - 1, -1, -1):
-                ax, ay = ex - P[i, 0], ey - P[i, 1]
-                bx, by = tx - P[i, 0], ty - P[i, 1]
-                la2 = ax * ax + ay * ay
-                lb2 = bx * bx + by * by
-                if not (la2 > tiny * tiny and lb2 > tiny * tiny):
-                    continue
-                cr = ax * by - ay * bx
-                d = ax * bx + ay * by
-                lo, hi = limits[i, 0], limits[i, 1]
-                old = theta[i]
-                exact = False  # the full turn: the effector lands on the target line
-                if cr * cr <= (EPS * EPS) * (la2 * lb2) and (kick or d < 0.0):
-                    if not kick or (d > 0.0 and lb2 >= la2):
-                        continue
-                    turn = min(KICK if d > 0.0 else math.pi - KICK, step)
-                    new = _limit(old + bend_sign * turn, lo, hi)
-                    if new == old:
-                        new = _limit(old - bend_sign * turn, lo, hi)
-                    delta = new - old
-                else:
-                    delta = min(max(math.atan2(cr, d), -step), step)
-                    new = _limit(old + delta, lo, hi)
-                    exact = delta < step and delta > -step
-                    if not (lo <= -math.pi and hi >= math.pi):
-                        exact = exact and new - old == delta
-                        delta = new - old
-                if new == old:
-                    continue
-                if exact:
-                    inv = 1.0 / math.sqrt(la2 * lb2)
-                    cd, sd = d * inv, cr * inv
-                    r = math.sqrt(la2 / lb2)
-                    ex, ey = P[i, 0] + bx * r, P[i, 1] + by * r
-                else:
-                    cd, sd = math.cos(delta), math.sin(delta)
-                    ex = P[i, 0] + cd * ax - sd * ay
-                    ey = P[i, 1] + sd * ax + cd * ay
-                c2 = cs[i] * cd - sn[i] * sd
-                s2 = cs[i] * sd + sn[i] * cd
-                inv = 1.0 / math.sqrt(c2 * c2 + s2 * s2)
-                cs[i], sn[i] = c2 * inv, s2 * inv
-                theta[i] = new
-                turned = max(turned, abs(delta))
-            moved = turned > STILL
-            if kick or turned > EPS or not (e < kick_e and line_saddle(P, n, t, tiny * tiny)):
-                break
-            kick = True
-            kick_e = e * (1.0 - 1e-9)
-            _planar_fk(lens, cs, sn, c_ref, s_ref, P)
-            if e < best_e:  # only a kick raises the error: keep the pose before it
-                best_e = e
-                best[0, :], best[1, :], best[2, :] = theta, cs, sn
-    if best_e < e:
-        theta[:], cs[:], sn[:] = best[0], best[1], best[2]
-        _planar_fk(lens, cs, sn, c_ref, s_ref, P)
-        e = math.hypot(tx - P[n, 0], ty - P[n, 1])
-    return e, it
-
-
-@njit(cache=True)
-def ccd2d_kernel(positions, target, limits, tol, max_step, max_iter, bend_sign,
-                 pos_out, ang_out, rl_out, err, iters, reached):  # fmt: skip
-    """Planar CCD on angles relative to the parent bone, with angle limits.
-
-    Args:
-        positions: ``(M, n + 1, D)`` joint positions, ``D`` 2 or 3 (z is ignored).
-        target: ``(N, D)`` targets (z ignored).
-        limits: ``(n, 2)`` radians, min and max of each joint angle, ``hi - lo < 2 pi``;
-            ``(-pi, pi)`` exactly marks a free joint (angles wrap to ``(-pi, pi]``).
-        tol: fraction of the chain length; max_step: radians (pi: none); max_iter.
-        bend_sign: +1 or -1, the turn direction tried first in collinear configurations.
-        pos_out, ang_out, rl_out, err, iters, reached: outputs ``(N, n + 1, D)`` (z = 0),
-            ``(N, n)``, ``(N, n, 4)``, ``(N,)``.
-
-    ``ang_out[i]`` is the angle of bone ``i`` from bone ``i - 1``; bone 0's is measured from
-    its own input direction (+X for a zero-length root bone). A start angle outside its
-    limits goes to the nearer end on the circle; sweeps, kicks and the best pose are as in
-    3D. ``rl_out`` turn about +Z by the change of each angle. Returns ``bad``.
-    """
-    N = target.shape[0]
-    n = positions.shape[1] - 1
-    lens = np.empty(n)
-    cs = np.empty(n)
-    sn = np.empty(n)
-    theta0 = np.empty(n)
-    theta = np.empty(n)
-    best = np.empty((3, n))
-    P = np.zeros((n + 1, 3))
-    for k in range(N):
-        pk = pick(positions, k)
-        if not row_finite(pk, target, k, 2):
-            return k
-        # Bone lengths and start angles; a zero-length bone follows its parent's direction.
-        length = 0.0
-        for i in range(n):
-            lens[i] = math.hypot(pk[i + 1, 0] - pk[i, 0], pk[i + 1, 1] - pk[i, 1])
-            length += lens[i]
-        tiny = TINY * length
-        tol_k = tol * length
-        phi_ref = 0.0  # the root bone's input direction: the root angle's zero
-        if lens[0] > tiny:
-            phi_ref = math.atan2(pk[1, 1] - pk[0, 1], pk[1, 0] - pk[0, 0])
-        phi_prev = phi_ref
-        for i in range(n):
-            phi = phi_prev
-            if lens[i] > tiny:
-                phi = math.atan2(pk[i + 1, 1] - pk[i, 1], pk[i + 1, 0] - pk[i, 0])
-            theta0[i] = wrap_angle(phi - phi_prev)
-            phi_prev = phi
-            theta[i] = nearest_angle_in_interval(limits[i, 0], limits[i, 1], theta0[i])
-            cs[i] = math.cos(theta[i])
-            sn[i] = math.sin(theta[i])
-        P[0, 0], P[0, 1] = pk[0, 0], pk[0, 1]
-        t = (target[k, 0], target[k, 1], 0.0)
-        c_ref, s_ref = math.cos(phi_ref), math.sin(phi_ref)
-        e, it = _ccd2d_solve(lens, cs, sn, theta, limits, P, t, c_ref, s_ref, tol_k, tiny,
-                             max_step, max_iter, bend_sign, best)  # fmt: skip
-        err[k] = e
-        iters[k] = it
-        reached[k] = e <= tol_k
-        for i in range(n + 1):
-            pos_out[k, i, 0] = P[i, 0]
-            pos_out[k, i, 1] = P[i, 1]
-        for i in range(n):
-            ang_out[k, i] = theta[i]
-            h = 0.5 * wrap_angle(theta[i] - theta0[i])
-            q_set(rl_out[k], i, (0.0, 0.0, math.sin(h), math.cos(h)))
+        ch = FrameChain(bone[k], q_get(parent, k), v_get(root, k), IDENTITY_Q, kinds,
+                        pick(params, k))  # fmt: skip
+        _ccd_one(k, ch, rot_local[k], target, s, outs, rw_out[k], best)
     return -1

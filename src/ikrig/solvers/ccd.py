@@ -94,11 +94,12 @@ class CCDOptions:
     bend_axis: tuple[float, float, float] | None = None
     keep_effector_world: bool = True
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
-    _steps: tuple = field(init=False, repr=False, compare=False)
+    _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         init_options(self)
-        object.__setattr__(self, "_steps", K.step_constants(self.max_step))
+        settings = K.ccd_settings(self.max_iterations, self.tolerance, self._bend, self.max_step)
+        object.__setattr__(self, "_settings", settings)
 
 
 _DEFAULT = CCDOptions()
@@ -160,8 +161,8 @@ def ccd(
     out, rl, err, iters, reached = solve_outputs(N, m)
     notify_compiling()
     bad = K.ccd_positions_kernel(
-        prob.pos, prob.target, parent, opts._bend, kinds, params, opts.tolerance, opts._steps,
-        opts.max_iterations, out, rl, err, iters, reached,
+        prob.pos, prob.target, parent, kinds, params, opts._settings, out, rl, err, iters,
+        reached,
     )  # fmt: skip
     if bad >= 0:
         raise_nonfinite(positions_world=positions_world, target_world=target_world)
@@ -211,9 +212,8 @@ def solve_ccd(
     rw = np.empty_like(rl)
     notify_compiling()
     bad = K.ccd_pose_kernel(
-        prob.bone, prob.rot_local, prob.parent, prob.root, prob.target, opts._bend, kinds,
-        params, opts.tolerance, opts._steps, opts.max_iterations, out, rl, rw, err, iters,
-        reached,
+        prob.bone, prob.rot_local, prob.parent, prob.root, prob.target, kinds, params,
+        opts._settings, out, rl, rw, err, iters, reached,
     )  # fmt: skip
     if bad >= 0:
         raise_nonfinite(target_world=target_world)

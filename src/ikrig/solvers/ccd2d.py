@@ -34,7 +34,7 @@ from .._checks import (
 from .._numba import notify_compiling
 from ..constraints import AngleLimit2D
 from ..errors import InputError
-from . import _ccd_kernels as K
+from . import _ccd2d_kernels as K
 from ._problem import flat, init_options, result_dtype
 from ._run import finish
 from .result import SolveResult
@@ -67,17 +67,17 @@ class CCD2DOptions:
     tolerance: float = 1e-3
     max_step: float | None = None
     bend_axis: tuple[float, float, float] | None = None
-    _bend_sign: float = field(init=False, repr=False, compare=False)
-    _step: float = field(init=False, repr=False, compare=False)
+    _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         init_options(self)
         axis = self.bend_axis
         if axis is not None and (axis[0] != 0 or axis[1] != 0):
             raise InputError(f"bend_axis: a planar chain bends about +Z or -Z, got {axis}")
-        s = object.__setattr__
-        s(self, "_bend_sign", -1.0 if axis is not None and axis[2] < 0 else 1.0)
-        s(self, "_step", math.pi if self.max_step is None else min(self.max_step, math.pi))
+        bend_sign = -1.0 if axis is not None and axis[2] < 0 else 1.0
+        step = math.pi if self.max_step is None else min(self.max_step, math.pi)
+        settings = K.ccd2d_settings(self.max_iterations, self.tolerance, step, bend_sign)
+        object.__setattr__(self, "_settings", settings)
 
 
 @dataclass(frozen=True, eq=False)
@@ -222,8 +222,7 @@ def ccd_2d(
     iters = np.empty(N, dtype=np.int64)
     reached = np.empty(N, dtype=np.bool_)
     notify_compiling()
-    bad = K.ccd2d_kernel(p, t, lim, opts.tolerance, opts._step, opts.max_iterations,
-                         opts._bend_sign, out, ang, rl, err, iters, reached)  # fmt: skip
+    bad = K.ccd2d_kernel(p, t, lim, opts._settings, out, ang, rl, err, iters, reached)
     if bad >= 0:
         raise_nonfinite(positions_world=np.asarray(positions_world)[..., :2],
                         target_world=np.asarray(target_world)[..., :2])  # fmt: skip
