@@ -22,6 +22,7 @@ from ikrig.character import estimate_sole, find_legs  # noqa: E402
 from ikrig.cli_viz import plot  # noqa: E402
 from ikrig.ground import load_ground  # noqa: E402
 from ikrig.viz import chain2d, diagnostics, geometry, movie, scene3d  # noqa: E402
+from ikrig.viz.options import MovieLook  # noqa: E402
 
 
 def _foot_pipeline():
@@ -257,7 +258,13 @@ def test_movie_gif_has_the_expected_frames(tmp_path):
     ground = ground_for(clip)
     out = tmp_path / "movie.gif"
     movie.write_before_after_movie(
-        fake_result(clip), clip, ground, out, max_frames=5, size=(4.0, 2.0), dpi=40, progress=False
+        fake_result(clip),
+        clip,
+        ground,
+        out,
+        max_frames=5,
+        look=MovieLook(size=(4.0, 2.0), dpi=40),
+        progress=False,
     )
     assert list(movie.frame_indices(24, 5)) == [0, 5, 10, 15, 20]
     with PIL_Image.open(out) as im:
@@ -285,8 +292,7 @@ def test_movie_mp4(tmp_path):
         ground_for(clip),
         out,
         max_frames=6,
-        size=(4.0, 2.0),
-        dpi=40,
+        look=MovieLook(size=(4.0, 2.0), dpi=40),
         progress=False,
     )
     n, _ = imageio_ffmpeg.count_frames_and_secs(str(out))
@@ -364,7 +370,13 @@ def test_write_before_after_gif_on_a_real_result(tmp_path, placed):
     clip, ground, result = placed
     out = tmp_path / "ba.gif"
     movie.write_before_after_gif(
-        result, clip, ground, out, max_frames=4, size=(4.0, 2.0), dpi=40, progress=False
+        result,
+        clip,
+        ground,
+        out,
+        max_frames=4,
+        look=MovieLook(size=(4.0, 2.0), dpi=40),
+        progress=False,
     )
     with PIL_Image.open(out) as im:
         assert im.n_frames == len(movie.frame_indices(30, 4)) == 4
@@ -545,7 +557,7 @@ def test_mp4_is_written_atomically(tmp_path, monkeypatch):
 
         return SimpleNamespace(send=send, close=gen.close)
 
-    kwargs = dict(max_frames=6, size=(4.0, 2.0), dpi=40, progress=False)
+    kwargs = dict(max_frames=6, look=MovieLook(size=(4.0, 2.0), dpi=40), progress=False)
     monkeypatch.setattr(ffmpeg, "write_frames", dies_after_one_frame)
     with pytest.raises(OSError, match="Input/output"):
         movie.write_before_after_movie(fake_result(clip), clip, ground_for(clip), out, **kwargs)

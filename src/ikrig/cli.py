@@ -10,6 +10,7 @@ traceback instead.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -17,6 +18,7 @@ import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import click
 import numpy as np
@@ -345,6 +347,26 @@ def _maybe_gif(result, source, ground, path):
     click.echo(f"wrote {path} (before/after)")
 
 
+class FootOutputs(NamedTuple):
+    """The files ``ikrig foot`` writes: the clip (``-o``), and optionally the JSON report
+    (``--report``) and the before/after movie (``--gif``)."""
+
+    output: str
+    report_path: str | None
+    gif_path: str | None
+
+
+def _outputs_as_record(command):
+    """Hand the ``-o``, ``--report`` and ``--gif`` values to ``command`` as one
+    :class:`FootOutputs` (click passes every option by name)."""
+
+    @functools.wraps(command)
+    def run(*, output, report_path, gif_path, **options):
+        return command(outputs=FootOutputs(output, report_path, gif_path), **options)
+
+    return run
+
+
 @main.command()
 @click.argument("input_path", metavar="INPUT.bvh", type=click.Path(dir_okay=False))
 @click.option(
@@ -380,8 +402,10 @@ def _maybe_gif(result, source, ground, path):
     default=None,
     help="Also write a before/after movie (GIF, or MP4) here ([plot] extra).",
 )
-def foot(input_path, ground_spec, output, mode, report_path, compare, legs, seed, gif_path):
+@_outputs_as_record
+def foot(input_path, ground_spec, mode, compare, legs, seed, outputs: FootOutputs):
     """Plant the feet of a clip on uneven ground and write the result."""
+    output, report_path, gif_path = outputs
     inputs = [p for p in (input_path, ground_input(ground_spec)) if p is not None]
     check_outputs(
         [(output, BVH, "output"), (report_path, JSON, "report"), (gif_path, None, "movie")],

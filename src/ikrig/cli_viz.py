@@ -10,11 +10,17 @@ built-in procedural walk (:func:`ikrig.data.walk.walk_clip`).
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 import numpy as np
+
+if TYPE_CHECKING:
+    from .character.legs import Legs
+    from .character.sole import FootSole
 
 GROUNDS_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
 MODES = ("full", "goal-blend", "trace-offset")
@@ -41,6 +47,8 @@ def clip_ground(motion, spec, legs=None, seed=0):
     root = int(np.flatnonzero(motion.skeleton.parents < 0)[0])
     pos = motion.positions_world()
     path_xz = pos[:, root][:, [0, 2]]
+    found: Legs | None
+    sole: FootSole | None
     try:
         from .character.legs import find_legs
         from .character.sole import estimate_sole
@@ -124,6 +132,29 @@ seed_option = click.option(
 )
 
 
+class ClipOnGround(NamedTuple):
+    """What a clip command was given: the CLIP path (``None``: the built-in walk), the
+    ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override and the
+    ``--seed`` of random grounds."""
+
+    clip: str | None
+    ground_spec: str
+    mode: str
+    legs: str | None
+    seed: int
+
+
+def clip_on_ground(command):
+    """Hand the CLIP argument and the ``--ground``, ``--mode``, ``--legs`` and ``--seed``
+    options to ``command`` as one :class:`ClipOnGround` (click passes them by name)."""
+
+    @functools.wraps(command)
+    def run(*, clip, ground_spec, mode, legs, seed, **options):
+        return command(ClipOnGround(clip, ground_spec, mode, legs, seed), **options)
+
+    return run
+
+
 # ---------------------------------------------------------------------------------- plot
 @click.group()
 def plot():
@@ -161,18 +192,12 @@ def plot_chain(solver, bones, limit, target, max_iterations, tolerance, iteratio
     """A planar chain solved gizmo-style: bones, joint-limit fans, target, iterations."""
     check_picture(output)
     from .viz.chain2d import plot_chain_2d
+    from .viz.options import ChainLook, SolveLimits
 
     pos, cons, tgt = chain_problem(bones, limit, target)
-    plot_chain_2d(
-        pos,
-        tgt,
-        cons,
-        solver=solver,
-        max_iterations=max_iterations,
-        tolerance=tolerance,
-        iterations=iterations,
-        path=output,
-    )
+    limits = SolveLimits(max_iterations, tolerance)
+    look = ChainLook(iterations=iterations)
+    plot_chain_2d(pos, tgt, cons, solver=solver, limits=limits, path=output, look=look)
     click.echo(f"wrote {_out(output)}")
 
 
@@ -195,9 +220,10 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
     """Error against iteration for CCD, FABRIK, follow and DLS on the same target."""
     check_picture(output)
     from .viz.diagnostics import plot_convergence as draw
+    from .viz.options import SolveLimits
 
     pos, cons, tgt = chain_problem(bones, limit, target)
-    draw(pos, tgt, cons, max_iterations=max_iterations, tolerance=tolerance, path=output)
+    draw(pos, tgt, cons, limits=SolveLimits(max_iterations, tolerance), path=output)
     click.echo(f"wrote {_out(output)}")
 
 
@@ -218,25 +244,21 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @click.option(
     "-o", "--output", default="skeleton.png", show_default=True, type=click.Path(dir_okay=False)
 )
-def plot_skeleton(clip, ground_spec, frame, ik, mode, legs, seed, no_rays, output):
+@clip_on_ground
+def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
+    clip, ground_spec, mode, legs, seed = given
     check_picture(output, clip, ground_spec)
+    from .viz.options import View
     from .viz.scene3d import plot_skeleton_3d
 
     motion = load_clip(clip)
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
     f = motion.num_frames // 2 if frame is None else frame
     result = place(motion, ground, mode, found) if ik and found is not None else None
-    plot_skeleton_3d(
-        motion,
-        ground,
-        frame=f,
-        result=result,
-        rays=not no_rays,
-        legs=legs,
-        title=f"{ground_spec}, frame {f}" + (f", foot IK ({mode})" if result else ""),
-        path=output,
-    )
+    title = f"{ground_spec}, frame {f}" + (f", foot IK ({mode})" if result else "")
+    view = View(rays=not no_rays, title=title)
+    plot_skeleton_3d(motion, ground, frame=f, result=result, legs=legs, path=output, view=view)
     click.echo(f"wrote {_out(output)}")
 
 
@@ -249,8 +271,10 @@ def plot_skeleton(clip, ground_spec, frame, ik, mode, legs, seed, no_rays, outpu
 @click.option(
     "-o", "--output", default="diagnostics.png", show_default=True, type=click.Path(dir_okay=False)
 )
-def plot_diagnostics(clip, ground_spec, mode, legs, seed, output):
+@clip_on_ground
+def plot_diagnostics(given: ClipOnGround, output):
     """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
+    clip, ground_spec, mode, legs, seed = given
     check_picture(output, clip, ground_spec)
     from .viz.diagnostics import plot_foot_diagnostics
 
@@ -284,10 +308,13 @@ def plot_diagnostics(clip, ground_spec, mode, legs, seed, output):
     type=click.Path(dir_okay=False),
     help="A .gif or .mp4 path (MP4 needs imageio-ffmpeg, in the [plot] extra).",
 )
-def plot_movie(clip, ground_spec, mode, legs, seed, max_frames, fps, dpi, output):
+@clip_on_ground
+def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
     """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
+    clip, ground_spec, mode, legs, seed = given
     check_movie(output, clip, ground_spec)
     from .viz.movie import write_before_after_movie
+    from .viz.options import MovieLook
 
     motion = load_clip(clip)
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
@@ -299,8 +326,9 @@ def plot_movie(clip, ground_spec, mode, legs, seed, max_frames, fps, dpi, output
         output,
         max_frames=max_frames,
         fps=fps,
-        dpi=dpi,
-        labels=("before: root on the ground, no IK", f"after: foot IK ({mode})"),
+        look=MovieLook(
+            dpi=dpi, labels=("before: root on the ground, no IK", f"after: foot IK ({mode})")
+        ),
     )
     click.echo(f"wrote {_out(output)}")
 
@@ -315,8 +343,10 @@ def plot_movie(clip, ground_spec, mode, legs, seed, max_frames, fps, dpi, output
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--play", is_flag=True, help="Start playing at once.")
-def view(clip, ground_spec, mode, legs, seed, host, port, play):
+@clip_on_ground
+def view(given: ClipOnGround, host, port, play):
     """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra."""
+    clip, ground_spec, mode, legs, seed = given
     from .viz._viser import serve_forever
     from .viz.viewer import ClipViewer
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..solvers.result import SolveResult
+from .options import SolveLimits
 
 SOLVERS = ("ccd2d", "ccd", "fabrik", "follow", "dls", "two-bone")
 LABELS = {
@@ -40,8 +41,9 @@ def _two_bone(positions, target, pole, weight, soften, tolerance) -> SolveResult
     p = positions
     opts = TwoBoneOptions(soften=soften, tolerance=tolerance)
     r = two_bone_positions(p[0], p[1], p[2], target, pole_world=pole, weight=weight, options=opts)
-    if getattr(r, "positions_world", None) is not None:
-        out = np.asarray(r.positions_world, dtype=np.float64).reshape(3, 3)
+    positions = getattr(r, "positions_world", None)  # the result's fields vary by version
+    if positions is not None:
+        out = np.asarray(positions, dtype=np.float64).reshape(3, 3)
     elif getattr(r, "end_world", None) is not None and getattr(r, "mid_world", None) is not None:
         out = np.stack([p[0], np.asarray(r.mid_world), np.asarray(r.end_world)]).astype(float)
     else:
@@ -64,8 +66,7 @@ def solve_chain(
     target_world,
     constraints=None,
     *,
-    max_iterations: int = 100,
-    tolerance: float = 1e-3,
+    limits: SolveLimits | None = None,
     pole_world=None,
     weight: float = 1.0,
     soften: float = 1.0,
@@ -78,8 +79,8 @@ def solve_chain(
         target_world: ``(2 | 3,)`` the effector's target.
         constraints: ``None`` or ``n`` constraint objects / ``None`` (ignored by two-bone;
             ``ccd2d`` takes :class:`~ikrig.constraints.AngleLimit2D` only).
-        max_iterations, tolerance: the solvers' options (tolerance relative to the chain's
-            length).
+        limits: the solvers' iteration limit and tolerance (relative to the chain's length;
+            default :class:`~ikrig.viz.options.SolveLimits` ``()``: 100 and 1e-3).
         pole_world: two-bone only: ``(3,)`` the knee's pole.
         weight: blend of the solve, 0 (start pose) .. 1. Two-bone blends its rotations; the
             chain solvers aim at ``effector + weight * (target - effector)``.
@@ -88,6 +89,8 @@ def solve_chain(
     Returns:
         :class:`~ikrig.solvers.result.SolveResult` with 3D ``positions_world (n + 1, 3)``.
     """
+    limits = limits or SolveLimits()
+    max_iterations, tolerance = limits.max_iterations, limits.tolerance
     p = np.asarray(positions_world, dtype=np.float64)
     if p.ndim != 2 or p.shape[-1] not in (2, 3) or len(p) < 2:
         raise InputError(f"positions_world: expected (n + 1, 2 | 3), got {p.shape}")
@@ -128,23 +131,22 @@ def solve_chain(
 
 
 def solver_iterations(
-    solver, positions_world, target_world, constraints=None, *, max_iterations=100, tolerance=1e-3
-):
+    solver: str,
+    positions_world,
+    target_world,
+    constraints=None,
+    *,
+    limits: SolveLimits | None = None,
+) -> tuple[SolveResult, list[tuple[int, np.ndarray, float]]]:
     """The final result and the pose after each iteration.
 
     Returns:
-        ``(final, steps)``: the :class:`SolveResult` with ``max_iterations``, and a list of
+        ``(final, steps)``: the :class:`SolveResult` with ``limits``, and a list of
         ``(k, positions (n + 1, 3), error)`` for ``k = 0 .. final.iterations`` (``k = 0`` is
         the start pose; one-pass solvers give ``k = 0, 1``).
     """
-    final = solve_chain(
-        solver,
-        positions_world,
-        target_world,
-        constraints,
-        max_iterations=max_iterations,
-        tolerance=tolerance,
-    )
+    limits = limits or SolveLimits()
+    final = solve_chain(solver, positions_world, target_world, constraints, limits=limits)
     used = int(np.asarray(final.iterations))
     steps = []
     for k in range(0, used + 1):
@@ -154,8 +156,7 @@ def solver_iterations(
                 positions_world,
                 target_world,
                 constraints,
-                max_iterations=k,
-                tolerance=tolerance,
+                limits=SolveLimits(k, limits.tolerance),
             )
         elif k == 0:
             p = np.asarray(positions_world, dtype=np.float64)

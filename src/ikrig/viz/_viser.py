@@ -95,11 +95,12 @@ def _start_guarded(v, host, port, verbose):
         return original(handler, *args, **kwargs)
 
     with _start_lock:
-        ws_server.serve = serve
+        # patched while the server starts
+        ws_server.serve = serve  # type: ignore[misc,assignment]
         try:
             server = v.ViserServer(host=host, port=port, verbose=verbose)
         finally:
-            ws_server.serve = original
+            ws_server.serve = original  # type: ignore[misc]
     if not guarded:
         server.stop()
         raise IkrigError(
@@ -161,7 +162,7 @@ def is_loopback_host(host: str) -> bool:
         infos = socket.getaddrinfo(h, None)
     except OSError:
         return False
-    return bool(infos) and all(_is_loopback_ip(info[4][0]) for info in infos)
+    return bool(infos) and all(_is_loopback_ip(str(info[4][0])) for info in infos)
 
 
 def _is_ip(host: str) -> bool:
@@ -230,7 +231,8 @@ def serve_forever(app, echo=print) -> None:
 
 def rgb(hex_color: str) -> tuple[int, int, int]:
     h = hex_color.lstrip("#")
-    return tuple(int(h[i : i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
+    return r, g, b
 
 
 class Lines:

@@ -11,16 +11,17 @@ with ``max_iterations = 1, 2, ...``), and the start pose dashed.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
 from ..constraints import AngleLimit2D, Cone
 from ._mpl import finish, new_figure
 from ._solve import LABELS, solver_iterations
+from .options import ChainLook, ChainStyle, SolveLimits
 
 __all__ = ["default_chain", "draw_chain_2d", "joint_ranges", "plot_chain_2d"]
 
-BONE = "#3b6fb6"
 BONE_EDGE = "#1d3557"
 FAN = "#2a9d8f"
 TARGET = "#d62828"
@@ -59,7 +60,7 @@ def joint_ranges(positions, constraints, rest_positions=None):
     """
     p = np.asarray(positions, dtype=np.float64)[:, :2]
     rest = p if rest_positions is None else np.asarray(rest_positions, dtype=np.float64)[:, :2]
-    out = []
+    out: list[tuple[float, float] | None] = []
     for i, c in enumerate(constraints or [None] * (len(p) - 1)):
         ref = rest[1] - rest[0] if i == 0 else p[i] - p[i - 1]
         base = math.atan2(ref[1], ref[0])
@@ -93,18 +94,20 @@ def draw_chain_2d(
     rest_positions=None,
     *,
     fans: bool = True,
-    color: str = BONE,
-    alpha: float = 1.0,
-    zorder: float = 3,
-    label: str | None = None,
     ghost: bool = False,
-):
+    style: ChainStyle | None = None,
+) -> None:
     """Draw one pose of a planar chain on a matplotlib ``ax`` (XY plane).
 
-    A full pose gets bone arrows, joint discs and limit fans; ``ghost=True`` draws a thin
-    polyline with small dots (for iterations and start poses).
+    A full pose gets bone arrows, joint discs and limit fans (``fans``; needs
+    ``constraints``, measured from ``rest_positions`` at the root); ``ghost=True`` draws a
+    thin polyline with small dots (for iterations and start poses). ``style``: colour,
+    opacity, drawing order and legend label (:class:`~ikrig.viz.options.ChainStyle`).
     """
     from matplotlib.patches import Circle, Polygon, Wedge
+
+    style = style or ChainStyle()
+    color, alpha, zorder, label = style.color, style.alpha, style.zorder, style.label
 
     p = np.asarray(positions, dtype=np.float64)[:, :2]
     lengths = np.linalg.norm(np.diff(p, axis=0), axis=-1)
@@ -195,7 +198,7 @@ def _draw_target(ax, target, effector, scale):
     t = np.asarray(target, dtype=np.float64)[:2]
     e = np.asarray(effector, dtype=np.float64)[:2]
     r = 0.12 * scale
-    ax.add_patch(Circle(t, r, facecolor="none", edgecolor=TARGET, lw=2.0, zorder=6))
+    ax.add_patch(Circle((t[0], t[1]), r, facecolor="none", edgecolor=TARGET, lw=2.0, zorder=6))
     ax.plot([t[0] - 1.6 * r, t[0] + 1.6 * r], [t[1], t[1]], color=TARGET, lw=1.5, zorder=6)
     ax.plot(
         [t[0], t[0]],
@@ -217,14 +220,9 @@ def plot_chain_2d(
     constraints=None,
     *,
     solver: str = "ccd2d",
-    max_iterations: int = 100,
-    tolerance: float = 1e-3,
-    iterations: bool = True,
-    max_ghosts: int = 8,
-    path=None,
-    title: str | None = None,
-    figsize=None,
-    dpi: float = 110,
+    limits: SolveLimits | None = None,
+    path: str | os.PathLike | None = None,
+    look: ChainLook | None = None,
     ax=None,
 ):
     """Solve a planar chain and draw it gizmo-style, with its iterations faded behind.
@@ -235,22 +233,19 @@ def plot_chain_2d(
         constraints: ``None`` or ``n`` entries (:class:`~ikrig.constraints.AngleLimit2D`, a
             default-axis :class:`~ikrig.constraints.Cone`, or ``None``), drawn as fans.
         solver: ``"ccd2d"`` (default), ``"ccd"``, ``"fabrik"``, ``"follow"`` or ``"dls"``.
-        max_iterations, tolerance: solver options (tolerance relative to the chain length).
-        iterations: draw the pose after each iteration (at most ``max_ghosts`` of them,
-            spread over the run) faded behind the final pose, and the start pose dashed.
+        limits: solver options (tolerance relative to the chain length; default 100
+            iterations, 1e-3).
         path: save the figure here (PNG, SVG, PDF) when given.
-        title: figure title (default: solver, iterations, error).
-        figsize, dpi: figure size in inches (default: 7 wide, fitted to the drawing) and
-            resolution.
+        look: :class:`~ikrig.viz.options.ChainLook`: whether (and how many) iterations are
+            drawn faded behind the final pose, title, figure size and resolution.
         ax: draw into this matplotlib axes instead of a new figure.
 
     Returns:
         The matplotlib ``Figure``.
     """
+    look = look or ChainLook()
     p0 = np.asarray(positions, dtype=np.float64)
-    final, steps = solver_iterations(
-        solver, p0, target, constraints, max_iterations=max_iterations, tolerance=tolerance
-    )
+    final, steps = solver_iterations(solver, p0, target, constraints, limits=limits)
     pf = np.asarray(final.positions_world)[:, :2]
     pts = np.concatenate(
         [p0[:, :2], pf, np.asarray(target, dtype=float).reshape(1, -1)[:, :2]]
@@ -259,36 +254,36 @@ def plot_chain_2d(
     scale = float(np.linalg.norm(np.diff(p0[:, :2], axis=0), axis=-1).mean())
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.08 * float(max(hi - lo)) + 0.3 * scale
+    figsize = look.figsize
     if ax is None:
         if figsize is None:  # fit the figure to the drawing's aspect
             span = hi - lo + 2 * pad
             figsize = (7.0, float(np.clip(6.2 * span[1] / span[0] + 0.8, 3.2, 9.0)))
-        fig = new_figure(*figsize, dpi=dpi)
+        fig = new_figure(*figsize, dpi=look.dpi)
         ax = fig.add_subplot(1, 1, 1)
     else:
         fig = ax.figure
-    if iterations:
+    if look.iterations:
         import matplotlib as mpl
 
-        draw_chain_2d(ax, p0, ghost=True, color="0.55", alpha=0.8, zorder=1.5, label="start pose")
+        start = ChainStyle(color="0.55", alpha=0.8, zorder=1.5, label="start pose")
+        draw_chain_2d(ax, p0, ghost=True, style=start)
         ax.lines[-1].set_linestyle("--")
         mids = [s for s in steps if 0 < s[0] < len(steps) - 1]
-        if len(mids) > max_ghosts:
-            pick = np.unique(np.linspace(0, len(mids) - 1, max_ghosts).round().astype(int))
+        if len(mids) > look.max_ghosts:
+            pick = np.unique(np.linspace(0, len(mids) - 1, look.max_ghosts).round().astype(int))
             mids = [mids[i] for i in pick]
         cmap = mpl.colormaps["Blues"]
         last = np.full(2, np.inf)
         for j, (k, pk, _) in enumerate(mids):
             f = (j + 1) / (len(mids) + 1)
-            draw_chain_2d(
-                ax,
-                pk,
-                ghost=True,
+            faded = ChainStyle(
                 color=cmap(0.35 + 0.45 * f),
                 alpha=0.35 + 0.4 * f,
                 zorder=2,
                 label="iterations" if j == 0 else None,
             )
+            draw_chain_2d(ax, pk, ghost=True, style=faded)
             if j and np.hypot(*(pk[-1, :2] - last)) < 0.08 * scale:
                 continue  # labels of iterations that barely moved would overlap
             last = pk[-1, :2]
@@ -300,14 +295,14 @@ def plot_chain_2d(
                 fontsize=7,
                 color=cmap(0.45 + 0.45 * f),
             )
-    draw_chain_2d(ax, pf, constraints, rest_positions=p0, label="solved pose")
+    draw_chain_2d(ax, pf, constraints, rest_positions=p0, style=ChainStyle(label="solved pose"))
     _draw_target(ax, target, pf[-1], scale)
     used = int(np.asarray(final.iterations))
     err = float(np.asarray(final.error))
     ok = bool(np.asarray(final.reached))
     name = LABELS.get(solver, solver)
     ax.set_title(
-        title
+        look.title
         or f"{name}: {used} iteration{'s' * (used != 1)}, error {err:.2g}"
         f" ({'reached' if ok else 'not reached'})",
         fontsize=11,

@@ -10,13 +10,20 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..metrics import knee_angles
 from ._mpl import finish, new_figure
 from ._solve import LABELS, solve_chain
+from .options import Canvas, SolveLimits
 
 __all__ = ["foot_clearance", "plot_convergence", "plot_foot_diagnostics"]
+
+#: The default limits of :func:`convergence_curves` and :func:`plot_convergence`.
+CONVERGENCE_LIMITS = SolveLimits(40, 1e-4)
 
 BEFORE = "#9aa5b1"
 AFTER = "#1d3557"
@@ -49,7 +56,14 @@ def _spans(mask):
 
 
 def plot_foot_diagnostics(
-    result, source, ground, *, path=None, title=None, figsize=None, dpi: float = 110
+    result,
+    source,
+    ground,
+    *,
+    path: str | os.PathLike | None = None,
+    title: str | None = None,
+    figsize: tuple[float, float] | None = None,
+    dpi: float = 110,
 ):
     """Per-foot clearance and pinning over time, and knee flexion, before and after.
 
@@ -135,18 +149,19 @@ def convergence_curves(
     target,
     constraints=None,
     *,
-    solvers=("ccd", "fabrik", "follow", "dls"),
-    max_iterations: int = 40,
-    tolerance: float = 1e-4,
-):
+    solvers: Sequence[str] = ("ccd", "fabrik", "follow", "dls"),
+    limits: SolveLimits | None = None,
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """``{solver: (iterations (k,), errors (k,))}``: the error after ``0, 1, ...`` iterations
-    (each solver rerun with ``max_iterations = k``, until it stops early or runs out)."""
+    (each solver rerun with ``max_iterations = k``, until it stops early or runs out of
+    ``limits.max_iterations``; default 40, tolerance 1e-4)."""
+    limits = limits or CONVERGENCE_LIMITS
     out = {}
     for s in solvers:
         its, errs = [], []
-        for k in range(max_iterations + 1):
+        for k in range(limits.max_iterations + 1):
             r = solve_chain(
-                s, positions, target, constraints, max_iterations=k, tolerance=tolerance
+                s, positions, target, constraints, limits=SolveLimits(k, limits.tolerance)
             )
             used = int(np.asarray(r.iterations))
             its.append(used)
@@ -162,13 +177,10 @@ def plot_convergence(
     target,
     constraints=None,
     *,
-    solvers=("ccd", "fabrik", "follow", "dls"),
-    max_iterations: int = 40,
-    tolerance: float = 1e-4,
-    path=None,
-    title=None,
-    figsize=(7.0, 4.5),
-    dpi: float = 110,
+    solvers: Sequence[str] = ("ccd", "fabrik", "follow", "dls"),
+    limits: SolveLimits | None = None,
+    path: str | os.PathLike | None = None,
+    canvas: Canvas | None = None,
 ):
     """Solver convergence on one chain: the effector's distance to the target (relative to
     the chain's length, log scale) against the iteration.
@@ -179,19 +191,21 @@ def plot_convergence(
         constraints: ``None`` or ``n`` constraints (``None`` entries free), for every solver.
         solvers: names from ``"ccd"``, ``"fabrik"``, ``"follow"``, ``"dls"``, ``"ccd2d"``.
             ``follow`` is a single pass that drags the root, so it shows as one point.
-        max_iterations, tolerance: the most iterations tried; the solvers' tolerance
-            (relative to the chain length; drawn as a line).
-        path, title, figsize, dpi: output file, title, size in inches, resolution.
+        limits: the most iterations tried; the solvers' tolerance (relative to the chain
+            length; drawn as a line). Default 40 and 1e-4.
+        path: save the figure here when given.
+        canvas: title, size (default 7 x 4.5 inches) and resolution of the figure.
 
     Returns:
         The matplotlib ``Figure``.
     """
     p = np.asarray(positions, dtype=np.float64)
     length = float(np.linalg.norm(np.diff(p, axis=0), axis=-1).sum())
-    curves = convergence_curves(
-        p, target, constraints, solvers=solvers, max_iterations=max_iterations, tolerance=tolerance
-    )
-    fig = new_figure(*figsize, dpi=dpi)
+    limits = limits or CONVERGENCE_LIMITS
+    canvas = canvas or Canvas()
+    tolerance = limits.tolerance
+    curves = convergence_curves(p, target, constraints, solvers=solvers, limits=limits)
+    fig = new_figure(*(canvas.figsize or (7.0, 4.5)), dpi=canvas.dpi)
     ax = fig.add_subplot(1, 1, 1)
     floor = tolerance * 1e-3
     for s, (its, errs) in curves.items():
@@ -210,7 +224,7 @@ def plot_convergence(
     ax.legend(fontsize=8, framealpha=0.9)
     n = len(p) - 1
     ax.set_title(
-        title
+        canvas.title
         or f"convergence on a {n}-bone chain"
         f"{' with joint limits' if constraints is not None else ''}",
         fontsize=11,

@@ -15,6 +15,8 @@ file as it was.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +26,8 @@ from ..errors import InputError
 from ..pose import Motion
 from ._mpl import figure_rgb, new_figure, require
 from .geometry import walking_axes
-from .scene3d import SkeletonScene
+from .options import MovieLook, View
+from .scene3d import SceneSetup, SkeletonScene
 
 __all__ = [
     "check_movie_path",
@@ -53,17 +56,17 @@ def render_before_after(
     source,
     ground,
     *,
-    max_frames=150,
-    size=(10.0, 5.0),
-    dpi=80,
-    progress=True,
-    labels=None,
-    window=1.0,
-):
-    """Yield ``(H, W, 3)`` uint8 frames of the before/after movie (see the module docstring).
+    max_frames: int = 150,
+    progress: bool = True,
+    look: MovieLook | None = None,
+) -> Iterator[np.ndarray]:
+    """Yield ``(H, W, 3)`` uint8 frames of the before/after movie (see the module docstring
+    and :func:`write_before_after_movie` for the arguments).
 
     Returns a generator; ``len(frame_indices(F, max_frames))`` frames come out.
     """
+    look = look or MovieLook()
+    size, dpi, labels, window = look.size, look.dpi, look.labels, look.window
     src = _motion(source)
     F = result.motion.num_frames
     idx = frame_indices(F, max_frames)
@@ -75,6 +78,7 @@ def render_before_after(
     res_rot, res_pos = result.motion.fk()
     w, _ = walking_axes(res_pos[:, root, [0, 2]])
     left, right = labels or ("before: root on the ground, no IK", "after: ikrig foot IK")
+    setup = SceneSetup(result.legs, result.sole, L)
     scenes = []
     for k, title in enumerate((left, right)):
         ax = fig.add_subplot(1, 2, k + 1, projection="3d")
@@ -83,12 +87,9 @@ def render_before_after(
                 ax,
                 src.skeleton,
                 ground,
-                L,
-                sole=result.sole,
-                legs=result.legs,
-                window=window,
+                setup,
                 direction_xz=w,
-                title=title,
+                view=View(window=window, title=title),
                 cells=24,
                 ticks=False,
             )
@@ -118,15 +119,12 @@ def write_before_after_movie(
     result,
     source,
     ground,
-    path,
+    path: str | os.PathLike,
     *,
     max_frames: int = 150,
     fps: float | None = None,
-    size=(10.0, 5.0),
-    dpi: float = 80,
     progress: bool = True,
-    labels=None,
-    window: float = 1.0,
+    look: MovieLook | None = None,
 ) -> Path:
     """Write the before/after movie of a foot-placement result to a GIF or MP4 file.
 
@@ -137,10 +135,10 @@ def write_before_after_movie(
         path: ``.gif`` (Pillow) or ``.mp4`` (imageio-ffmpeg).
         max_frames: at most this many frames (evenly skipped; see :func:`frame_indices`).
         fps: playback rate; default real time (source fps divided by the frame step).
-        size, dpi: figure size in inches and resolution (pixels = size * dpi).
         progress: show a tqdm progress bar.
-        labels: the two panel titles.
-        window: half-size of the ground shown around the character, in leg lengths.
+        look: :class:`~ikrig.viz.options.MovieLook`: frame size in inches and resolution
+            (pixels = size * dpi; default 10 x 5 at 80), the two panel titles, and the
+            half-size of the ground shown around the character, in leg lengths.
 
     Returns:
         The path written.
@@ -158,15 +156,7 @@ def write_before_after_movie(
     ft = float(src.frame_time or result.motion.frame_time or 1 / 30)
     rate = float(fps) if fps else 1.0 / (ft * max(step, 1))
     frames = render_before_after(
-        result,
-        src,
-        ground,
-        max_frames=max_frames,
-        size=size,
-        dpi=dpi,
-        progress=progress,
-        labels=labels,
-        window=window,
+        result, src, ground, max_frames=max_frames, progress=progress, look=look
     )
     with atomic_path(path) as tmp:
         if ext == ".gif":

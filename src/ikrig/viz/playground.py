@@ -23,9 +23,11 @@ import numpy as np
 
 from ..constraints import AngleLimit2D, Cone, Hinge
 from ..math.quat import quat_mul, quat_rotate
+from ..solvers.result import SolveResult
 from . import _viser as V
 from ._solve import solve_chain, two_bone_available
 from .geometry import arc_points, cone_rim
+from .options import SolveLimits
 
 __all__ = ["Playground", "rest_chain", "run_playground"]
 
@@ -217,7 +219,7 @@ class Playground:
             self.gui_weight,
         ):
             h.on_update(lambda _: self.solve())
-        self.result = None
+        self.result: SolveResult | None = None
         self.solve()
 
     def _moved(self):
@@ -238,6 +240,7 @@ class Playground:
 
     @property
     def positions_world(self) -> np.ndarray:
+        assert self.result is not None  # solved in __init__
         return np.asarray(self.result.positions_world)
 
     def solve(self):
@@ -258,8 +261,7 @@ class Playground:
                 rest,
                 self.target,
                 cons,
-                max_iterations=int(self.gui_iters.value),
-                tolerance=tol,
+                limits=SolveLimits(int(self.gui_iters.value), tol),
                 pole_world=self.pole,
                 weight=float(self.gui_weight.value),
                 soften=float(self.gui_soften.value),

@@ -13,15 +13,24 @@ surfaces); instead sole points under the ground are marked red.
 from __future__ import annotations
 
 import math
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ..errors import IkrigError
 from ..pose import Motion
+from ..skeleton import Skeleton
 from ._mpl import finish, new_figure
 from .geometry import bone_segments, clip_faces_xz, face_shading, ground_mesh, walking_axes
+from .options import View
 
-__all__ = ["SkeletonScene", "plot_skeleton_3d", "scene_setup"]
+if TYPE_CHECKING:
+    from ..character.legs import Legs
+    from ..character.sole import FootSole
+
+__all__ = ["SceneSetup", "SkeletonScene", "plot_skeleton_3d", "scene_setup"]
 
 BONES = "#1d3557"
 LEFT = "#2a6fdb"
@@ -34,7 +43,16 @@ TARGET = "#d00000"
 BELOW = "#ff006e"
 
 
-def scene_setup(motion: Motion, legs=None):
+class SceneSetup(NamedTuple):
+    """What a scene needs to know of a character: its legs and sole (``None`` for a skeleton
+    without recognisable legs) and the length unit of the view."""
+
+    legs: Legs | None
+    sole: FootSole | None
+    leg_length: float
+
+
+def scene_setup(motion: Motion, legs=None) -> SceneSetup:
     """``(legs, sole, leg_length)`` of a clip for drawing; ``(None, None, length)`` when the
     skeleton has no recognisable legs (the length is then half the rest height)."""
     from ..character.legs import find_legs
@@ -44,10 +62,10 @@ def scene_setup(motion: Motion, legs=None):
     try:
         found = find_legs(motion.skeleton, legs)
         sole = estimate_sole(clip, found)
-        return found, sole, float(found.leg_length)
+        return SceneSetup(found, sole, float(found.leg_length))
     except IkrigError:
         rest = Motion.rest(motion.skeleton).positions_world()
-        return None, None, max(float(np.ptp(rest[:, 1])) / 2.0, 1e-6)
+        return SceneSetup(None, None, max(float(np.ptp(rest[:, 1])) / 2.0, 1e-6))
 
 
 class SkeletonScene:
@@ -57,41 +75,35 @@ class SkeletonScene:
         ax: a 3D axes (``projection="3d"``).
         skeleton: the :class:`~ikrig.skeleton.Skeleton`.
         ground: a ground of :mod:`ikrig.ground`, or ``None`` (no ground drawn).
-        leg_length: the length unit of the view (window, ray lengths, marker sizes).
-        sole: :class:`~ikrig.character.sole.FootSole` for rays and contact markers, or None.
-        legs: :class:`~ikrig.character.legs.Legs` to colour left and right legs.
-        window: half-size of the viewed ground square, in leg lengths.
+        setup: :class:`SceneSetup`: the legs (to colour left and right legs) and sole (for
+            rays and contact markers), either may be ``None``, and the length unit of the view
+            (window, ray lengths, marker sizes).
         direction_xz: the walking direction; the camera looks across it.
-        elev, azim_offset: camera elevation, and its azimuth relative to the side view
-            (degrees).
-        rays: draw vertical ray casts from above each sole point to their hits.
+        view: :class:`~ikrig.viz.options.View`: window, camera angles, rays and title (its
+            figure size and resolution are not used here).
         cells: ground grid resolution for heightfields.
-        title: the axes title; ticks: show the axes' tick labels.
+        ticks: show the axes' tick labels.
     """
 
     def __init__(
         self,
         ax,
-        skeleton,
+        skeleton: Skeleton,
         ground,
-        leg_length,
+        setup: SceneSetup,
         *,
-        sole=None,
-        legs=None,
-        window=1.0,
         direction_xz=(0.0, 1.0),
-        elev=14.0,
-        azim_offset=-25.0,
-        rays=True,
-        cells=28,
-        title=None,
-        ticks=True,
-    ):
+        view: View | None = None,
+        cells: int = 28,
+        ticks: bool = True,
+    ) -> None:
         from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
 
+        view = view or View()
+        elev, azim_offset, title = view.elev, view.azim_offset, view.title
         self.ax, self.skeleton, self.ground = ax, skeleton, ground
-        self.L, self.sole, self.legs = float(leg_length), sole, legs
-        self.window, self.cells, self.rays = float(window), int(cells), bool(rays)
+        self.L, self.sole, self.legs = float(setup.leg_length), setup.sole, setup.legs
+        self.window, self.cells, self.rays = float(view.window), int(cells), bool(view.rays)
         self.parents = skeleton.parents
         self._colors = self._bone_colors()
         ax.computed_zorder = False
@@ -196,7 +208,9 @@ class SkeletonScene:
         else:
             self.ghost.set_segments([])
         empty = (np.zeros(0),) * 3
-        hits_xyz, below_xyz, contact_xyz, rays, normals = empty, empty, empty, [], []
+        hits_xyz, below_xyz, contact_xyz = empty, empty, empty
+        rays: list | np.ndarray = []
+        normals: list | np.ndarray = []
         if self.sole is not None and self.ground is not None:
             pts = self.sole.points_world(np.asarray(rotations_world), pos).reshape(-1, 3)
             soles = pts - self.sole.heights.reshape(-1)[:, None] * np.array([0.0, 1.0, 0.0])
@@ -254,15 +268,9 @@ def plot_skeleton_3d(
     frame: int = 0,
     result=None,
     ghost: Motion | None = None,
-    rays: bool = True,
     legs=None,
-    window: float = 1.0,
-    elev: float = 14.0,
-    azim_offset: float = -25.0,
-    path=None,
-    title: str | None = None,
-    figsize=(7.0, 6.0),
-    dpi: float = 110,
+    path: str | os.PathLike | None = None,
+    view: View | None = None,
 ):
     """Draw one frame of a clip on its ground in 3D.
 
@@ -273,42 +281,33 @@ def plot_skeleton_3d(
         result: a :class:`~ikrig.foot.offline.FootResult` of ``motion``: the result's
             pose is drawn with its IK targets and contacts, and ``motion`` as a faint ghost.
         ghost: another clip drawn faint behind (ignored with ``result``).
-        rays: draw the vertical ray casts under each sole point and their hits and normals.
         legs: leg override for :func:`~ikrig.character.legs.find_legs`.
-        window: half-size of the ground shown, in leg lengths.
-        elev, azim_offset: camera angles in degrees (see :class:`SkeletonScene`).
         path: save the figure here when given.
-        title, figsize, dpi: figure title, size in inches and resolution.
+        view: :class:`~ikrig.viz.options.View`: the ground window, camera angles, ray casts
+            (drawn by default), title (default: ground, frame) and figure size (7 x 6 inches)
+            and resolution.
 
     Returns:
         The matplotlib ``Figure``.
     """
-    fig = new_figure(*figsize, dpi=dpi)
+    view = view or View()
+    fig = new_figure(*view.figsize, dpi=view.dpi)
     ax = fig.add_subplot(1, 1, 1, projection="3d")
     clip = motion if motion.batch_shape else _as_clip(motion)
     f = int(np.clip(frame, 0, clip.num_frames - 1))
     if result is not None:
-        found, sole, L = result.legs, result.sole, float(result.legs.leg_length)
+        setup = SceneSetup(result.legs, result.sole, float(result.legs.leg_length))
         shown = result.motion
-        ghost_clip = clip
+        ghost_clip: Motion | None = clip
     else:
-        found, sole, L = scene_setup(clip, legs)
+        setup = scene_setup(clip, legs)
         shown, ghost_clip = clip, ghost
     rot_w, pos_w = shown[f].fk()
     path_xz = clip.positions_world()[:, int(np.flatnonzero(clip.skeleton.parents < 0)[0])]
     w, _ = walking_axes(path_xz[:, [0, 2]])
+    # the scene gets no title: the figure's is set below
     scene = SkeletonScene(
-        ax,
-        clip.skeleton,
-        ground,
-        L,
-        sole=sole,
-        legs=found,
-        window=window,
-        direction_xz=w,
-        elev=elev,
-        azim_offset=azim_offset,
-        rays=rays,
+        ax, clip.skeleton, ground, setup, direction_xz=w, view=replace(view, title=None)
     )
     kw = {}
     if ghost_clip is not None:
@@ -324,6 +323,7 @@ def plot_skeleton_3d(
     ]
     if handles:
         ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9)
+    title = view.title
     if title is None:
         title = f"frame {f}" + (f" / {clip.num_frames}" if clip.num_frames > 1 else "")
         if ground is not None:

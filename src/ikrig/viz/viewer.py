@@ -64,6 +64,7 @@ class ClipViewer:
         if mode not in MODES:
             raise IkrigError(f"viewer: unknown mode {mode!r}; expected one of {MODES}")
         self.clip = clip
+        self.frame_time = float(clip.frame_time)
         self.skeleton = clip.skeleton
         self.parents = clip.skeleton.parents
         self.root = int(np.flatnonzero(self.parents < 0)[0])
@@ -80,7 +81,7 @@ class ClipViewer:
         self.ground = ground
         self._lock = threading.RLock()
         self._placers: dict = {}
-        self._last = None  # (mode, frame) of the last live solve
+        self._last: tuple[str, int] | None = None  # (mode, frame) of the last live solve
         self.pins = self.contacts = None
         if self.legs is not None:
             try:
@@ -88,6 +89,7 @@ class ClipViewer:
             except ImportError:  # foot placement not available: view only
                 self.ik_error = "foot placement is not available in this install"
             else:
+                assert self.sole is not None  # scene_setup finds both or neither
                 self.contacts, self.pins = detect_foot_contacts(
                     clip, self.legs, self.sole, FootOptions().contacts
                 )
@@ -191,7 +193,7 @@ class ClipViewer:
             h.on_update(lambda _: self.update(self.frame, force=True))
 
     def _period(self) -> float:
-        return float(self.clip.frame_time) / max(float(self.gui_speed.value), 1e-3)
+        return self.frame_time / max(float(self.gui_speed.value), 1e-3)
 
     def _tick(self):
         f = (self.frame + 1) % self.clip.num_frames
@@ -223,7 +225,7 @@ class ClipViewer:
             placer.reset()  # a jump: restart springs and locks here
         pose = placer.update(
             self.clip[frame],
-            float(self.clip.frame_time),
+            self.frame_time,
             plan=plan.plan(frame),
         )
         self._last = (mode, frame)
