@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 
 def _writable(path: Path) -> bool:
@@ -112,7 +113,7 @@ class _CompileNotice(numba.core.event.Listener):
 
 def _is_ours(data) -> bool:
     """Whether a compile event is about a cached kernel defined in ikrig."""
-    dispatcher = data.get("dispatcher") if isinstance(data, dict) else None
+    dispatcher: Any = data.get("dispatcher") if isinstance(data, dict) else None
     module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
     if module != _PACKAGE and not module.startswith(_PACKAGE + "."):
         return False

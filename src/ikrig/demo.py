@@ -26,10 +26,12 @@ def leg_skeleton() -> Skeleton:
     """A right leg: pelvis root at hip height, then thigh, shin, foot; a toe end site."""
     return Skeleton(
         names=("pelvis", "thigh", "shin", "foot"),
-        parents=[-1, 0, 1, 2],
-        offsets=[[0.0, 0.95, 0.0], [-0.1, -0.03, 0.0], [0.0, -THIGH, 0.0], [0.0, -SHIN, 0.0]],
-        end_site_parents=[3],
-        end_site_offsets=[[0.0, -0.05, 0.14]],
+        parents=np.array([-1, 0, 1, 2]),
+        offsets=np.array(
+            [[0.0, 0.95, 0.0], [-0.1, -0.03, 0.0], [0.0, -THIGH, 0.0], [0.0, -SHIN, 0.0]]
+        ),
+        end_site_parents=np.array([3]),
+        end_site_offsets=np.array([[0.0, -0.05, 0.14]]),
     )
 
 

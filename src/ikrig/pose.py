@@ -6,9 +6,11 @@ batch axis); :class:`Motion` bundles the arrays with their :class:`~ikrig.skelet
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from ._checks import as_float, float_dtype
 from ._numba import notify_compiling
@@ -18,7 +20,9 @@ from .math.quat import quat_conj, quat_identity, quat_mul, quat_rotate
 from .skeleton import Skeleton
 
 
-def fk(parents, rotations_local, positions_local) -> tuple[np.ndarray, np.ndarray]:
+def fk(
+    parents: Sequence[int] | np.ndarray, rotations_local: ArrayLike, positions_local: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
     """Forward kinematics: local joint transforms to world (model) space.
 
     Args:
@@ -62,7 +66,9 @@ def fk(parents, rotations_local, positions_local) -> tuple[np.ndarray, np.ndarra
     return rot_w.reshape(batch + (J, 4)), pos_w.reshape(batch + (J, 3))
 
 
-def to_local(parents, rotations_world, positions_world) -> tuple[np.ndarray, np.ndarray]:
+def to_local(
+    parents: Sequence[int] | np.ndarray, rotations_world: ArrayLike, positions_world: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
     """Inverse of :func:`fk`: world joint transforms to local ones.
 
     Args:
@@ -86,7 +92,9 @@ def to_local(parents, rotations_world, positions_world) -> tuple[np.ndarray, np.
     return rl, pl
 
 
-def end_site_positions(skeleton: Skeleton, rotations_world, positions_world) -> np.ndarray:
+def end_site_positions(
+    skeleton: Skeleton, rotations_world: np.ndarray, positions_world: np.ndarray
+) -> np.ndarray:
     """World positions ``(..., E, 3)`` of the skeleton's end sites, given FK results."""
     p = skeleton.end_site_parents
     off = skeleton.end_site_offsets.astype(np.asarray(positions_world).dtype, copy=False)
@@ -168,7 +176,13 @@ class Motion:
         object.__setattr__(self, "positions_local", pl)
 
     @classmethod
-    def rest(cls, skeleton: Skeleton, batch_shape=(), dtype=np.float64, frame_time=None):
+    def rest(
+        cls,
+        skeleton: Skeleton,
+        batch_shape: tuple[int, ...] = (),
+        dtype: DTypeLike = np.float64,
+        frame_time: float | None = None,
+    ) -> Motion:
         """The rest pose (identity rotations, rest offsets) repeated over ``batch_shape``."""
         batch_shape = tuple(np.atleast_1d(batch_shape)) if np.ndim(batch_shape) else ()
         rot = quat_identity(batch_shape + (skeleton.num_joints,), dtype=dtype)
@@ -176,7 +190,13 @@ class Motion:
         return cls(skeleton, rot, pos, frame_time)
 
     @classmethod
-    def from_world(cls, skeleton: Skeleton, rotations_world, positions_world, frame_time=None):
+    def from_world(
+        cls,
+        skeleton: Skeleton,
+        rotations_world: ArrayLike,
+        positions_world: ArrayLike,
+        frame_time: float | None = None,
+    ) -> Motion:
         """A Motion from world rotations ``(..., J, 4)`` and world positions ``(..., J, 3)``."""
         rl, pl = to_local(skeleton.parents, rotations_world, positions_world)
         return cls(skeleton, rl, pl, frame_time)

@@ -54,7 +54,9 @@ _PUSH_WIDTH = 0.04  # its width (standard deviation, gait cycles)
 _DROP_ROUNDS = 6  # pelvis-lowering rounds (the tuck follows the lowered hips)
 
 
-def walk_contacts(seconds=4.0, fps=60.0, speed=1.2, turn=0.0) -> np.ndarray:
+def walk_contacts(
+    seconds: float = 4.0, fps: float = 60.0, speed: float = 1.2, turn: float = 0.0
+) -> np.ndarray:
     """Ground-truth stance flags of :func:`walk_clip` with the same arguments.
 
     Returns:
@@ -128,7 +130,9 @@ def _axis_angle(axis, angle):
     return quat_from_axis_angle(axis, np.asarray(angle, dtype=np.float64))
 
 
-def walk_clip(seconds=4.0, fps=60.0, speed=1.2, turn=0.0) -> Motion:
+def walk_clip(
+    seconds: float = 4.0, fps: float = 60.0, speed: float = 1.2, turn: float = 0.0
+) -> Motion:
     """A natural walk on :func:`humanoid_skeleton`, made by code.
 
     Args:

@@ -10,6 +10,7 @@ extrinsic rotations about the fixed axes, applied in the listed order. All 12 se
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import float_dtype
 from ..errors import InputError
@@ -32,10 +33,10 @@ def parse_order(order: str) -> tuple[tuple[int, int, int], bool]:
         or any(c not in _AXES for c in order.lower())
     ):
         raise InputError(f"order: expected 3 letters from 'xyz' (or 'XYZ'), got {order!r}")
-    idx = tuple(_AXES.index(c) for c in order.lower())
-    if idx[0] == idx[1] or idx[1] == idx[2]:
+    first, second, third = (_AXES.index(c) for c in order.lower())
+    if first == second or second == third:
         raise InputError(f"order: consecutive axes must differ, got {order!r}")
-    return idx, order.isupper()
+    return (first, second, third), order.isupper()
 
 
 def _axis_quat(axis: int, angle: np.ndarray) -> np.ndarray:
@@ -45,7 +46,7 @@ def _axis_quat(axis: int, angle: np.ndarray) -> np.ndarray:
     return q
 
 
-def quat_from_euler(angles, order: str = "XYZ") -> np.ndarray:
+def quat_from_euler(angles: ArrayLike, order: str = "XYZ") -> np.ndarray:
     """Quaternions from Euler angles. ``angles: (..., 3)`` radians -> ``(..., 4)`` xyzw.
 
     ``angles[..., k]`` is the angle about the k-th axis of ``order``.
@@ -60,7 +61,7 @@ def quat_from_euler(angles, order: str = "XYZ") -> np.ndarray:
     return quat_mul(q2, quat_mul(q1, q0))
 
 
-def quat_to_euler(q, order: str = "XYZ") -> np.ndarray:
+def quat_to_euler(q: ArrayLike, order: str = "XYZ") -> np.ndarray:
     """Euler angles of unit quaternions. ``q: (..., 4)`` xyzw -> ``(..., 3)`` radians.
 
     Angles are in ``(-pi, pi]``; the middle one is in ``[-pi/2, pi/2]`` for Tait-Bryan orders

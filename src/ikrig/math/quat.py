@@ -8,21 +8,24 @@ degenerate inputs give the documented fallback (usually the identity).
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import float_dtype
 from .vec import _f, any_perpendicular, cross, dot, norm, tiny
 
 
-def quat_identity(shape=(), dtype=np.float64) -> np.ndarray:
+def quat_identity(shape: int | tuple[int, ...] = (), dtype: DTypeLike = np.float64) -> np.ndarray:
     """Identity quaternions ``(0, 0, 0, 1)`` of shape ``shape + (4,)``."""
-    shape = (shape,) if np.isscalar(shape) else tuple(shape)
-    q = np.zeros(shape + (4,), dtype=dtype)
+    dims = cast("tuple[int, ...]", (shape,) if np.isscalar(shape) else tuple(shape))  # type: ignore[arg-type]
+    q = np.zeros(dims + (4,), dtype=dtype)
     q[..., 3] = 1
     return q
 
 
-def quat_normalize(q) -> np.ndarray:
+def quat_normalize(q: ArrayLike) -> np.ndarray:
     """Unit quaternions. ``q: (..., 4)`` -> ``(..., 4)``; a zero quaternion gives identity."""
     q = _f(q)
     n = norm(q)[..., None]
@@ -30,19 +33,19 @@ def quat_normalize(q) -> np.ndarray:
     return np.where(ok, q / np.where(ok, n, 1), quat_identity((), q.dtype))
 
 
-def quat_canonical(q) -> np.ndarray:
+def quat_canonical(q: ArrayLike) -> np.ndarray:
     """The same rotation with ``w >= 0``. ``q: (..., 4)`` -> ``(..., 4)``."""
     q = _f(q)
     return np.where(q[..., 3:4] < 0, -q, q)
 
 
-def quat_conj(q) -> np.ndarray:
+def quat_conj(q: ArrayLike) -> np.ndarray:
     """Conjugate ``(-x, -y, -z, w)``: the inverse of a unit quaternion."""
     q = _f(q)
     return q * np.array([-1, -1, -1, 1], dtype=q.dtype)
 
 
-def quat_inv(q) -> np.ndarray:
+def quat_inv(q: ArrayLike) -> np.ndarray:
     """Inverse ``conj(q) / |q|^2`` of any non-zero quaternion; a zero quaternion gives identity."""
     q = _f(q)
     n2 = np.sum(q * q, axis=-1, keepdims=True)
@@ -50,7 +53,7 @@ def quat_inv(q) -> np.ndarray:
     return np.where(ok, quat_conj(q) / np.where(ok, n2, 1), quat_identity((), q.dtype))
 
 
-def quat_mul(a, b) -> np.ndarray:
+def quat_mul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Hamilton product ``a * b``: rotate by ``b``, then ``a``.
 
     ``a, b: (..., 4)`` xyzw -> ``(..., 4)``.
@@ -70,7 +73,7 @@ def quat_mul(a, b) -> np.ndarray:
     )
 
 
-def quat_rotate(q, v) -> np.ndarray:
+def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
     """Rotate vectors by unit quaternions. ``q: (..., 4)``, ``v: (..., 3)`` -> ``(..., 3)``."""
     dt = float_dtype(q, v)
     q, v = _f(q, dt), _f(v, dt)
@@ -79,7 +82,7 @@ def quat_rotate(q, v) -> np.ndarray:
     return v + q[..., 3:4] * t + cross(u, t)
 
 
-def quat_from_axis_angle(axis, angle) -> np.ndarray:
+def quat_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> np.ndarray:
     """Rotation by ``angle`` radians about ``axis``.
 
     ``axis: (..., 3)``, ``angle: (...)`` -> ``(..., 4)`` xyzw.
@@ -96,13 +99,13 @@ def quat_from_axis_angle(axis, angle) -> np.ndarray:
     return np.where(ok, q, quat_identity((), dt))
 
 
-def quat_angle(q) -> np.ndarray:
+def quat_angle(q: ArrayLike) -> np.ndarray:
     """Rotation angle in ``[0, pi]`` of unit quaternions. ``q: (..., 4)`` -> ``(...)``."""
     q = _f(q)
     return 2 * np.arctan2(norm(q[..., :3]), np.abs(q[..., 3]))
 
 
-def quat_to_axis_angle(q) -> tuple[np.ndarray, np.ndarray]:
+def quat_to_axis_angle(q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Axis and angle of unit quaternions: ``(..., 4)`` -> ``(axis (..., 3), angle (...))``.
 
     The angle is in ``[0, pi]``; for the identity the axis is +X.
@@ -118,7 +121,7 @@ def quat_to_axis_angle(q) -> tuple[np.ndarray, np.ndarray]:
     return axis, 2 * np.arctan2(n, q[..., 3])
 
 
-def quat_from_rotvec(rotvec) -> np.ndarray:
+def quat_from_rotvec(rotvec: ArrayLike) -> np.ndarray:
     """Quaternions from rotation vectors (axis * angle, radians). ``(..., 3)`` -> ``(..., 4)``."""
     rv = _f(rotvec)
     angle = norm(rv)
@@ -129,7 +132,7 @@ def quat_from_rotvec(rotvec) -> np.ndarray:
     return np.concatenate([rv * s[..., None], np.cos(0.5 * angle)[..., None]], axis=-1)
 
 
-def quat_to_rotvec(q) -> np.ndarray:
+def quat_to_rotvec(q: ArrayLike) -> np.ndarray:
     """Rotation vectors (axis times angle, angle in ``[0, pi]``) of unit quaternions."""
     q = quat_canonical(q)
     v = q[..., :3]
@@ -140,7 +143,7 @@ def quat_to_rotvec(q) -> np.ndarray:
     return v * scale[..., None]
 
 
-def quat_to_matrix(q) -> np.ndarray:
+def quat_to_matrix(q: ArrayLike) -> np.ndarray:
     """Rotation matrices (acting on column vectors). ``q: (..., 4)`` -> ``(..., 3, 3)``."""
     q = _f(q)
     x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
@@ -158,7 +161,7 @@ def quat_to_matrix(q) -> np.ndarray:
     return m.reshape(q.shape[:-1] + (3, 3))
 
 
-def quat_from_matrix(m) -> np.ndarray:
+def quat_from_matrix(m: ArrayLike) -> np.ndarray:
     """Unit quaternions of rotation matrices. ``m: (..., 3, 3)`` -> ``(..., 4)``.
 
     Uses the numerically stable branch (largest of trace and diagonal) per element, then
@@ -183,7 +186,7 @@ def quat_from_matrix(m) -> np.ndarray:
     return quat_normalize(q)
 
 
-def quat_between(u, v) -> np.ndarray:
+def quat_between(u: ArrayLike, v: ArrayLike) -> np.ndarray:
     """Shortest-arc rotation taking the direction of ``u`` to that of ``v``.
 
     ``u, v: (..., 3)`` (any non-zero length) -> ``(..., 4)``. Antiparallel vectors give a half
@@ -202,12 +205,12 @@ def quat_between(u, v) -> np.ndarray:
     return np.where(zero, quat_identity((), dt), quat_normalize(q))
 
 
-def quat_dot(a, b) -> np.ndarray:
+def quat_dot(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """4D dot product (``cos`` of half the angle between unit rotations, up to sign)."""
     return dot(a, b)
 
 
-def quat_nlerp(a, b, t) -> np.ndarray:
+def quat_nlerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> np.ndarray:
     """Normalised linear interpolation along the shortest path.
 
     ``a, b: (..., 4)``, ``t: (...)`` (0 gives ``a``, 1 gives ``b`` up to sign) -> ``(..., 4)``.
@@ -218,7 +221,7 @@ def quat_nlerp(a, b, t) -> np.ndarray:
     return quat_normalize(a * (1 - t) + b * t)
 
 
-def quat_slerp(a, b, t) -> np.ndarray:
+def quat_slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> np.ndarray:
     """Spherical linear interpolation along the shortest path (constant angular speed).
 
     ``a, b: (..., 4)`` unit, ``t: (...)`` -> ``(..., 4)``. Falls back to nlerp for nearly equal

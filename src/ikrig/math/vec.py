@@ -7,29 +7,30 @@ divides by zero: degenerate inputs (zero vectors) give the documented fallback.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import float_dtype
 
 
-def _f(x, dtype=None) -> np.ndarray:
+def _f(x: ArrayLike, dtype: DTypeLike | None = None) -> np.ndarray:
     a = np.asarray(x)
     if dtype is None:
         dtype = np.float32 if a.dtype == np.float32 else np.float64
     return a.astype(dtype, copy=False)
 
 
-def tiny(dtype) -> float:
+def tiny(dtype: DTypeLike) -> float:
     """Smallest length treated as non-zero for ``dtype`` (about 1e-30 / 1e-300 scaled up)."""
     return 1e-30 if np.dtype(dtype) == np.float32 else 1e-200
 
 
-def dot(a, b) -> np.ndarray:
+def dot(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Dot product over the last axis. ``a, b: (..., D)`` -> ``(...)``."""
     dt = float_dtype(a, b)
     return np.sum(_f(a, dt) * _f(b, dt), axis=-1)
 
 
-def cross(a, b) -> np.ndarray:
+def cross(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Cross product. ``a, b: (..., 3)`` -> ``(..., 3)``."""
     dt = float_dtype(a, b)
     a, b = _f(a, dt), _f(b, dt)
@@ -43,13 +44,13 @@ def cross(a, b) -> np.ndarray:
     )
 
 
-def norm(v) -> np.ndarray:
+def norm(v: ArrayLike) -> np.ndarray:
     """Euclidean length over the last axis. ``v: (..., D)`` -> ``(...)``."""
     v = _f(v)
     return np.sqrt(np.sum(v * v, axis=-1))
 
 
-def normalize(v, fallback=None) -> np.ndarray:
+def normalize(v: ArrayLike, fallback: ArrayLike | None = None) -> np.ndarray:
     """Unit vectors. ``v: (..., D)`` -> ``(..., D)``.
 
     Vectors shorter than :func:`tiny` give ``fallback`` (broadcast to ``(..., D)``; default
@@ -63,7 +64,7 @@ def normalize(v, fallback=None) -> np.ndarray:
     return np.where(ok, out, fb)
 
 
-def angle_between(a, b) -> np.ndarray:
+def angle_between(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Unsigned angle in radians, in ``[0, pi]``. ``a, b: (..., 3)`` -> ``(...)``.
 
     Uses ``atan2(|a x b|, a . b)``, accurate for nearly parallel vectors; a zero vector gives 0.
@@ -71,7 +72,7 @@ def angle_between(a, b) -> np.ndarray:
     return np.arctan2(norm(cross(a, b)), dot(a, b))
 
 
-def project_on_plane(v, normal) -> np.ndarray:
+def project_on_plane(v: ArrayLike, normal: ArrayLike) -> np.ndarray:
     """Remove the component of ``v`` along ``normal``. ``v, normal: (..., 3)`` -> ``(..., 3)``.
 
     ``normal`` need not be unit length; a zero normal leaves ``v`` unchanged.
@@ -82,7 +83,7 @@ def project_on_plane(v, normal) -> np.ndarray:
     return v - dot(v, n)[..., None] * n
 
 
-def signed_angle_2d(a, b) -> np.ndarray:
+def signed_angle_2d(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Signed angle from ``a`` to ``b`` in radians, in ``(-pi, pi]``, counter-clockwise positive.
 
     ``a, b: (..., 2)`` -> ``(...)``. A zero vector gives 0.
@@ -94,7 +95,7 @@ def signed_angle_2d(a, b) -> np.ndarray:
     return np.arctan2(c, d)
 
 
-def any_perpendicular(v) -> np.ndarray:
+def any_perpendicular(v: ArrayLike) -> np.ndarray:
     """A unit vector perpendicular to ``v``. ``v: (..., 3)`` -> ``(..., 3)``.
 
     Deterministic: crosses ``v`` with the coordinate axis it is least aligned with. A zero
