@@ -7,39 +7,12 @@ import math
 
 import numpy as np
 
+from .._checks import batch_shape, check_finite_each
 from ..errors import InputError
 
 _SHAPE3 = (3,)
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-
-
-def _check_real(value, name: str, lo: float, hi: float, open_low: bool = False) -> None:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise InputError(f"{name}: expected a number, got {value!r}")
-    v = float(value)
-    low_ok = v > lo if open_low else v >= lo
-    if not (math.isfinite(v) and low_ok and v <= hi):
-        bounds = f"{'(' if open_low else '['}{lo}, {hi}{']' if math.isfinite(hi) else ')'}"
-        raise InputError(f"{name}: must be a finite number in {bounds}, got {value!r}")
-
-
-def _points(x, name: str) -> np.ndarray:
-    """``x`` as a float array ``(..., 3)`` (float32 kept, other numbers as float64)."""
-    if type(x) is np.ndarray and (x.dtype == _F32 or x.dtype == _F64):
-        a = x
-    else:
-        try:
-            a = np.asarray(x)
-        except Exception as exc:  # ragged lists and the like
-            raise InputError(f"{name}: cannot be read as a numeric array ({exc})") from None
-        if a.dtype.kind not in "fiub":
-            raise InputError(f"{name}: expected numbers, got dtype {a.dtype}")
-        if a.dtype != _F32:
-            a = a.astype(_F64)
-    if a.ndim == 0 or a.shape[-1] != 3:
-        raise InputError(f"{name}: expected shape (..., 3), got {a.shape}")
-    return a
 
 
 def _scalar_or_array(x, name: str):
@@ -58,17 +31,6 @@ def _scalar_or_array(x, name: str):
     if a.ndim == 0:
         return _scalar_or_array(float(a), name)
     return a if a.dtype == _F32 else a.astype(_F64)
-
-
-def _raise_nonfinite(named) -> None:
-    """Raise InputError for the first argument holding NaN or inf (exact, slow check)."""
-    for name, a in named:
-        if a is None or isinstance(a, float):
-            continue
-        bad = ~np.isfinite(a)
-        if bad.any():
-            where = tuple(int(i) for i in np.argwhere(bad)[0])
-            raise InputError(f"{name}: contains NaN or infinite values (first at index {where})")
 
 
 _rows_cache: dict = {}
@@ -171,11 +133,7 @@ def _broadcast_batch(root, mid, end, target, pole, w, tw) -> tuple[int, ...]:
     for name, a in (("weight", w), ("twist_angle", tw)):
         if isinstance(a, np.ndarray):
             shapes.append((name, a.shape))
-    try:
-        return tuple(np.broadcast_shapes(*[s for _, s in shapes]))
-    except ValueError:
-        listing = ", ".join(f"{name} {s}" for name, s in shapes)
-        raise InputError(f"batch shapes do not broadcast: {listing}") from None
+    return batch_shape(*shapes)
 
 
 def _weight_rows(w, tw, batch, n, dt, serial: bool) -> np.ndarray:
@@ -190,7 +148,7 @@ def _weight_rows(w, tw, batch, n, dt, serial: bool) -> np.ndarray:
         rows[2] = math.sin(tw)
     else:
         if not np.isfinite(tw).all():
-            _raise_nonfinite((("twist_angle", tw),))
+            check_finite_each(twist_angle=tw)
         tw = np.broadcast_to(tw, batch).reshape(n)
         rows[1] = np.cos(tw)
         rows[2] = np.sin(tw)

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .._checks import as_points, check_finite_each
 from .._numba import notify_compiling
 from ..errors import InputError
 from ..kernels.two_bone import make_constants
@@ -21,8 +22,6 @@ from ._two_bone_args import (
     _dtype_and_batch,
     _filled_rows,
     _flat,
-    _points,
-    _raise_nonfinite,
     _scalar_or_array,
     _single_problem,
     _weight_rows,
@@ -139,11 +138,11 @@ def two_bone_positions(
         root, mid, end, target, pole = fr, fm, fe, ft, fp = fast
         dt, batch, n = root.dtype, (), 1
     else:
-        root = _points(root_world, "root_world")
-        mid = _points(mid_world, "mid_world")
-        end = _points(end_world, "end_world")
-        target = _points(target_world, "target_world")
-        pole = None if pole_world is None else _points(pole_world, "pole_world")
+        root = as_points(root_world, "root_world")
+        mid = as_points(mid_world, "mid_world")
+        end = as_points(end_world, "end_world")
+        target = as_points(target_world, "target_world")
+        pole = None if pole_world is None else as_points(pole_world, "pole_world")
     w = weight
     if type(w) is not float or not _finite(w):
         w = _scalar_or_array(weight, "weight")
@@ -189,16 +188,11 @@ def two_bone_positions(
         nbad = kernel((fr, fm, fe, ft, fp), wct, consts, c64, outs)
         result = TwoBonePositions(mid_o, end_o, qr_o, qm_o, reached, stretch_o)
     if nbad:
-        _raise_nonfinite(
-            (
-                ("root_world", root),
-                ("mid_world", mid),
-                ("end_world", end),
-                ("target_world", target),
-                ("pole_world", pole),
-                ("weight", w),
-            )
-        )
+        # names the first argument holding NaN/inf; none may (squared lengths overflowed)
+        check_finite_each(
+            root_world=root, mid_world=mid, end_world=end, target_world=target,
+            pole_world=pole, weight=w,
+        )  # fmt: skip
     return result
 
 
@@ -311,5 +305,5 @@ def two_bone_positions_soa(
     points = (root, mid, end, target, mid if pole is None else pole)
     nbad = kernel(points, consts, c64, (out_mid, out_end, out_reached.view(np.uint8)))
     if nbad:
-        _raise_nonfinite(arrays)
+        check_finite_each(**dict(arrays))
     return TwoBoneSoA(out_mid, out_end, out_reached)

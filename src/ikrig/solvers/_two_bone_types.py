@@ -8,9 +8,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._checks import check_real
 from ..errors import InputError
 from ..pose import Motion
-from ._two_bone_args import _check_real
 
 ROOT_ROTATIONS = ("bend_plane", "shortest_arc")
 
@@ -60,9 +60,9 @@ class TwoBoneOptions:
     root_rotation: str = "bend_plane"
 
     def __post_init__(self):
-        _check_real(self.soften, "soften", 0.0, 1.0)
-        _check_real(self.max_stretch, "max_stretch", 1.0, math.inf)
-        _check_real(self.tolerance, "tolerance", 0.0, math.inf, open_low=True)
+        check_real(self.soften, "soften", 0.0, 1.0)
+        check_real(self.max_stretch, "max_stretch", 1.0, math.inf)
+        check_real(self.tolerance, "tolerance", 0.0, math.inf, open_low=True)
         if not isinstance(self.keep_end_rotation, (bool, np.bool_)):
             raise InputError(
                 f"keep_end_rotation: expected True or False, got {self.keep_end_rotation!r}"

@@ -44,10 +44,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._checks import as_points
 from ..errors import HierarchyError, InputError
 from ..math.quat import quat_conj, quat_mul
 from ..pose import Motion, fk
-from ._two_bone_args import _points
 from ._two_bone_positions import (
     _DEFAULT_OPTIONS,
     PARALLEL_MIN,
@@ -137,10 +137,10 @@ def solve_two_bone(
 
     dt = motion.dtype
     rot_w, pos_w = _chain_world(motion, ir, im, ie)  # (..., 4, 4) and (..., 4, 3)
-    target = _points(target_world, "target_world")
+    target = as_points(target_world, "target_world")
     r = two_bone_positions(
         pos_w[..., 1, :], pos_w[..., 2, :], pos_w[..., 3, :], target.astype(dt, copy=False),
-        None if pole_world is None else _points(pole_world, "pole_world").astype(dt),
+        None if pole_world is None else as_points(pole_world, "pole_world").astype(dt),
         weight, twist_angle, options,
     )  # fmt: skip
     batch = r.reached.shape
