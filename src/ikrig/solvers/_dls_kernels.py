@@ -1,10 +1,13 @@
-"""Numba kernel of the damped-least-squares solver (see :mod:`ikrig.solvers.dls`).
+"""Numba kernels of the damped-least-squares solver (see :mod:`ikrig.solvers.dls`).
 
 Private. The wrapper validates and flattens (:mod:`ikrig.solvers._problem`); the kernels
-take float64 ``(N, ...)`` arrays (or ``(M, ...)``, ``M`` 1 or ``N``), write into output
-arrays passed in and return ``bad`` (-1, or the index of the first problem whose inputs
-hold NaN or infinity). They compute in float64 with the tuple helpers of
-:mod:`ikrig.math._qmath`.
+take float64 ``(N, ...)`` arrays (or ``(M, ...)``, ``M`` 1 or ``N``) and their settings as
+a one-element ``DLS_SETTINGS`` structured array, write into output arrays passed in and
+return ``bad`` (-1, or the index of the first problem whose inputs hold NaN or infinity).
+They compute in float64 with the tuple helpers of :mod:`ikrig.math._qmath`. Inside, a
+problem is a :class:`~ikrig.solvers._frame_chain.FrameChain`, its :class:`Goals`, its
+:class:`Active` residual rows and a :class:`~ikrig.solvers._frame_chain.FrameState`; the
+step itself (Jacobian, damped solve, straight-chain tests) is in :mod:`._dls_step`.
 
 Per problem and iteration:
 
@@ -44,40 +47,91 @@ Per problem and iteration:
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
 from .._numba import njit
-from ..constraints._kernels import project_local_t
 from ..math._qmath import (
     all_finite,
     chain_fk,
     identity_rotations,
     pick,
     q_conj,
-    q_exp,
     q_get,
     q_log,
     q_mul,
-    q_normalize,
-    q_rotate,
     q_set,
-    rest_frame,
     row_finite,
-    v_any_perpendicular,
     v_from_array,
     v_get,
     v_sub,
 )
+from ._chain_common import settings_record
+from ._dls_step import aligned, apply_step, damped_step, jacobian, kick_axis, straight
+from ._frame_chain import FrameChain, FrameState, Outputs, positions_chain
 
 KICK = 0.25  # radians
 STALL = 1e-10  # a step below this (radians) counts as no step
-EPS = 1e-7  # sine below which directions count as parallel
 TINY = 1e-12  # lengths below TINY * chain length count as zero
 LAM_MAX = 1e4  # largest damping, fraction of the chain length
 LAM_UP = 4.0  # damping factor after a rejected step
 BIG = 2.0**400  # chain lengths or target distances beyond BIG or lengths below SMALL
 SMALL = 2.0**-400  # would overflow or underflow when squared: left to the wrapper
+
+DLS_SETTINGS = np.dtype(
+    [
+        ("max_iter", np.int64),  # iterations before giving up
+        ("tol", np.float64),  # position tolerance, a fraction of the chain length
+        ("rtol", np.float64),  # orientation tolerance, radians
+        ("damping", np.float64),  # the smallest damping, a fraction of the chain length
+        ("max_step", np.float64),  # largest joint turn per iteration, radians (1e30: none)
+        ("clamp", np.float64),  # largest residual per iteration, fraction of the length
+        ("bend", np.float64, (3,)),  # world bend axis (zeros: automatic)
+    ]
+)
+
+
+def dls_settings(opts) -> np.ndarray:
+    """The kernels' ``settings`` of checked ``DLSOptions``: a read-only one-element
+    ``DLS_SETTINGS`` array."""
+    step = 1e30 if opts.max_step is None else opts.max_step
+    return settings_record(DLS_SETTINGS, max_iter=opts.max_iterations, tol=opts.tolerance,
+                           rtol=opts.rotation_tolerance, damping=opts.damping, max_step=step,
+                           clamp=opts.clamp, bend=opts._bend)  # fmt: skip
+
+
+class Goals(NamedTuple):
+    """One problem's goals (``G`` of them)."""
+
+    effectors: np.ndarray  # (G,) int64 chain-joint index of each goal's effector (0..n)
+    tpos: np.ndarray  # (G, 3) world target positions
+    trot: np.ndarray  # (G, 4) unit world target rotations
+    wpos: np.ndarray  # (G,) position weights (0: inactive)
+    wrot: np.ndarray  # (G,) orientation weights (0: inactive)
+
+
+class Active(NamedTuple):
+    """One problem's active residual rows and its scales."""
+
+    rows: np.ndarray  # (2 G,) int64: 2 g for goal g's position, 2 g + 1 for its orientation
+    m: int  # the active rows are rows[:m]; 3 residuals each
+    length: float  # chain length
+    tol: float  # position tolerance, data units
+    rtol: float  # orientation tolerance, radians
+
+
+class Scratch(NamedTuple):
+    """Per-call scratch of :func:`_dls_solve` (:func:`_scratch`)."""
+
+    jac: np.ndarray  # (6 G, 3 n) weighted Jacobian
+    amat: np.ndarray  # (6 G, 6 G) normal matrix, then its Cholesky factor
+    res: np.ndarray  # (6 G,) weighted residuals
+    ysol: np.ndarray  # (6 G,) solution of the normal equations
+    dth: np.ndarray  # (3 n,) world-axis angular increments
+    rows: np.ndarray  # (2 G,) int64 active rows
+    rl_best: np.ndarray  # (n, 4) the best state since the start or the last kick
+    rl_keep: np.ndarray  # (n, 4) the best state before the last kick
 
 
 @njit(cache=True)
@@ -99,29 +153,33 @@ def _out_of_range(bone, root, tp, wpos):
 
 
 @njit(cache=True)
-def _skip(k, rl0, pos_out, rl_out, err, iters, reached):
+def _skip(k, rl0, outs):
     """Leave problem ``k`` unsolved (finite placeholders, ``err = -1``)."""
-    rl_out[k, :, :] = rl0
-    pos_out[k, :, :] = 0.0
-    err[k] = -1.0
-    iters[k] = 0
-    reached[k] = False
+    outs.rl[k, :, :] = rl0
+    outs.pos[k, :, :] = 0.0
+    outs.err[k] = -1.0
+    outs.iters[k] = 0
+    outs.reached[k] = False
 
 
 @njit(cache=True)
-def _evaluate(bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, rows, m,
-              length, tol, rtol, pos, rw, res):  # fmt: skip
-    """FK of the chain and the weighted goal residuals ``res (3 m,)``.
+def _evaluate(ch, goals, act, st, res):
+    """FK of the chain ``ch`` in the state ``st`` (into ``st.pos``, ``st.rw``) and the
+    weighted residuals ``res (3 m,)`` of the goals' active rows.
 
     Returns ``(error, reached, largest unweighted residual in data units)``.
     """
-    n = bone.shape[0]
-    chain_fk(bone, rl, pq, root, pos, rw)
-    q_set(rw, n, q_mul(q_get(rw, n - 1), eff_local))
+    pos, rw = st.pos, st.rw
+    effectors, tpos, trot, wpos, wrot = (goals.effectors, goals.tpos, goals.trot, goals.wpos,
+                                         goals.wrot)  # fmt: skip
+    rows, length, tol, rtol = act.rows, act.length, act.tol, act.rtol
+    n = ch.bone.shape[0]
+    chain_fk(ch.bone, st.rl, ch.pq, ch.root, pos, rw)
+    q_set(rw, n, q_mul(q_get(rw, n - 1), ch.eff_local))
     err2 = 0.0
     reached = True
     biggest = 0.0
-    for r in range(m):
+    for r in range(act.m):
         g = rows[r] // 2
         e = effectors[g]
         if rows[r] % 2 == 0:
@@ -144,72 +202,52 @@ def _evaluate(bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, 
 
 
 @njit(cache=True)
-def _kick_axis(pos, bend, tiny, first):
-    """Unit axis to bend a straight chain about: ``bend`` made perpendicular to the chain's
-    line, else a fixed perpendicular of the line."""
-    n = pos.shape[0] - 1
-    a = v_sub(v_get(pos, n), v_get(pos, 0))
-    a2 = a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
-    if not a2 > tiny * tiny:
-        a = first
-        a2 = a[0] * a[0] + a[1] * a[1] + a[2] * a[2]
-    if not a2 > tiny * tiny:
-        a, a2 = (1.0, 0.0, 0.0), 1.0
-    kk = (bend[0] * a[0] + bend[1] * a[1] + bend[2] * a[2]) / a2
-    u = (bend[0] - kk * a[0], bend[1] - kk * a[1], bend[2] - kk * a[2])
-    u2 = u[0] * u[0] + u[1] * u[1] + u[2] * u[2]
-    b2 = bend[0] ** 2 + bend[1] ** 2 + bend[2] ** 2
-    if u2 > EPS * EPS * b2 and b2 > 0.0:
-        inv = 1.0 / math.sqrt(u2)
-        return (u[0] * inv, u[1] * inv, u[2] * inv)
-    inv = 1.0 / math.sqrt(a2)
-    return v_any_perpendicular((a[0] * inv, a[1] * inv, a[2] * inv))
-
-
-@njit(cache=True)
-def _dls_solve(
-    bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, bend, kinds, params, opts,
-    max_iter, pos, rw, jac, amat, res, ysol, dth, rows, rl_best, rl_keep,
-):  # fmt: skip
-    """Solve one chain in place (``rl`` updated; ``pos``, ``rw (n + 1, 4)`` hold the FK).
-
-    ``opts``: ``(tolerance, rotation tolerance, damping, max step, clamp)``. Returns
-    ``(error, iterations, reached)``. ``rl_best``: the best state since the start or the
-    last kick; ``rl_keep``: the best state before the last kick (a kick's result is
-    accepted whatever its error, so the solve ends in whichever of the two is better and
-    never worse than the start).
-    """
-    tol_rel, rtol, damping, max_step, clamp = opts
-    n = bone.shape[0]
-    G = effectors.shape[0]
-    length = 0.0
-    for i in range(n):
-        b = v_get(bone, i)
-        length += math.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
-    tol = tol_rel * length
-    dmax = clamp * length
-    tiny = TINY * length
-    # Active rows: 3 per goal with a position weight, 3 per goal with a rotation weight.
+def _active(goals, s, length, rows):
+    """The :class:`Active` rows of ``goals`` (3 per goal with a position weight, 3 per goal
+    with a rotation weight; ``rows`` filled) for a chain of ``length``."""
+    wpos, wrot = goals.wpos, goals.wrot
     m = 0
-    for g in range(G):
+    for g in range(wpos.shape[0]):
         if wpos[g] > 0.0:
             rows[m] = 2 * g
             m += 1
         if wrot[g] > 0.0:
             rows[m] = 2 * g + 1
             m += 1
-    lam_min = damping * length
-    lam_max = max(LAM_MAX, damping) * length
+    return Active(rows, m, length, s.tol * length, s.rtol)
+
+
+@njit(cache=True)
+def _dls_solve(ch, goals, s, st, sc):
+    """Solve the chain ``ch`` (:class:`FrameChain`) for ``goals`` (:class:`Goals`) with the
+    settings record ``s``, in place: ``st.rl`` is updated, ``st.pos`` and ``st.rw (n + 1,
+    4)`` hold the FK (``st``: :class:`FrameState`; ``sc``: :class:`Scratch`).
+
+    Returns ``(error, iterations, reached)``. ``sc.rl_best``: the best state since the
+    start or the last kick; ``sc.rl_keep``: the best state before the last kick (a kick's
+    result is accepted whatever its error, so the solve ends in whichever of the two is
+    better and never worse than the start).
+    """
+    rl, pos, res, dth, rl_best, rl_keep = st.rl, st.pos, sc.res, sc.dth, sc.rl_best, sc.rl_keep
+    max_step, max_iter = s.max_step, s.max_iter
+    n = ch.bone.shape[0]
+    length = 0.0
+    for i in range(n):
+        b = v_get(ch.bone, i)
+        length += math.sqrt(b[0] * b[0] + b[1] * b[1] + b[2] * b[2])
+    dmax = s.clamp * length
+    tiny = TINY * length
+    act = _active(goals, s, length, sc.rows)
+    m = act.m
+    lam_min = s.damping * length
+    lam_max = max(LAM_MAX, s.damping) * length
     lam = lam_min
     err_best = 0.0
     err_keep = math.inf  # no kick yet
     it = 0
     free_pass = True  # the next state is accepted whatever its error (start, after a kick)
     while True:
-        err, reached, biggest = _evaluate(
-            bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, rows, m,
-            length, tol, rtol, pos, rw, res,
-        )  # fmt: skip
+        err, reached, biggest = _evaluate(ch, goals, act, st, res)
         if free_pass or err <= err_best:
             # accept: remember the state, relax the damping toward its floor
             rl_best[:] = rl
@@ -221,10 +259,7 @@ def _dls_solve(
             # reject (the error grew): back to the best state, damp harder
             rl[:] = rl_best
             lam = min(lam * LAM_UP, lam_max)
-            err, reached, biggest = _evaluate(
-                bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, rows, m,
-                length, tol, rtol, pos, rw, res,
-            )  # fmt: skip
+            err, reached, biggest = _evaluate(ch, goals, act, st, res)
         if reached or it >= max_iter:
             break
         if biggest > dmax:  # clamp: scale every residual alike (keeps the optimum)
@@ -232,148 +267,41 @@ def _dls_solve(
             for a in range(3 * m):
                 res[a] *= k
         it += 1
-        # Weighted Jacobian of the active rows.
-        mm = 3 * m
-        jac[:mm, :] = 0.0
-        for r in range(m):
-            g = rows[r] // 2
-            e = effectors[g]
-            a = 3 * r
-            if rows[r] % 2 == 0:
-                w = wpos[g]
-                for i in range(min(e, n)):
-                    rx = w * (pos[e, 0] - pos[i, 0])
-                    ry = w * (pos[e, 1] - pos[i, 1])
-                    rz = w * (pos[e, 2] - pos[i, 2])
-                    b = 3 * i
-                    jac[a + 1, b] = -rz
-                    jac[a + 2, b] = ry
-                    jac[a, b + 1] = rz
-                    jac[a + 2, b + 1] = -rx
-                    jac[a, b + 2] = -ry
-                    jac[a + 1, b + 2] = rx
-            else:
-                w = wrot[g] * length
-                for i in range(min(e + 1, n)):
-                    b = 3 * i
-                    jac[a, b] = w
-                    jac[a + 1, b + 1] = w
-                    jac[a + 2, b + 2] = w
-        # A = J J^T + lambda^2 I, then Cholesky (lower) in place and two solves.
-        for a in range(mm):
-            for b in range(a + 1):
-                s = 0.0
-                for k in range(3 * n):
-                    s += jac[a, k] * jac[b, k]
-                amat[a, b] = s
-            amat[a, a] += lam * lam
-        for a in range(mm):
-            for b in range(a + 1):
-                s = amat[a, b]
-                for k in range(b):
-                    s -= amat[a, k] * amat[b, k]
-                if a == b:
-                    amat[a, a] = math.sqrt(s) if s > 0.0 else 1.0
-                else:
-                    amat[a, b] = s / amat[b, b]
-        for a in range(mm):
-            s = res[a]
-            for k in range(a):
-                s -= amat[a, k] * ysol[k]
-            ysol[a] = s / amat[a, a]
-        for a in range(mm - 1, -1, -1):
-            s = ysol[a]
-            for k in range(a + 1, mm):
-                s -= amat[k, a] * ysol[k]
-            ysol[a] = s / amat[a, a]
-        # dtheta = J^T y, then the per-joint step limit.
-        biggest = 0.0
-        for b in range(3 * n):
-            s = 0.0
-            for a in range(mm):
-                s += jac[a, b] * ysol[a]
-            dth[b] = s
-        for i in range(n):
-            s = math.sqrt(dth[3 * i] ** 2 + dth[3 * i + 1] ** 2 + dth[3 * i + 2] ** 2)
-            biggest = max(biggest, s)
-        if biggest > max_step:
-            k = max_step / biggest
-            for b in range(3 * n):
-                dth[b] *= k
+        jacobian(goals, act, pos, sc.jac)
+        biggest = damped_step(3 * m, n, lam, max_step, sc)
         if biggest <= STALL:
             # No step. Unless the chain lies on one line, this is an optimum of the goals.
-            first = (0.0, 0.0, 0.0)
-            f2 = 0.0
-            straight = True
-            for i in range(n):
-                bv = v_sub(v_get(pos, i + 1), v_get(pos, i))
-                b2 = bv[0] * bv[0] + bv[1] * bv[1] + bv[2] * bv[2]
-                if b2 <= tiny * tiny:
-                    continue
-                if f2 == 0.0:
-                    first, f2 = bv, b2
-                    continue
-                cx = first[1] * bv[2] - first[2] * bv[1]
-                cy = first[2] * bv[0] - first[0] * bv[2]
-                cz = first[0] * bv[1] - first[1] * bv[0]
-                if cx * cx + cy * cy + cz * cz > (EPS * EPS) * f2 * b2:
-                    straight = False
-            if not straight:
+            on_line, first = straight(pos, tiny)
+            if not on_line:
                 break
             # On one line: stop if every bone points along its goals' residuals (the chain
             # points straight at unreachable targets); else bend it.
-            aligned = True
-            for r in range(m):
-                g = rows[r] // 2
-                if rows[r] % 2 == 1:
-                    continue
-                e = effectors[g]
-                d = v_sub(v_get(tpos, g), v_get(pos, e))
-                if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= tiny * tiny:
-                    continue  # on its target (to rounding): nothing to bend for
-                for i in range(min(e, n)):
-                    bv = v_sub(v_get(pos, i + 1), v_get(pos, i))
-                    if bv[0] * bv[0] + bv[1] * bv[1] + bv[2] * bv[2] <= tiny * tiny:
-                        continue
-                    if bv[0] * d[0] + bv[1] * d[1] + bv[2] * d[2] <= 0.0:
-                        aligned = False
-            if aligned:
+            if aligned(goals, act, pos, tiny):
                 break
             # Kick: bend every joint about the bend axis (made perpendicular to the chain).
             # Here rl is the best state since the last kick: keep it if it is the best yet.
             if err < err_keep:
                 rl_keep[:] = rl
                 err_keep = err
-            u = _kick_axis(pos, bend, tiny, first)
+            u = kick_axis(pos, v_from_array(s.bend), tiny, first)
             kick = min(KICK, max_step)
             free_pass = True
             for i in range(n):
                 dth[3 * i] = u[0] * kick
                 dth[3 * i + 1] = u[1] * kick
                 dth[3 * i + 2] = u[2] * kick
-        # Apply: L_i <- exp(W_{i-1}^-1 w_i) L_i, then the constraint.
-        for i in range(n):
-            par = pq if i == 0 else q_get(rw, i - 1)
-            v = q_rotate(q_conj(par), (dth[3 * i], dth[3 * i + 1], dth[3 * i + 2]))
-            nq = q_normalize(q_mul(q_exp(v), q_get(rl, i)))
-            if kinds[i] != 0:
-                nq = q_normalize(project_local_t(kinds[i], params[i], nq))
-            q_set(rl, i, nq)
+        apply_step(ch, st, dth)
     if err_keep < err:  # the state before a kick was better: end there
         rl[:] = rl_keep
-        err, reached, biggest = _evaluate(
-            bone, rl, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, rows, m,
-            length, tol, rtol, pos, rw, res,
-        )  # fmt: skip
+        err, reached, biggest = _evaluate(ch, goals, act, st, res)
     return err, it, reached
 
 
 @njit(cache=True)
 def _scratch(n, G):
-    """Jacobian, normal matrix, residual, solution, step, active rows, best rotations
-    (since the last kick, and before it)."""
+    """The :class:`Scratch` of chains of ``n`` bones with ``G`` goals."""
     mmax = 6 * G
-    return (
+    return Scratch(
         np.empty((mmax, 3 * n)),
         np.empty((mmax, mmax)),
         np.empty(mmax),
@@ -386,21 +314,15 @@ def _scratch(n, G):
 
 
 @njit(cache=True)
-def _dls_one(
-    k, bone, rl0, pq, root, eff_local, effectors, tpos, trot, wpos, wrot, bend, kinds, params,
-    opts, max_iter, pos_out, rl_out, rw, err, iters, reached, scratch,
-):  # fmt: skip
-    """Problem ``k``: start from local rotations ``rl0 (n, 4)`` and write its outputs."""
-    jac, amat, res, ysol, dth, rows, rl_best, rl_keep = scratch
-    rl_out[k, :, :] = rl0
-    e, it, ok = _dls_solve(
-        bone, rl_out[k], pq, root, eff_local, effectors, tpos[k], pick(trot, k), wpos, wrot,
-        v_from_array(bend), kinds, params, opts, max_iter, pos_out[k], rw, jac, amat, res, ysol,
-        dth, rows, rl_best, rl_keep,
-    )  # fmt: skip
-    err[k] = e
-    iters[k] = it
-    reached[k] = ok
+def _dls_one(k, ch, rl0, goals, s, outs, rw, sc):
+    """Problem ``k`` (its chain ``ch`` and :class:`Goals`): start from local rotations ``rl0
+    (n, 4)``, solve with the settings record ``s`` and write its row of ``outs``
+    (:class:`Outputs`); ``rw (n + 1, 4)``: its world rotations."""
+    outs.rl[k, :, :] = rl0
+    e, it, ok = _dls_solve(ch, goals, s, FrameState(outs.rl[k], outs.pos[k], rw), sc)
+    outs.err[k] = e
+    outs.iters[k] = it
+    outs.reached[k] = ok
 
 
 @njit(cache=True)
@@ -409,8 +331,8 @@ def _targets_finite(tpos, trot, k):
 
 
 @njit(cache=True)
-def dls_positions_kernel(positions, parent, effectors, tpos, trot, wpos, wrot, bend, kinds,
-                         params, opts, max_iter, pos_out, rl_out, err, iters, reached):  # fmt: skip
+def dls_positions_kernel(positions, parent, effectors, tpos, trot, wpos, wrot, kinds, params,
+                         settings, pos_out, rl_out, err, iters, reached):  # fmt: skip
     """Damped least squares of chains given by joint positions (the input pose is the rest
     pose: :func:`~ikrig.math._qmath.rest_frame`; the effector's frame too).
 
@@ -426,26 +348,27 @@ def dls_positions_kernel(positions, parent, effectors, tpos, trot, wpos, wrot, b
     bone = np.empty((n, 3))
     rw = np.empty((n + 1, 4))
     rl0 = identity_rotations(n)
-    scratch = _scratch(n, effectors.shape[0])
+    sc = _scratch(n, effectors.shape[0])
+    s = settings[0]
+    outs = Outputs(pos_out, rl_out, err, iters, reached)
     skipped = False
     for k in range(tpos.shape[0]):
         pk = pick(positions, k)
         if not (row_finite(pk, pk, 0) and _targets_finite(tpos, trot, k)):
             return k
-        pq = rest_frame(pk, pick(parent, k), bone)
-        if _out_of_range(bone, v_get(pk, 0), tpos[k], wpos):
-            _skip(k, rl0, pos_out, rl_out, err, iters, reached)
+        ch = positions_chain(positions, parent, kinds, params, k, bone)
+        if _out_of_range(bone, ch.root, tpos[k], wpos):
+            _skip(k, rl0, outs)
             skipped = True
             continue
-        _dls_one(k, bone, rl0, pq, v_get(pk, 0), (0.0, 0.0, 0.0, 1.0), effectors, tpos, trot,
-                 wpos, wrot, bend, kinds, pick(params, k), opts, max_iter, pos_out, rl_out, rw,
-                 err, iters, reached, scratch)  # fmt: skip
+        goals = Goals(effectors, tpos[k], pick(trot, k), wpos, wrot)
+        _dls_one(k, ch, rl0, goals, s, outs, rw, sc)
     return -2 if skipped else -1
 
 
 @njit(cache=True)
 def dls_pose_kernel(bone, rot_local, parent, root, eff_local, effectors, tpos, trot, wpos, wrot,
-                    bend, kinds, params, opts, max_iter, pos_out, rl_out, rw_out, err, iters,
+                    kinds, params, settings, pos_out, rl_out, rw_out, err, iters,
                     reached):  # fmt: skip
     """Damped least squares over ``N`` chains given by their joint frames.
 
@@ -458,9 +381,8 @@ def dls_pose_kernel(bone, rot_local, parent, root, eff_local, effectors, tpos, t
         tpos: ``(N, G, 3)`` world target positions; ``trot (M, G, 4)`` unit world target
             rotations (``M`` 1 or ``N``).
         wpos, wrot: ``(G,)`` float64 position and orientation weights (0: inactive).
-        bend: ``(3,)`` world bend axis for collinear set-ups (zeros: automatic).
-        kinds, params: packed constraints ``(n,)``, ``(M, n, P)``; opts: ``(tolerance,
-            rotation tolerance, damping, max step, clamp)``; max_iter.
+        kinds, params: packed constraints ``(n,)``, ``(M, n, P)``.
+        settings: one-element ``DLS_SETTINGS`` (:func:`dls_settings`).
         pos_out, rl_out, rw_out, err, iters, reached: outputs ``(N, n + 1, 3)``,
             ``(N, n, 4)``, ``(N, n + 1, 4)`` (world rotations, the effector's last),
             ``(N,)``.
@@ -469,19 +391,21 @@ def dls_pose_kernel(bone, rot_local, parent, root, eff_local, effectors, tpos, t
         ``bad``: the first problem with a non-finite target position or rotation, -2 when
         some problems were left out of range (:func:`_out_of_range`), else -1.
     """
-    scratch = _scratch(bone.shape[1], effectors.shape[0])
+    sc = _scratch(bone.shape[1], effectors.shape[0])
+    s = settings[0]
+    outs = Outputs(pos_out, rl_out, err, iters, reached)
     skipped = False
     for k in range(tpos.shape[0]):
         if not _targets_finite(tpos, trot, k):
             return k
         if _out_of_range(bone[k], v_get(root, k), tpos[k], wpos):
-            _skip(k, rot_local[k], pos_out, rl_out, err, iters, reached)
+            _skip(k, rot_local[k], outs)
             rw_out[k, :, :] = 0.0
             rw_out[k, :, 3] = 1.0
             skipped = True
             continue
-        _dls_one(k, bone[k], rot_local[k], q_get(parent, k), v_get(root, k),
-                 q_get(eff_local, k), effectors, tpos, trot, wpos, wrot, bend, kinds,
-                 pick(params, k), opts, max_iter, pos_out, rl_out, rw_out[k], err, iters,
-                 reached, scratch)  # fmt: skip
+        ch = FrameChain(bone[k], q_get(parent, k), v_get(root, k), q_get(eff_local, k), kinds,
+                        pick(params, k))  # fmt: skip
+        goals = Goals(effectors, tpos[k], pick(trot, k), wpos, wrot)
+        _dls_one(k, ch, rot_local[k], goals, s, outs, rw_out[k], sc)
     return -2 if skipped else -1

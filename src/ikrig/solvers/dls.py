@@ -91,7 +91,7 @@ class DLSOptions:
     bend_axis: tuple[float, float, float] | None = None
     keep_effector_world: bool = True
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
-    _kernel: tuple = field(init=False, repr=False, compare=False)
+    _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         init_options(self)
@@ -103,9 +103,7 @@ class DLSOptions:
         )
         s(self, "damping", positive(self.damping, "damping"))
         s(self, "clamp", positive(self.clamp, "clamp"))
-        step = 1e30 if self.max_step is None else self.max_step
-        s(self, "_kernel", (self.tolerance, self.rotation_tolerance, self.damping, step,
-                            self.clamp))  # fmt: skip
+        s(self, "_settings", K.dls_settings(self))
 
 
 _DEFAULT = DLSOptions()
@@ -319,8 +317,8 @@ def dls(
     out, rl, err, iters, reached = solve_outputs(tp.shape[0], m)
     notify_compiling()
     bad = K.dls_positions_kernel(
-        p, parent, eff, tp, tr, wpos, wrot, opts._bend, kinds, params, opts._kernel,
-        opts.max_iterations, out, rl, err, iters, reached,
+        p, parent, eff, tp, tr, wpos, wrot, kinds, params, opts._settings, out, rl, err, iters,
+        reached,
     )  # fmt: skip
     if bad >= 0:
         raise_nonfinite(positions_world=positions_world, target_world=target_world,
@@ -332,8 +330,8 @@ def dls(
 
         def again(o, r, e, i, ok):
             K.dls_positions_kernel(
-                rs.pos, rows[1], eff, rs.target, rows[2], wpos, wrot, opts._bend, kinds,
-                rows[3], opts._kernel, opts.max_iterations, o, r, e, i, ok,
+                rs.pos, rows[1], eff, rs.target, rows[2], wpos, wrot, kinds, rows[3],
+                opts._settings, o, r, e, i, ok,
             )  # fmt: skip
 
         _rescue(again, idx, rows[0][:, 0], rs, tp, wpos, eff, (out, rl, err, iters, reached))
@@ -401,8 +399,7 @@ def solve_dls(
     notify_compiling()
     bad = K.dls_pose_kernel(
         prob.bone, prob.rot_local, prob.parent, prob.root, eff_local, eff, tp, tr, wpos, wrot,
-        opts._bend, kinds, params, opts._kernel, opts.max_iterations, out, rl, rw, err, iters,
-        reached,
+        kinds, params, opts._settings, out, rl, rw, err, iters, reached,
     )  # fmt: skip
     if bad >= 0:
         raise_nonfinite(target_world=target_world, target_rotation_world=target_rotation_world)
@@ -417,8 +414,8 @@ def solve_dls(
         def again(o, r, e, i, ok):
             K.dls_pose_kernel(
                 bone, prob.rot_local[idx], rows[1], np.zeros((len(idx), 3)), eff_local[idx],
-                eff, rs.target, rows[2], wpos, wrot, opts._bend, kinds, rows[3], opts._kernel,
-                opts.max_iterations, o, r, rw_k, e, i, ok,
+                eff, rs.target, rows[2], wpos, wrot, kinds, rows[3], opts._settings, o, r, rw_k,
+                e, i, ok,
             )  # fmt: skip
 
         _rescue(again, idx, pos_w[idx, 0], rs, tp, wpos, eff, (out, rl, err, iters, reached))
