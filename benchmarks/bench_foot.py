@@ -15,12 +15,10 @@ import time
 
 import numpy as np
 
+from ikrig.character import estimate_sole, find_legs
 from ikrig.data.walk import walk_clip
+from ikrig.foot import FootOptions, FootPlacer, place_feet
 from ikrig.ground import load_ground
-from ikrig.foot import FootOptions, place_feet
-from ikrig.character import find_legs
-from ikrig.foot import FootPlacer
-from ikrig.character import estimate_sole
 from ikrig.pose import Motion
 
 

@@ -14,13 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ikrig.character import estimate_sole, find_legs
+from ikrig.foot import FootOptions, FootPlacer, place_feet
 from ikrig.ground import GROUND_NAMES, load_ground
 from ikrig.io import read_bvh
 from ikrig.metrics import foot_metrics
-from ikrig.foot import FootOptions, place_feet
-from ikrig.character import find_legs
-from ikrig.foot import FootPlacer
-from ikrig.character import estimate_sole
 from ikrig.pose import Motion
 
 MODES = ("full", "trace-offset", "goal-blend")

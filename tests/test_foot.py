@@ -9,16 +9,14 @@ import numpy as np
 import pytest
 from conftest import shared_bvh_files
 
+from ikrig.character import estimate_sole, find_legs
 from ikrig.data.walk import humanoid_skeleton, walk_clip
 from ikrig.errors import InputError
+from ikrig.foot import FootOptions, FootPlacer, place_feet
 from ikrig.ground import GROUND_NAMES, Plane, load_ground
 from ikrig.io import parse_bvh, read_bvh
 from ikrig.io.bvh import format_bvh
 from ikrig.metrics import foot_metrics
-from ikrig.foot import FootOptions, place_feet
-from ikrig.character import find_legs
-from ikrig.foot import FootPlacer
-from ikrig.character import estimate_sole
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
 

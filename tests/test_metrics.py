@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from conftest import shared_bvh_files
 
+from ikrig.character import estimate_sole, find_legs
 from ikrig.errors import InputError
 from ikrig.math import quat_from_axis_angle
 from ikrig.metrics import (
@@ -17,8 +18,6 @@ from ikrig.metrics import (
     knee_pops,
     metrics_table,
 )
-from ikrig.character import find_legs
-from ikrig.character import estimate_sole
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
 
@@ -432,8 +431,8 @@ def test_builtin_grounds():
 
 @pytest.mark.parametrize("path", shared_bvh_files(), ids=lambda p: p.name)
 def test_shared_clip_against_itself(path):
-    from ikrig.io import read_bvh
     from ikrig.foot.stages.contacts import detect_contacts, horizontal_speed
+    from ikrig.io import read_bvh
 
     src = read_bvh(path).motion
     legs = find_legs(src.skeleton)
