@@ -162,7 +162,7 @@ def _skip(k, rl0, outs):
     outs.reached[k] = False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _evaluate(ch, goals, act, st, res):
     """FK of the chain ``ch`` in the state ``st`` (into ``st.pos``, ``st.rw``) and the
     weighted residuals ``res (3 m,)`` of the goals' active rows.

@@ -28,7 +28,7 @@ from ..math._qmath import (
 EPS = 1e-7  # sine below which directions count as parallel
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def jacobian(goals, act, pos, jac):
     """Rows ``:3 m`` of the weighted Jacobian ``jac`` of the active goals (step 3)."""
     n = pos.shape[0] - 1
@@ -61,7 +61,7 @@ def jacobian(goals, act, pos, jac):
                 jac[a + 2, b + 2] = w
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def damped_step(mm, n, lam, max_step, sc):
     """``sc.dth = J^T (J J^T + lam^2 I)^-1 sc.res`` over the ``mm`` active rows of
     ``sc.jac`` (Cholesky of ``sc.amat`` in place), scaled down so that no joint turns by
@@ -183,7 +183,7 @@ def kick_axis(pos, bend, tiny, first):
     return v_any_perpendicular((a[0] * inv, a[1] * inv, a[2] * inv))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_step(ch, st, dth):
     """``L_i <- exp(W_{i-1}^-1 w_i) L_i`` for the world increments ``dth (3 n,)``, then the
     constraint (``ch``: ``FrameChain``, ``st``: ``FrameState``; step 6)."""

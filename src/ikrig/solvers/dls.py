@@ -40,6 +40,7 @@ from .._checks import (
 from .._numba import notify_compiling
 from ..errors import InputError
 from . import _dls_kernels as K
+from ._dls_goals import goal_arrays, goals, target_batch
 from ._packing import pack_pose_constraints, pack_position_constraints, packed_or_free
 from ._problem import PositionsProblem, flat, init_options, parent_rotations, pose_problem
 from ._rescale import rescaled, safe_norm, scaled_back
@@ -126,18 +127,6 @@ class GoalWeights(NamedTuple):
 _NO_WEIGHTS = GoalWeights()
 
 
-_WEIGHTS: dict = {}
-_EFFECTOR_N: dict = {}
-_IDENTITY_ROWS: dict = {}
-
-
-def _effector_n(n):
-    got = _EFFECTOR_N.get(n)
-    if got is None:
-        got = _EFFECTOR_N[n] = np.array([n], dtype=np.int64)
-    return got
-
-
 def _check_weights(weights) -> GoalWeights:
     """``weights`` as a :class:`GoalWeights` (``None``: the defaults)."""
     if weights is None:
@@ -145,97 +134,6 @@ def _check_weights(weights) -> GoalWeights:
     if not isinstance(weights, GoalWeights):
         raise InputError(f"weights: expected GoalWeights or None, got {type(weights).__name__}")
     return weights
-
-
-def _goals(n, effectors, target_world, target_rotation_world, goal_weights: GoalWeights):
-    """Checked goal set-up.
-
-    Returns ``(effectors (G,) int64, multi, tpos (..., G, 3) or None, trot (..., G, 4) or
-    None, wpos (G,), wrot (G,))``; ``multi`` says whether the goal axis is explicit.
-    """
-    if effectors is None:
-        eff, multi = _effector_n(n), False
-    elif isinstance(effectors, (int, np.integer)) and not isinstance(effectors, bool):
-        eff, multi = [int(effectors)], False
-    else:
-        try:
-            eff = [int(e) for e in effectors]
-        except (TypeError, ValueError):
-            raise InputError(f"effectors: expected joint indices, got {effectors!r}") from None
-        multi = True
-        if not eff:
-            raise InputError("effectors: needs at least one goal")
-    if effectors is not None:
-        for e in eff:
-            if not -(n + 1) <= e <= n:
-                raise InputError(f"effectors: index {e} out of range for a chain of {n + 1} joints")
-        eff = np.array([e % (n + 1) for e in eff], dtype=np.int64)
-    G = len(eff)
-    extra = 1 if multi else 0
-
-    def weights(value, name, default):
-        if value is None:
-            key = (G, default)
-            got = _WEIGHTS.get(key)
-            if got is None:
-                got = _WEIGHTS[key] = np.full(G, default, dtype=np.float64)
-                got.flags.writeable = False
-            return got
-        w = np.asarray(value, dtype=np.float64)
-        if w.ndim > 1 or (w.ndim == 1 and w.shape != (G,)):
-            raise InputError(f"{name}: expected a number or {G} numbers, got shape {w.shape}")
-        if not np.isfinite(w).all() or (w < 0).any():
-            raise InputError(f"{name}: weights must be finite and >= 0, got {value!r}")
-        return np.broadcast_to(w, (G,)).copy()
-
-    if target_world is None and target_rotation_world is None:
-        raise InputError("target_world: needs a position target or a target_rotation_world")
-    tpos = None if target_world is None else as_points(target_world, "target_world", 3, 1 + extra)
-    trot = None
-    if target_rotation_world is not None:
-        trot = as_points(target_rotation_world, "target_rotation_world", 4, 1 + extra)
-    position_weights, rw = goal_weights
-    wpos = weights(position_weights, "position_weights", 1.0 if tpos is not None else 0.0)
-    if tpos is None and position_weights is not None and (wpos > 0).any():
-        raise InputError("position_weights: given without target_world")
-    wrot = weights(rw, "rotation_weights", 1.0 if trot is not None else 0.0)
-    if trot is None and rw is not None and (wrot > 0).any():
-        raise InputError("rotation_weights: given without target_rotation_world")
-    for name, a in (("target_world", tpos), ("target_rotation_world", trot)):
-        if a is not None and multi and a.shape[-2] != G:
-            raise InputError(f"{name}: expected {G} goals on axis -2, got shape {a.shape}")
-    return eff, multi, tpos, trot, wpos, wrot
-
-
-def _goal_arrays(tpos, trot, multi, batch, G):
-    """Flat float64 ``(N, G, 3)`` positions and ``(N or 1, G, 4)`` unit rotations (one
-    identity row, for every problem, when there is no rotation target)."""
-    if tpos is None:
-        tp = np.zeros((int(np.prod(batch, dtype=np.int64)), G, 3))
-    else:
-        tp = flat(tpos if multi else tpos[..., None, :], batch, (G, 3))
-    if trot is None:
-        tr = _IDENTITY_ROWS.get(G)
-        if tr is None:
-            tr = _IDENTITY_ROWS[G] = np.zeros((1, G, 4))
-            tr[..., 3] = 1
-            tr.flags.writeable = False
-        return tp, tr
-    tr = flat(trot if multi else trot[..., None, :], batch, (G, 4))
-    if not np.isfinite(tr).all():
-        raise_nonfinite(target_rotation_world=trot)
-    nrm = np.sqrt(np.sum(tr * tr, axis=-1, keepdims=True))
-    if (nrm <= 1e-12).any():
-        raise InputError("target_rotation_world: contains a zero quaternion")
-    return tp, tr / nrm
-
-
-def _target_batch(tpos, trot, multi):
-    extra = 1 if multi else 0
-    shapes = [a.shape[: a.ndim - 1 - extra] for a in (tpos, trot) if a is not None]
-    if len(shapes) == 2:
-        return batch_shape(("target_world", shapes[0]), ("target_rotation_world", shapes[1]))
-    return shapes[0]
 
 
 def dls(
@@ -301,15 +199,15 @@ def dls(
         raise InputError(f"positions_world: a chain needs at least 2 joints, got {pos.shape}")
     m = pos.shape[-2]
     n = m - 1
-    eff, multi, tpos, trot, wpos, wrot = _goals(
+    eff, multi, tpos, trot, wpos, wrot = goals(
         n, effectors, target_world, target_rotation_world, _check_weights(weights)
     )
     batch = batch_shape(("positions_world", pos.shape[:-2]),
-                        ("targets", _target_batch(tpos, trot, multi)))  # fmt: skip
+                        ("targets", target_batch(tpos, trot, multi)))  # fmt: skip
     dtype = F32 if all(a is None or a.dtype == F32 for a in (pos, tpos, trot)) else F64
     p = flat(pos, (), (m, 3)) if pos.ndim == 2 else flat(pos, batch, (m, 3))
     prob = PositionsProblem(p, None, batch, dtype, pos)
-    tp, tr = _goal_arrays(tpos, trot, multi, batch, len(eff))
+    tp, tr = goal_arrays(tpos, trot, multi, batch, len(eff))
     parent = parent_rotations(parent_rotation_world, batch)
     kinds, params = packed_or_free(
         pack_position_constraints(constraints, prob, parent_rotation_world), n
@@ -386,12 +284,12 @@ def solve_dls(
     if not isinstance(chain, Chain):
         raise InputError(f"chain: expected a Chain, got {type(chain).__name__}")
     n = chain.num_bones
-    eff, multi, tpos, trot, wpos, wrot = _goals(
+    eff, multi, tpos, trot, wpos, wrot = goals(
         n, effectors, target_world, target_rotation_world, _check_weights(weights)
     )
     # pose_problem broadcasts the motion with a stand-in target of the targets' batch shape.
-    prob = pose_problem(motion, chain, np.zeros(_target_batch(tpos, trot, multi) + (3,)))
-    tp, tr = _goal_arrays(tpos, trot, multi, prob.batch, len(eff))
+    prob = pose_problem(motion, chain, np.zeros(target_batch(tpos, trot, multi) + (3,)))
+    tp, tr = goal_arrays(tpos, trot, multi, prob.batch, len(eff))
     eff_local = flat(prob.motion.rotations_local[..., chain.joints[-1], :], prob.batch, (4,))
     kinds, params = packed_or_free(pack_pose_constraints(prob.motion, chain), n)
     out, rl, err, iters, reached = solve_outputs(tp.shape[0], n + 1)
