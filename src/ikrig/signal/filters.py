@@ -8,9 +8,10 @@ smooth without lag and rise ahead of a need.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 
-def zero_lag_smooth(x: np.ndarray, radius: int) -> np.ndarray:
+def zero_lag_smooth(x: ArrayLike, radius: int) -> np.ndarray:
     """Offline smoothing of ``x (F, ...)`` along axis 0 without lag: a normalised Hann
     (cos^2) window of half-width ``radius`` frames, the ends padded with the end values.
 
@@ -27,14 +28,14 @@ def zero_lag_smooth(x: np.ndarray, radius: int) -> np.ndarray:
     return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1, axis=0) @ (w / w.sum())
 
 
-def running_max(x: np.ndarray, radius: int) -> np.ndarray:
+def running_max(x: ArrayLike, radius: int) -> np.ndarray:
     """Maximum of ``x (F, ...)`` over ``+-radius`` frames along axis 0 (ends padded)."""
     x = np.asarray(x)
     pad = np.pad(x, [(radius, radius)] + [(0, 0)] * (x.ndim - 1), mode="edge")
     return np.lib.stride_tricks.sliding_window_view(pad, 2 * radius + 1, axis=0).max(axis=-1)
 
 
-def upper_envelope(x: np.ndarray, radius: int) -> np.ndarray:
+def upper_envelope(x: ArrayLike, radius: int) -> np.ndarray:
     """A smooth curve ``>= x (F, ...)`` along axis 0, offline: the running maximum over
     ``radius`` frames each side, then :func:`zero_lag_smooth` over the same half-width.
     Each frame's value is a weighted mean of maxima of windows that all contain that frame,
@@ -49,7 +50,7 @@ def upper_envelope(x: np.ndarray, radius: int) -> np.ndarray:
     return zero_lag_smooth(top, r)
 
 
-def angular_jump(angles: np.ndarray, frame_time: float, frames: int) -> np.ndarray:
+def angular_jump(angles: ArrayLike, frame_time: float, frames: int) -> np.ndarray:
     """Change of angular velocity (rad/s) over ``frames`` frames, ``(F, ...)``:
     ``(a[t+W] - 2 a[t] + a[t-W]) / (W frame_time)``, zero within ``W`` frames of the ends."""
     a = np.asarray(angles, dtype=np.float64)
@@ -61,7 +62,7 @@ def angular_jump(angles: np.ndarray, frame_time: float, frames: int) -> np.ndarr
 
 
 def jerk_excess(
-    angles_result: np.ndarray, angles_source: np.ndarray, frame_time: float, window: float
+    angles_result: ArrayLike, angles_source: ArrayLike, frame_time: float, window: float
 ) -> np.ndarray:
     """How much each frame's change of angular velocity over ``window`` seconds (rad/s)
     exceeds the largest the source has within ``window``, ``(F, ...)``: the knee-pop

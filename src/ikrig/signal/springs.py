@@ -15,6 +15,7 @@ springs' ``value``, ``velocity`` and last ``goal``; a :class:`SpringRate` holds 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -112,7 +113,7 @@ def _spring_run(goals, rate, bank, out):
 
 
 def smooth(
-    goals: np.ndarray, dt: float, halflife: float, state: SpringBank | None = None
+    goals: np.ndarray, dt: float, halflife: float, state: Sequence[np.ndarray] | None = None
 ) -> np.ndarray:
     """Smooth signals over time with critically damped springs.
 

@@ -23,7 +23,7 @@ from ...character.sole import FootSole
 from ...pose import Motion
 from ...signal.easing import smoothstep
 from ...signal.spans import clean_spans, hysteresis
-from ..context import FootContext
+from ..context import FootContext, check_clip
 from ..options import ContactOptions
 
 
@@ -141,12 +141,14 @@ def detect_foot_contacts(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Step 2, offline: contact flags ``(F, feet)`` and pinning curve ``(F, feet)`` of a clip
     (``fk``: its world rotations and positions, if already computed)."""
+    check_clip(motion)
+    dt = float(motion.frame_time or 0.0)
     rot_w, pos_w = motion.fk() if fk is None else fk
     pts = sole.points_world(rot_w, pos_w)
     heights = pts[..., 1] - sole.floor - sole.heights
-    speeds = horizontal_speed(pts, motion.frame_time)
-    contacts = detect_contacts(heights, speeds, legs.leg_length, motion.frame_time, options)
-    pins = pinning_curve(contacts, motion.frame_time, options.blend_in, options.blend_out)
+    speeds = horizontal_speed(pts, dt)
+    contacts = detect_contacts(heights, speeds, legs.leg_length, dt, options)
+    pins = pinning_curve(contacts, dt, options.blend_in, options.blend_out)
     return contacts, pins
 
 

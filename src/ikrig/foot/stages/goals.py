@@ -32,7 +32,7 @@ class FootGoals:
         planted: ``(F, feet)`` offset at which each sole touches the ground.
         stance: ``(F, feet)`` offset of each foot when planted (live estimate).
         found: ``(F, feet)`` the ground was found under the whole sole.
-        offsets: ``(F, feet)`` vertical foot offsets (step 4b; None before it).
+        offsets: ``(F, feet)`` vertical foot offsets (step 4b; NaN before it).
         frame_time: seconds per frame.
     """
 
@@ -47,16 +47,13 @@ class FootGoals:
     planted: np.ndarray
     stance: np.ndarray
     found: np.ndarray
-    offsets: np.ndarray | None
+    offsets: np.ndarray
     frame_time: float
 
     def slice(self, a: int, b: int) -> FootGoals:
         """The goals of frames ``a`` to ``b``."""
-        arrays = {
-            f.name: None if getattr(self, f.name) is None else getattr(self, f.name)[a:b]
-            for f in dataclasses.fields(self)[:-1]
-        }
-        return FootGoals(**arrays, frame_time=self.frame_time)
+        fields = dataclasses.fields(self)[:-1]
+        return dataclasses.replace(self, **{f.name: getattr(self, f.name)[a:b] for f in fields})
 
 
 def sole_goals(
@@ -78,10 +75,10 @@ def sole_goals(
     source_clear = np.maximum(np.min(points[..., 1] - sole.heights - sole.floor, axis=-1), 0.0)
     align = np.zeros((F, K, 4))
     align[..., 3] = 1.0
-    empty = np.empty((F, K))
+    unset = np.full((F, K), np.nan)  # planted, stance, offsets: later steps
     return FootGoals(
         rot_w, pos_w, pins, contacts, points, source_clear, align, np.zeros((F, K, 2)),
-        empty, empty, np.zeros((F, K), dtype=bool), None, float(motion.frame_time),
+        unset, unset, np.zeros((F, K), dtype=bool), unset, float(motion.frame_time or 0.0),
     )  # fmt: skip
 
 

@@ -63,7 +63,7 @@ def smooth_knee_targets(
     source = knee_angles_from_reach(np.linalg.norm(ankle - hip, axis=-1), l1, l2)
     v = hips - out
     first = knee_angles_from_reach(np.linalg.norm(v, axis=-1), l1, l2) - source
-    correction = first
+    correction: np.ndarray = first
     for _ in range(KNEE_PASSES):
         over = jerk_excess(source + correction, source, frame_time, POP_WINDOW) > limit
         if not over.any():
