@@ -32,6 +32,7 @@ LAYERS = (
     ("io", "data"),
     ("report", "demo"),
     ("viz",),
+    ("cli_common",),
     ("cli", "cli_viz", "__main__", "__init__"),
 )
 """Bottom to top: a module may import its own layer and the layers below it."""

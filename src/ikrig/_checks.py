@@ -103,7 +103,7 @@ def check_axis(value, name: str = "bend_axis") -> tuple[float, float, float] | N
         raise InputError(f"{name}: must be None or 3 numbers, got {value!r}") from None
     if a.shape != (3,) or not np.isfinite(a).all() or not np.any(a):
         raise InputError(f"{name}: must be None or a finite non-zero 3-vector, got {value!r}")
-    return tuple(float(x) for x in a)
+    return (float(a[0]), float(a[1]), float(a[2]))
 
 
 def check_options(options, cls, default):
@@ -148,7 +148,8 @@ def unit_vector(v, name: str) -> tuple[float, float, float]:
     n = float(np.linalg.norm(a))
     if n <= 1e-12:
         raise InputError(f"{name}: must not be the zero vector")
-    return tuple(float(x) for x in a / n)
+    u = a / n
+    return (float(u[0]), float(u[1]), float(u[2]))
 
 
 def check_angle(value, name: str, bound: float) -> float:

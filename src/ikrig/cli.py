@@ -15,16 +15,15 @@ import json
 import os
 import sys
 import time
-import warnings
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 import click
 import numpy as np
 
-from ._files import check_output, write_text
+from ._files import write_text
 from ._version import __version__
+from .cli_common import check_outputs, echo_warnings, ground_input
 from .errors import IkrigError, InputError
 
 
@@ -77,62 +76,6 @@ class _Group(click.Group):
 
 
 BVH, JSON = (".bvh",), (".json",)
-
-
-def check_outputs(outputs, inputs=()) -> None:
-    """Check every output before any work (:func:`ikrig._files.check_output`: not an input,
-    a known suffix, a writable folder, created if needed) and that no two are the same file.
-
-    Args:
-        outputs: ``(path, suffixes, what)`` triples; a None path is skipped.
-        inputs: the paths read (None skipped).
-    """
-    inputs = [p for p in inputs if p is not None]
-    seen: dict[str, str] = {}
-    for path, suffixes, what in outputs:
-        if path is None:
-            continue
-        out = check_output(path, inputs=inputs, suffixes=suffixes, what=what)
-        key = os.path.normcase(os.path.realpath(out))
-        if key in seen:
-            raise InputError(f"{what} {out} is also the {seen[key]}; give each its own name")
-        seen[key] = what
-
-
-def ground_input(spec):
-    """The mesh file a ground spec names (None for a built-in ground); an error, before any
-    work, when it is neither."""
-    from .ground import GROUND_NAMES
-
-    if spec in GROUND_NAMES:
-        return None
-    if not os.path.isfile(spec):
-        raise InputError(
-            f"ground: {spec!r} is neither a built-in ground ({', '.join(GROUND_NAMES)})"
-            " nor a mesh file"
-        )
-    return spec
-
-
-@contextmanager
-def echo_warnings():
-    """Show ikrig's warnings (ground coverage) once each as ``ikrig: warning: ...`` lines;
-    other warnings are shown as usual."""
-    from .ground.coverage import GroundCoverageWarning
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", GroundCoverageWarning)
-        try:
-            yield
-        finally:
-            shown = set()
-            for w in caught:
-                if issubclass(w.category, GroundCoverageWarning):
-                    if str(w.message) not in shown:
-                        shown.add(str(w.message))
-                        click.echo(f"ikrig: warning: {w.message}", err=True)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def _clip_with_time(path):

@@ -66,7 +66,7 @@ def clip_ground(motion, spec, legs=None, seed=0):
 
 def place(motion, ground, mode, legs):
     """Foot placement of a clip; ground-coverage warnings are echoed as one line each."""
-    from .cli import echo_warnings
+    from .cli_common import echo_warnings
     from .foot import FootOptions, place_feet
 
     with echo_warnings():
@@ -76,7 +76,7 @@ def place(motion, ground, mode, legs):
 def check_picture(output, clip=None, ground_spec=None):
     """Before any work: the output is a picture ikrig can write (a known suffix, a writable
     folder, not an input) and matplotlib is installed."""
-    from .cli import check_outputs, ground_input
+    from .cli_common import check_outputs, ground_input
     from .viz._mpl import IMAGE_SUFFIXES, require
 
     ground = ground_input(ground_spec) if ground_spec is not None else None
@@ -87,7 +87,7 @@ def check_picture(output, clip=None, ground_spec=None):
 def check_movie(output, clip=None, ground_spec=None):
     """Before any work: the output is a movie ikrig can write (.gif or .mp4 with its writer
     installed, a writable folder, not an input)."""
-    from .cli import ground_input
+    from .cli_common import ground_input
     from .viz.movie import check_movie_path
 
     check_movie_path(output, inputs=[p for p in (clip, ground_input(ground_spec)) if p])

@@ -58,7 +58,7 @@ class Hinge(Constraint):
 
     def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
         b = _bone_dir(bone_local)
-        if self.min_angle is None:
+        if self.min_angle is None or self.max_angle is None:
             lo, hi = -K.HINGE_FREE, K.HINGE_FREE
         else:
             lo, hi = _angle_range(self.min_angle, self.max_angle)
