@@ -159,6 +159,14 @@ class TwoBoneSolution(NamedTuple):
     slow: int  # 1: a fallback was needed or a length is out of the safe range
 
 
+# One structured dtype object per float dtype: Numba's dispatcher types an argument fast
+# only when its dtype is the very object it has seen (an equal copy takes a slow path).
+_PACKED = {
+    np.dtype(t): np.dtype([(name, t) for name in TwoBoneConstants._fields])
+    for t in (np.float32, np.float64)
+}
+
+
 def make_constants(
     dtype, soften: float, max_stretch: float, tolerance: float, as_float64: bool = False
 ) -> np.ndarray:
@@ -169,8 +177,7 @@ def make_constants(
     ``EPS`` and ``RANGE``) stored as float64, for solving float32 data in float64.
     """
     dtype = np.dtype(dtype)
-    store = np.dtype(np.float64) if as_float64 else dtype
-    c = np.zeros(1, dtype=[(name, store) for name in TwoBoneConstants._fields])
+    c = np.zeros(1, dtype=_PACKED[np.dtype(np.float64) if as_float64 else dtype])
     lo, hi = RANGE[dtype]
     values = TwoBoneConstants(
         zero=0.0, one=1.0, half=0.5, two=2.0, three=3.0, soften=min(max(soften, 0.0), 1.0),

@@ -302,8 +302,10 @@ def two_bone_positions_soa(
     consts, c64 = _consts(dt, options.soften, options.max_stretch, options.tolerance)
     kernel = SOA[dt == _F32, options.soften < 1.0 or options.max_stretch > 1.0]
     _notify()
-    points = (root, mid, end, target, mid if pole is None else pole)
-    nbad = kernel(points, consts, c64, (out_mid, out_end, out_reached.view(np.uint8)))
+    nbad = kernel(
+        root, mid, end, target, mid if pole is None else pole, consts, c64,
+        out_mid, out_end, out_reached.view(np.uint8),
+    )  # fmt: skip
     if nbad:
         check_finite_each(**dict(arrays))
     return TwoBoneSoA(out_mid, out_end, out_reached)

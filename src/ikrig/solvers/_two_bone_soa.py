@@ -157,27 +157,18 @@ def _soa_redo(points, c64, full, outs):
 def _make_soa_kernel(full: bool, rng: bool):
     """Positions-only kernel over component-first ``(3, N)`` arrays, weight 1, no twist.
 
-    ``points``: ``(root, mid, end, target, pole)`` ``(3, N)`` arrays (world space);
-    ``consts``, ``c64``: packed constants of the data's dtype and float64; ``outs``:
-    ``(out_mid (3, N), out_end (3, N), out_state (N,))``, ``out_state`` the ``reached``
-    output viewed as uint8. ``full`` enables soft IK and stretch; ``rng`` (float32 data)
+    ``root, mid, end, target, pole``: ``(3, N)`` arrays (world space); ``consts``, ``c64``:
+    packed constants of the data's dtype and float64; ``out_mid``, ``out_end`` ``(3, N)``
+    and ``out_state`` ``(N,)``, the ``reached`` output viewed as uint8. Separate arrays,
+    not tuples: this kernel also serves single calls, and a tuple of arrays costs more to
+    dispatch. ``full`` enables soft IK and stretch; ``rng`` (float32 data)
     marks lengths out of the dtype's safe range too. The vectorised loop solves the common
     case (:func:`_fast_positions`) and marks elements that need a fallback (or float64)
     with 2; :func:`_soa_redo` then re-solves those. Returns the number of elements with a
     non-finite input.
     """
 
-    def kernel(points, consts, c64, outs):
-        # taken here, outside the loop (the loop body indexes the arrays directly), one
-        # per line and indexed (see _two_bone_loops._aos_redo)
-        root = points[0]
-        mid = points[1]
-        end = points[2]
-        target = points[3]
-        pole = points[4]
-        out_mid = outs[0]
-        out_end = outs[1]
-        out_state = outs[2]
+    def kernel(root, mid, end, target, pole, consts, c64, out_mid, out_end, out_state):
         k = TwoBoneConstants(*unpack_constants(consts))
         n = root.shape[1]
         nslow = 0
@@ -197,7 +188,7 @@ def _make_soa_kernel(full: bool, rng: bool):
             nslow += sol.slow
         if nslow == 0:
             return 0
-        return _soa_redo(points, c64, full, outs)
+        return _soa_redo((root, mid, end, target, pole), c64, full, (out_mid, out_end, out_state))
 
     name = "soa_positions" + ("_full" if full else "") + ("_f32" if rng else "")
     return named(kernel, name, parallel=True)
