@@ -12,11 +12,12 @@ import numpy as np
 
 from ..._numba import njit
 from ...kernels.two_bone import (
+    TwoBoneConstants,
     TwoBonePoints,
     TwoBoneWeights,
     make_constants,
-    read_constants,
     solve_two_bone_kernel,
+    unpack_constants,
 )
 from ...math._qmath import q_conj, q_get, q_mul
 from ...signal.springs import spring_advance, spring_rate
@@ -58,46 +59,30 @@ class FrameInfo:
     ground_found: np.ndarray
 
 
-class LegChains(NamedTuple):
-    """The source legs of ``F`` frames: ``positions (F, K, 3, 3)`` and ``rotations (F, K, 3,
-    4)`` (world) of hip, knee and ankle, and ``parent_rotations (F, K, 4)`` (world) of each
-    hip's parent."""
-
-    positions: np.ndarray
-    rotations: np.ndarray
-    parent_rotations: np.ndarray
-
-
-class LegGoals(NamedTuple):
-    """Per frame: ``targets (F, K, 3)`` ankle targets (world), ``root (F,)`` the root's
-    vertical offset (pelvis drop included), ``found (F, K)`` bool and ``align (F, K, 4)``
-    the ankle turns of step 7a (world)."""
-
-    targets: np.ndarray
-    root: np.ndarray
-    found: np.ndarray
-    align: np.ndarray
-
-
 @njit(cache=True)
-def legs_run(chains, goals, consts, rate, weight, out_r, reached):
+def legs_run(joints_p, joints_r, parent_r, plan, consts, weight, out_r, reached):
     """Steps 6 and 7b, per frame.
 
     Args:
-        chains: :class:`LegChains`; goals: :class:`LegGoals`.
+        joints_p, joints_r: ``(F, K, 3, 3)`` and ``(F, K, 3, 4)`` world positions and
+            rotations of hip, knee and ankle (source); parent_r: ``(F, K, 4)`` world rotation
+            of each hip's parent.
+        plan: ``(targets (F, K, 3) world, root (F,) vertical offset with the pelvis drop,
+            found (F, K) bool, align (F, K, 4) world ankle turns of step 7a)``.
         consts: two-bone constants (:func:`~ikrig.kernels.two_bone.make_constants`).
-        rate, weight: the IK weight's spring (``K`` springs), whose goal is ``found``.
+        weight: ``(rate (1,) RATE, spring bank (K,))`` of the IK weight, whose goal is
+            ``found``.
         out_r: ``(F, K, 3, 4)`` out: new local rotations of hip, knee and ankle.
         reached: ``(F, K)`` out.
     """
-    joints_p, joints_r, parent_r = chains
-    targets, root, found, align = goals
-    tb = read_constants(consts)
+    targets, root, found, align = plan
+    rate, bank = weight[0][0], weight[1]
+    tb = TwoBoneConstants(*unpack_constants(consts))
     for f in range(targets.shape[0]):
         up = root[f]
         for k in range(targets.shape[1]):
             # 6. leg IK on the shifted pose, weighted out where no ground was found
-            w = spring_advance(weight, k, 1.0 if found[f, k] else 0.0, rate)
+            w = spring_advance(bank, k, 1.0 if found[f, k] else 0.0, rate)
             w = min(max(w, 0.0), 1.0)
             p = joints_p[f, k]
             knee = (p[1, 0], p[1, 1] + up, p[1, 2])  # also the pole: the knee keeps its plane
@@ -157,17 +142,13 @@ def solve_legs(
     found = np.ascontiguousarray(plan.ground_found, dtype=np.bool_)
     new_r = np.empty((F, K, 3, 4))
     reached = np.empty((F, K), dtype=np.bool_)
-    chains = LegChains(
+    legs_run(
         goals.positions_world[:, ctx.leg_joints],
         rot_w[:, ctx.leg_joints],
         _parent_rotations(rot_w, ctx.hip_parents),
-    )
-    legs_run(
-        chains,
-        LegGoals(targets, root, found, goals.align),
+        (targets, root, found, goals.align),
         _two_bone_consts(ctx.options.ik.soften),
-        spring_rate(ctx.options.ik.weight_halflife, goals.frame_time),
-        state.weight,
+        (spring_rate(ctx.options.ik.weight_halflife, goals.frame_time), state.weight),
         new_r,
         reached,
     )
