@@ -121,7 +121,7 @@ class Active(NamedTuple):
     rtol: float  # orientation tolerance, radians
 
 
-class Scratch(NamedTuple):
+class DLSScratch(NamedTuple):
     """Per-call scratch of :func:`_dls_solve` (:func:`_scratch`)."""
 
     jac: np.ndarray  # (6 G, 3 n) weighted Jacobian
@@ -221,7 +221,7 @@ def _active(goals, s, length, rows):
 def _dls_solve(ch, goals, s, st, sc):
     """Solve the chain ``ch`` (:class:`FrameChain`) for ``goals`` (:class:`Goals`) with the
     settings record ``s``, in place: ``st.rl`` is updated, ``st.pos`` and ``st.rw (n + 1,
-    4)`` hold the FK (``st``: :class:`FrameState`; ``sc``: :class:`Scratch`).
+    4)`` hold the FK (``st``: :class:`FrameState`; ``sc``: :class:`DLSScratch`).
 
     Returns ``(error, iterations, reached)``. ``sc.rl_best``: the best state since the
     start or the last kick; ``sc.rl_keep``: the best state before the last kick (a kick's
@@ -299,9 +299,9 @@ def _dls_solve(ch, goals, s, st, sc):
 
 @njit(cache=True)
 def _scratch(n, G):
-    """The :class:`Scratch` of chains of ``n`` bones with ``G`` goals."""
+    """The :class:`DLSScratch` of chains of ``n`` bones with ``G`` goals."""
     mmax = 6 * G
-    return Scratch(
+    return DLSScratch(
         np.empty((mmax, 3 * n)),
         np.empty((mmax, mmax)),
         np.empty(mmax),

@@ -64,8 +64,9 @@ def jacobian(goals, act, pos, jac):
 @njit(cache=True, inline="always")
 def damped_step(mm, n, lam, max_step, sc):
     """``sc.dth = J^T (J J^T + lam^2 I)^-1 sc.res`` over the ``mm`` active rows of
-    ``sc.jac`` (Cholesky of ``sc.amat`` in place), scaled down so that no joint turns by
-    more than ``max_step``. Returns the largest joint turn before that scaling."""
+    ``sc.jac`` (``sc``: a ``DLSScratch``; Cholesky of ``sc.amat`` in place), scaled down so
+    that no joint turns by more than ``max_step``. Returns the largest joint turn before
+    that scaling."""
     jac, amat, res, ysol, dth = sc.jac, sc.amat, sc.res, sc.ysol, sc.dth
     # A = J J^T + lambda^2 I, then Cholesky (lower) in place and two solves.
     for a in range(mm):
