@@ -20,7 +20,7 @@ class FootState:
 
     Attributes:
         normals: ``3 feet`` springs, the ground normal under each foot (step 7).
-        lock: :class:`~ikrig.foot.stages.lock.LockBank` (step 9).
+        lock: ``(feet,)`` :data:`~ikrig.foot.stages.lock.LOCK` records (step 9).
         root: 1 spring, the root's vertical offset (step 3).
         targets: ``feet`` springs, live: each foot's vertical offset (step 4c).
         pelvis: 1 spring, live: the pelvis coming back up (step 5).
@@ -28,7 +28,7 @@ class FootState:
         offsets: ``feet + 1`` springs, ``trace-offset``: the foot and body offsets.
         swing_held: ``(feet,)`` live: each foot's last stance offset (NaN at the start).
         swing: ``feet`` springs, live: a swinging foot's height (step 4b).
-        detect: :class:`~ikrig.foot.stages.contacts.DetectState`, live contact detection.
+        detect: ``(feet,)`` :data:`~ikrig.foot.stages.contacts.DETECT`, live contact detection.
     """
 
     def __init__(self, feet: int):

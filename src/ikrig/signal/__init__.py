@@ -13,12 +13,13 @@ Arrays are NumPy, time runs along axis 0 (``(F, ...)``), times are in seconds.
 from .easing import smoothstep
 from .filters import angular_jump, jerk_excess, running_max, upper_envelope, zero_lag_smooth
 from .spans import clean_spans, spans
-from .springs import Spring, SpringBank, SpringRate, smooth, spring_bank, spring_rate
+from .springs import RATE, SPRING, Spring, SpringBank, smooth, spring_bank, spring_rate
 
 __all__ = [
+    "RATE",
+    "SPRING",
     "Spring",
     "SpringBank",
-    "SpringRate",
     "angular_jump",
     "clean_spans",
     "jerk_excess",

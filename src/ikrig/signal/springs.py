@@ -7,72 +7,61 @@ half-life gives the same motion at 30 or 120 fps, and value and velocity stay co
 it over all frames, live over one frame with the carried state, so both give bit-identical
 frames.
 
-State is named, as in Daniel Holden's spring code: a :class:`SpringBank` holds ``n``
-springs' ``value``, ``velocity`` and last ``goal``; a :class:`SpringRate` holds the
-``halflife``, the frame time ``dt`` and the two constants derived from them.
+State is named, as in Daniel Holden's spring code. A *spring bank* is an ``(n,)`` record
+array of :data:`SPRING` (``value``, ``velocity`` and last ``goal`` of each spring); a
+*rate* is a ``(1,)`` record array of :data:`RATE` (the ``halflife``, the frame time ``dt``
+and the two constants derived from them). Record arrays cross into compiled kernels at the
+cost of a plain array, and the kernels read them by field name (``rate[0].y``).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 
 from .._numba import njit
 
+SPRING = np.dtype([("value", np.float64), ("velocity", np.float64), ("goal", np.float64)])
+"""One spring: its ``value``, ``velocity`` (per second) and the ``goal`` it had last frame.
+A NaN value means fresh: the spring starts at rest on its next goal."""
 
-class SpringRate(NamedTuple):
-    """A half-life at a frame time, with its derived constants (see :func:`spring_rate`).
+RATE = np.dtype(
+    [("halflife", np.float64), ("dt", np.float64), ("y", np.float64), ("eydt", np.float64)]
+)
+"""A half-life (seconds; ``<= 0``: the goal passes through) at a frame time ``dt``, with
+``y = 2 ln 2 / halflife`` and ``eydt = exp(-y dt)``."""
 
-    Attributes:
-        halflife: seconds to close half the distance (``<= 0``: the goal passes through).
-        dt: seconds per frame.
-        y: ``2 ln 2 / halflife``.
-        eydt: ``exp(-y dt)``.
-    """
-
-    halflife: float
-    dt: float
-    y: float
-    eydt: float
-
-
-class SpringBank(NamedTuple):
-    """The state of ``n`` springs, ``(n,)`` float64 arrays updated in place. A NaN value
-    means fresh: that spring starts at rest on its next goal.
-
-    Attributes:
-        value: the springs' positions.
-        velocity: their velocities (per second).
-        goal: the goal each had last frame.
-    """
-
-    value: np.ndarray
-    velocity: np.ndarray
-    goal: np.ndarray
+SpringBank = np.ndarray
+"""``(n,)`` record array of :data:`SPRING`, updated in place by the kernels."""
 
 
 def spring_bank(n: int) -> SpringBank:
     """A fresh bank of ``n`` springs (NaN: each starts at rest on its first goal)."""
-    value, velocity, goal = np.full((3, n), np.nan)
-    return SpringBank(value, velocity, goal)
+    bank = np.empty(n, SPRING)
+    for name in SPRING.names:
+        bank[name] = np.nan
+    return bank
 
 
-@njit(cache=True)
-def spring_rate(halflife, dt):
-    """The :class:`SpringRate` of ``halflife`` seconds at ``dt`` seconds per frame."""
+@functools.lru_cache(maxsize=256)
+def spring_rate(halflife: float, dt: float) -> np.ndarray:
+    """The ``(1,)`` :data:`RATE` record of ``halflife`` seconds at ``dt`` seconds per frame
+    (cached, read-only: a live placer asks for the same few rates every frame)."""
+    halflife, dt = float(halflife), float(dt)
     y = 2.0 * math.log(2.0) / max(halflife, 1e-9)
-    return SpringRate(halflife, dt, y, math.exp(-y * dt))
+    rate = np.array([(halflife, dt, y, math.exp(-y * dt))], dtype=RATE)
+    rate.flags.writeable = False
+    return rate
 
 
 @njit(cache=True)
 def spring_step(x, v, g0, g1, rate):
     """One frame of a spring: value ``x`` and velocity ``v`` follow a goal that moves
-    linearly from ``g0`` to ``g1`` over the frame (``rate``: :class:`SpringRate`). Returns
-    the new ``(x, v)``: the exact solution for such a ramp, no lag bias, and the same curve
-    at any frame rate for piecewise-linear goals."""
+    linearly from ``g0`` to ``g1`` over the frame (``rate``: a :data:`RATE` record).
+    Returns the new ``(x, v)``: the exact solution for such a ramp, no lag bias, and the
+    same curve at any frame rate for piecewise-linear goals."""
     y, eydt, dt = rate.y, rate.eydt, rate.dt
     r = (g1 - g0) / dt
     u0 = x - g0 + 2.0 * r / y
@@ -83,37 +72,40 @@ def spring_step(x, v, g0, g1, rate):
 
 @njit(cache=True)
 def spring_advance(bank, i, goal, rate):
-    """Advance spring ``i`` of ``bank`` (:class:`SpringBank`) toward ``goal`` by one frame
-    and return its value. A fresh spring (NaN) starts at rest on ``goal``; a ``halflife <=
-    0`` passes the goal through."""
+    """Advance spring ``i`` of ``bank`` (:data:`SPRING` records) toward ``goal`` by one
+    frame and return its value (``rate``: a :data:`RATE` record). A fresh spring (NaN)
+    starts at rest on ``goal``; a ``halflife <= 0`` passes the goal through."""
     if rate.halflife <= 0.0:
         return goal
-    if bank.value[i] != bank.value[i]:
-        bank.value[i] = goal
-        bank.velocity[i] = 0.0
-        bank.goal[i] = goal
-    x, v = spring_step(bank.value[i], bank.velocity[i], bank.goal[i], goal, rate)
-    bank.value[i] = x
-    bank.velocity[i] = v
-    bank.goal[i] = goal
+    s = bank[i]
+    if s.value != s.value:
+        s.value = goal
+        s.velocity = 0.0
+        s.goal = goal
+    x, v = spring_step(s.value, s.velocity, s.goal, goal, rate)
+    s.value = x
+    s.velocity = v
+    s.goal = goal
     return x
 
 
 @njit(cache=True)
 def _spring_run(goals, rate, bank, out):
     """Run the springs of ``bank (K,)`` over ``goals (F, K)`` into ``out (F, K)``."""
+    r = rate[0]
     for f in range(goals.shape[0]):
         for k in range(goals.shape[1]):
+            s = bank[k]
             g1 = goals[f, k]
-            x, v = spring_step(bank.value[k], bank.velocity[k], bank.goal[k], g1, rate)
-            bank.value[k] = x
-            bank.velocity[k] = v
-            bank.goal[k] = g1
+            x, v = spring_step(s.value, s.velocity, s.goal, g1, r)
+            s.value = x
+            s.velocity = v
+            s.goal = g1
             out[f, k] = x
 
 
 def smooth(
-    goals: np.ndarray, dt: float, halflife: float, state: Sequence[np.ndarray] | None = None
+    goals: np.ndarray, dt: float, halflife: float, state: SpringBank | None = None
 ) -> np.ndarray:
     """Smooth signals over time with critically damped springs.
 
@@ -121,9 +113,9 @@ def smooth(
         goals: ``(F, ...)`` goal values per frame (any trailing shape).
         dt: seconds per frame.
         halflife: seconds; ``0`` returns the goals unchanged.
-        state: a :class:`SpringBank` (or any ``(value, velocity, goal)`` arrays) of the
-            trailing size to start from, updated in place; None starts at rest on the
-            first goal. A bank fresh from :func:`spring_bank` starts on the first goal too.
+        state: a spring bank (:func:`spring_bank`) of the trailing size to start from,
+            updated in place; None starts at rest on the first goal, and so does a fresh
+            bank.
 
     Returns:
         ``(F, ...)`` float64 smoothed values.
@@ -132,11 +124,9 @@ def smooth(
     if halflife <= 0 or g.shape[0] == 0:
         return g.copy()
     flat = np.ascontiguousarray(g.reshape(g.shape[0], -1))
-    if state is None:
-        state = (flat[0].copy(), np.zeros(flat.shape[1]), flat[0].copy())
-    bank = SpringBank(*(a.reshape(-1) for a in state))
-    if np.isnan(bank.value[0]):
-        bank.value[:], bank.velocity[:], bank.goal[:] = flat[0], 0.0, flat[0]
+    bank = spring_bank(flat.shape[1]) if state is None else state.reshape(-1)
+    if np.isnan(bank["value"][0]):
+        bank["value"], bank["velocity"], bank["goal"] = flat[0], 0.0, flat[0]
     out = np.empty_like(flat)
     _spring_run(flat, spring_rate(float(halflife), float(dt)), bank, out)
     return out.reshape(g.shape)

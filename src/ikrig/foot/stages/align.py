@@ -28,20 +28,20 @@ def q_toward(q, w):
 
 
 @njit(cache=True)
-def align_run(points, ankles, ground, pins, cos_max, rate, spring, align):
+def align_run(points, ankles, normals, hit, pins, cos_max, rate, spring, align):
     """Turn each foot to the ground normal under it.
 
     Args:
         points: ``(F, K, 2, 3)`` heel and toe (world), rotated about the ankle in place.
         ankles: ``(F, K, 3)`` (world).
-        ground: ``(normals (F, K, 2, 3), hit (F, K, 2))`` the ground under the points.
+        normals, hit: ``(F, K, 2, 3)`` and ``(F, K, 2)`` bool, the ground under the points.
         pins: ``(F, K)`` pinning weights (the turn is blended by them).
         cos_max: cosine of the largest turn; normals steeper than it count as +Y.
-        rate: the normal spring's :class:`~ikrig.signal.springs.SpringRate`.
-        spring: ``3 K`` springs (:class:`~ikrig.signal.springs.SpringBank`).
+        rate: the normal spring's rate (:data:`~ikrig.signal.springs.RATE`, ``(1,)``).
+        spring: ``3 K`` springs (:data:`~ikrig.signal.springs.SPRING` records).
         align: ``(F, K, 4)`` out: the turn of each ankle (world, xyzw).
     """
-    normals, hit = ground
+    rt = rate[0]
     cos_half = math.sqrt(0.5 * (1.0 + cos_max))
     sin_half = math.sqrt(max(1.0 - cos_half * cos_half, 0.0))
     for f in range(points.shape[0]):
@@ -62,9 +62,9 @@ def align_run(points, ankles, ground, pins, cos_max, rate, spring, align):
             n = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
             if n <= 1e-12:
                 a0, a1, a2, n = 0.0, 1.0, 0.0, 1.0
-            s0 = spring_advance(spring, 3 * k, a0 / n, rate)
-            s1 = spring_advance(spring, 3 * k + 1, a1 / n, rate)
-            s2 = spring_advance(spring, 3 * k + 2, a2 / n, rate)
+            s0 = spring_advance(spring, 3 * k, a0 / n, rt)
+            s1 = spring_advance(spring, 3 * k + 1, a1 / n, rt)
+            s2 = spring_advance(spring, 3 * k + 2, a2 / n, rt)
             q = q_between((0.0, 1.0, 0.0), (s0, s1, s2))
             if abs(q[3]) < cos_half:  # limit the turn to the largest angle
                 s = sin_half / max(math.sqrt(q[0] ** 2 + q[1] ** 2 + q[2] ** 2), 1e-300)
@@ -96,7 +96,8 @@ def align_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     align_run(
         goals.points,
         ctx.ankles(goals.positions_world),
-        (np.ascontiguousarray(normals, dtype=np.float64), hit),
+        np.ascontiguousarray(normals, dtype=np.float64),
+        hit,
         np.ascontiguousarray(goals.pins, dtype=np.float64),
         float(np.cos(o.max_angle)),
         spring_rate(o.normal_halflife, goals.frame_time),

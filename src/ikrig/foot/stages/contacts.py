@@ -12,8 +12,8 @@ unit and frame rate.
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import NamedTuple
 
 import numpy as np
 
@@ -26,22 +26,18 @@ from ...signal.spans import clean_spans, hysteresis
 from ..context import FootContext, check_clip
 from ..options import ContactOptions
 
-
-class ContactRule(NamedTuple):
-    """The thresholds of :func:`contact_rule` and the live pin ramps (leg lengths, leg
-    lengths per second, seconds); see :class:`~ikrig.foot.options.ContactOptions`."""
-
-    height_on: float
-    height_off: float
-    speed_on: float
-    speed_off: float
-    blend_in: float
-    blend_out: float
+RULE_FIELDS = ("height_on", "height_off", "speed_on", "speed_off", "blend_in", "blend_out")
+CONTACT_RULE = np.dtype([(name, np.float64) for name in RULE_FIELDS])
+"""The thresholds of :func:`contact_rule` and the live pin ramps (leg lengths, leg lengths
+per second, seconds); see :class:`~ikrig.foot.options.ContactOptions`."""
 
 
-def contact_rule_of(options: ContactOptions) -> ContactRule:
-    """The :class:`ContactRule` of ``options``."""
-    return ContactRule(*(float(getattr(options, n)) for n in ContactRule._fields))
+@functools.lru_cache(maxsize=32)
+def contact_rule_of(options: ContactOptions) -> np.ndarray:
+    """The ``(1,)`` :data:`CONTACT_RULE` record of ``options`` (cached, read-only)."""
+    rule = np.array([tuple(float(getattr(options, n)) for n in RULE_FIELDS)], CONTACT_RULE)
+    rule.flags.writeable = False
+    return rule
 
 
 @njit(cache=True)
@@ -49,7 +45,7 @@ def contact_rule(height, speed, rule):
     """The contact rule on sole points, scalars or arrays alike: ``(enter, stay)``, a point
     lower than ``height_on`` over its floor level and slower than ``speed_on`` may start a
     contact, one within ``height_off`` and ``speed_off`` keeps it (``height`` in leg
-    lengths, ``speed`` in leg lengths per second, ``rule``: :class:`ContactRule`)."""
+    lengths, ``speed`` in leg lengths per second, ``rule``: a :data:`CONTACT_RULE` record)."""
     enter = (height < rule.height_on) & (speed < rule.speed_on)
     stay = (height < rule.height_off) & (speed < rule.speed_off)
     return enter, stay
@@ -86,7 +82,7 @@ def detect_contacts(
     o = options or ContactOptions()
     h = np.asarray(heights, dtype=np.float64) / leg_length
     s = np.asarray(speeds, dtype=np.float64) / leg_length
-    enter, stay = contact_rule(h, s, contact_rule_of(o))
+    enter, stay = contact_rule(h, s, contact_rule_of(o)[0])
     enter, stay = enter.any(axis=-1), stay.any(axis=-1)
     min_frames = int(round(o.min_span / frame_time))
     gap_frames = int(round(o.max_gap / frame_time))
@@ -152,81 +148,72 @@ def detect_foot_contacts(
     return contacts, pins
 
 
-class DetectState(NamedTuple):
-    """Live contact detection state of ``feet`` feet, updated in place.
+DETECT = np.dtype([("contact", np.bool_), ("pin", np.float64), ("last", np.float64, (2, 3))])
+"""Live contact detection state of one foot: ``contact`` (in contact), ``pin`` (the pinning
+weight) and ``last`` (the previous frame's sole points; NaN: speed 0)."""
 
-    Attributes:
-        last_points: ``(feet, 2, 3)`` the previous frame's sole points (NaN: speed 0).
-        contact: ``(feet,)`` bool, in contact.
-        pin: ``(feet,)`` the pinning weight.
-    """
-
-    last_points: np.ndarray
-    contact: np.ndarray
-    pin: np.ndarray
+DetectState = np.ndarray
+"""``(feet,)`` record array of :data:`DETECT`, updated in place."""
 
 
 def detect_state(feet: int) -> DetectState:
-    """A fresh :class:`DetectState`: no contact, pins at 0, no previous frame."""
-    return DetectState(np.full((feet, 2, 3), np.nan), np.zeros(feet, np.bool_), np.zeros(feet))
-
-
-class SoleLevels(NamedTuple):
-    """The sole's planted heights ``(feet, 2)``, the clip's floor and the leg length."""
-
-    heights: np.ndarray
-    floor: float
-    unit: float
+    """A fresh detection state: no contact, pins at 0, no previous frame."""
+    state = np.zeros(feet, DETECT)
+    state["last"] = np.nan
+    return state
 
 
 @njit(cache=True)
-def detect_run(points, levels, dt, rule, state, pins, flags):
+def detect_run(points, heights, floor, unit, dt, rule, state, pins, flags):
     """Live contact detection over ``F`` frames of sole ``points (F, K, 2, 3)``: the
     :func:`contact_rule` with backward-difference speeds (0 on the first frame), the pin
     ramping linearly toward 1 in contact and 0 out of it over ``blend_in``/``blend_out``.
 
     Args:
-        levels: :class:`SoleLevels`; dt: seconds per frame; rule: :class:`ContactRule`.
-        state: :class:`DetectState`, updated in place.
+        heights: ``(K, 2)`` the sole points' planted heights; floor: the clip's floor;
+            unit: the leg length; dt: seconds per frame.
+        rule: ``(1,)`` :data:`CONTACT_RULE`; state: ``(K,)`` :data:`DETECT`, in place.
         pins, flags: ``(F, K)`` out.
     """
-    rate_in = dt / rule.blend_in if rule.blend_in > 0 else 1.0
-    rate_out = dt / rule.blend_out if rule.blend_out > 0 else 1.0
-    last, contact, pin = state.last_points, state.contact, state.pin
+    r = rule[0]
+    rate_in = dt / r.blend_in if r.blend_in > 0 else 1.0
+    rate_out = dt / r.blend_out if r.blend_out > 0 else 1.0
     for f in range(points.shape[0]):
         for k in range(points.shape[1]):
+            s = state[k]
+            last = s.last
             enter = False
             stay = False
             for p in range(2):
-                h = (points[f, k, p, 1] - levels.floor - levels.heights[k, p]) / levels.unit
+                h = (points[f, k, p, 1] - floor - heights[k, p]) / unit
                 speed = 0.0
-                if last[k, p, 0] == last[k, p, 0]:
-                    dx = points[f, k, p, 0] - last[k, p, 0]
-                    dz = points[f, k, p, 2] - last[k, p, 2]
-                    speed = math.sqrt(dx * dx + dz * dz) / dt / levels.unit
-                e, s = contact_rule(h, speed, rule)
-                enter = enter or e
-                stay = stay or s
+                if last[p, 0] == last[p, 0]:
+                    dx = points[f, k, p, 0] - last[p, 0]
+                    dz = points[f, k, p, 2] - last[p, 2]
+                    speed = math.sqrt(dx * dx + dz * dz) / dt / unit
+                on, keep = contact_rule(h, speed, r)
+                enter = enter or on
+                stay = stay or keep
                 for c in range(3):
-                    last[k, p, c] = points[f, k, p, c]
-            contact[k] = stay if contact[k] else enter
-            if contact[k]:
-                pin[k] = min(pin[k] + rate_in, 1.0)
+                    last[p, c] = points[f, k, p, c]
+            s.contact = stay if s.contact else enter
+            if s.contact:
+                s.pin = min(s.pin + rate_in, 1.0)
             else:
-                pin[k] = max(pin[k] - rate_out, 0.0)
-            pins[f, k] = pin[k]
-            flags[f, k] = contact[k]
+                s.pin = max(s.pin - rate_out, 0.0)
+            pins[f, k] = s.pin
+            flags[f, k] = s.contact
 
 
 def detect_live(
     ctx: FootContext, points: np.ndarray, dt: float, state: DetectState
 ) -> tuple[np.ndarray, np.ndarray]:
     """Step 2, live: pins and contact flags ``(F, feet)`` of sole ``points (F, feet, 2, 3)``
-    (:func:`detect_run`), carrying ``state`` (:class:`DetectState`)."""
+    (:func:`detect_run`), carrying ``state`` (``(feet,)`` :data:`DETECT` records)."""
     sole = ctx.sole
     pins = np.empty(points.shape[:2])
     flags = np.empty(points.shape[:2], dtype=np.bool_)
-    levels = SoleLevels(sole.heights, float(sole.floor), ctx.unit)
     rule = contact_rule_of(ctx.options.contacts)
-    detect_run(points, levels, float(dt), rule, state, pins, flags)
+    floor, unit = float(sole.floor), ctx.unit
+    detect_run(points, sole.heights, floor, unit, float(dt), rule, state, pins, flags)
     return pins, flags

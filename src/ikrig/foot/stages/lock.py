@@ -14,7 +14,7 @@ state; both use the same code and give the same frames.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,89 +27,77 @@ if TYPE_CHECKING:
     from ..state import FootState
 
 
-class LockBank(NamedTuple):
-    """The locks of ``K`` feet, updated in place.
+LOCK = np.dtype(
+    [
+        ("locked", np.bool_),
+        ("point", np.int64),
+        ("anchor", np.float64, (2,)),
+        ("delta", np.float64, (2,)),
+        ("velocity", np.float64, (2,)),
+        ("released", np.bool_),
+    ]
+)
+"""One foot's lock: ``locked`` (the foot is held), ``point`` (the held sole point, 0 heel,
+1 toe), ``anchor`` (X, Z where it is kept), ``delta`` (X, Z correction added to the foot),
+``velocity`` (of the correction, per second), ``released`` (the lock let go until this
+contact ends)."""
 
-    Attributes:
-        locked: ``(K,)`` bool, the foot is held.
-        point: ``(K,)`` int, the held sole point (0 heel, 1 toe).
-        anchor: ``(K, 2)`` where the held point is kept (X, Z).
-        delta: ``(K, 2)`` the correction added to the foot (X, Z).
-        velocity: ``(K, 2)`` the correction's velocity (per second).
-        released: ``(K,)`` bool, the lock let go until this contact ends.
-    """
-
-    locked: np.ndarray
-    point: np.ndarray
-    anchor: np.ndarray
-    delta: np.ndarray
-    velocity: np.ndarray
-    released: np.ndarray
+LockBank = np.ndarray
+"""``(feet,)`` record array of :data:`LOCK`, updated in place."""
 
 
 def new_lock_state(feet: int) -> LockBank:
     """Fresh locks for ``feet`` feet (nothing locked, no correction)."""
-    return LockBank(
-        np.zeros(feet, np.bool_), np.zeros(feet, np.int64), np.zeros((feet, 2)),
-        np.zeros((feet, 2)), np.zeros((feet, 2)), np.zeros(feet, np.bool_),
-    )  # fmt: skip
-
-
-class LockSettings(NamedTuple):
-    """``radius`` (data units) past which a lock lets go, and the return spring's rate
-    (:class:`~ikrig.signal.springs.SpringRate`)."""
-
-    radius: float
-    rate: tuple
+    return np.zeros(feet, LOCK)
 
 
 @njit(cache=True)
-def lock_step(bank, k, contact, p, pxz, settings):
-    """One frame of foot ``k``'s lock in ``bank`` (:class:`LockBank`, in place).
+def lock_step(lock, contact, p, pxz, radius, rate):
+    """One frame of one foot's ``lock`` (a :data:`LOCK` record, in place).
 
     ``contact``: in contact this frame; ``p``: the planted point (0 heel, 1 toe) at
-    ``pxz = (x, z)``; ``settings``: :class:`LockSettings`. Returns the correction
+    ``pxz = (x, z)``; ``radius``: past it the lock lets go (data units); ``rate``: the
+    return spring's :data:`~ikrig.signal.springs.RATE` record. Returns the correction
     ``(delta_x, delta_z)``.
     """
-    anchor, delta, vel = bank.anchor[k], bank.delta[k], bank.velocity[k]
+    anchor, delta, vel = lock.anchor, lock.delta, lock.velocity
     px, pz = pxz
-    if contact and not bank.released[k]:
-        if not bank.locked[k] or bank.point[k] != p:
+    if contact and not lock.released:
+        if not lock.locked or lock.point != p:
             # (re)anchor so that the current correction carries on unchanged
-            bank.locked[k] = True
-            bank.point[k] = p
+            lock.locked = True
+            lock.point = p
             anchor[0] = px + delta[0]
             anchor[1] = pz + delta[1]
         dx = anchor[0] - px
         dz = anchor[1] - pz
-        radius = settings.radius
         if dx * dx + dz * dz > radius * radius:
-            bank.released[k] = True  # released until this span ends
+            lock.released = True  # released until this span ends
         else:
-            dt = settings.rate.dt
-            vel[0] = (dx - delta[0]) / dt
-            vel[1] = (dz - delta[1]) / dt
+            vel[0] = (dx - delta[0]) / rate.dt
+            vel[1] = (dz - delta[1]) / rate.dt
             delta[0] = dx
             delta[1] = dz
-    if not contact or bank.released[k]:
+    if not contact or lock.released:
         if not contact:
-            bank.locked[k] = False
-            bank.released[k] = False
+            lock.locked = False
+            lock.released = False
         # delta returns to zero on the spring
         for c in range(2):
-            delta[c], vel[c] = spring_step(delta[c], vel[c], 0.0, 0.0, settings.rate)
+            delta[c], vel[c] = spring_step(delta[c], vel[c], 0.0, 0.0, rate)
     return delta[0], delta[1]
 
 
 @njit(cache=True)
-def _lock_run(contact, planted, points_xz, settings, bank, out):
+def _lock_run(contact, planted, points_xz, radius, rate, bank, out):
     """Locking over F frames: contact (F, K) bool; planted (F, K) int (0 heel, 1 toe);
     points_xz (F, K, 2, 2); out (F, K, 2)."""
+    r = rate[0]
     for f in range(contact.shape[0]):
         for k in range(contact.shape[1]):
             p = planted[f, k]
             pxz = (points_xz[f, k, p, 0], points_xz[f, k, p, 1])
-            out[f, k, 0], out[f, k, 1] = lock_step(bank, k, contact[f, k], p, pxz, settings)
+            out[f, k, 0], out[f, k, 1] = lock_step(bank[k], contact[f, k], p, pxz, radius, r)
 
 
 def lock_feet(
@@ -139,12 +127,12 @@ def lock_feet(
     if state is None:
         state = new_lock_state(c.shape[1])
     out = np.zeros(c.shape + (2,))
-    settings = LockSettings(float(radius), spring_rate(float(halflife), float(frame_time)))
     _lock_run(
         c,
         np.ascontiguousarray(planted, dtype=np.int64),
         np.ascontiguousarray(points_xz, dtype=np.float64),
-        settings,
+        float(radius),
+        spring_rate(float(halflife), float(frame_time)),
         state,
         out,
     )
@@ -152,7 +140,7 @@ def lock_feet(
 
 
 @njit(cache=True)
-def lock_run(points, heights, ground, contacts, settings, bank, shift):
+def lock_run(points, heights, ground, contacts, radius, rate, bank, shift):
     """Locking applied to the sole points.
 
     Args:
@@ -160,10 +148,12 @@ def lock_run(points, heights, ground, contacts, settings, bank, shift):
         heights: ``(K, 2)`` the points' planted heights.
         ground: ``(heights (F, K, 2), hit (F, K, 2))`` the ground under each point.
         contacts: ``(F, K)`` bool; a foot locks only where the ground is under both points.
-        settings: :class:`LockSettings`; bank: :class:`LockBank`, in place.
+        radius: past it a lock lets go; rate: the return spring's ``(1,)`` RATE.
+        bank: ``(K,)`` :data:`LOCK` records, in place.
         shift: ``(F, K, 2)`` out: the X and Z correction of each foot.
     """
     gh, hit = ground
+    r = rate[0]
     for f in range(points.shape[0]):
         for k in range(points.shape[1]):
             c0 = points[f, k, 0, 1] - heights[k, 0] - gh[f, k, 0]
@@ -171,7 +161,7 @@ def lock_run(points, heights, ground, contacts, settings, bank, shift):
             p = 1 if c1 < c0 else 0  # the lower point is the planted one (heel on a tie)
             on = contacts[f, k] and hit[f, k, 0] and hit[f, k, 1]
             pxz = (points[f, k, p, 0], points[f, k, p, 2])
-            dx, dz = lock_step(bank, k, on, p, pxz, settings)
+            dx, dz = lock_step(bank[k], on, p, pxz, radius, r)
             shift[f, k, 0] = dx
             shift[f, k, 1] = dz
             for q in range(2):
@@ -181,16 +171,16 @@ def lock_run(points, heights, ground, contacts, settings, bank, shift):
 
 def hold_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     """Step 9 on ``goals``: planted feet keep their horizontal place; sets ``goals.shift``
-    and moves ``goals.points`` (``state.lock``: the :class:`LockBank`)."""
+    and moves ``goals.points`` (``state.lock``: :data:`LOCK` records)."""
     o = ctx.options.lock
     gh, _, hit = ground_heights(ctx.ground, goals.points, ctx.sole.floor)
-    settings = LockSettings(o.radius * ctx.unit, spring_rate(o.halflife, goals.frame_time))
     lock_run(
         goals.points,
         ctx.sole.heights,
         (np.ascontiguousarray(gh, dtype=np.float64), hit),
         np.ascontiguousarray(goals.contacts, dtype=np.bool_),
-        settings,
+        o.radius * ctx.unit,
+        spring_rate(o.halflife, goals.frame_time),
         state.lock,
         goals.shift,
     )

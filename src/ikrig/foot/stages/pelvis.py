@@ -6,8 +6,9 @@ spring (:func:`hold_pelvis`) (5b)."""
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,21 +17,33 @@ from ...signal.easing import smooth_max, smooth_min
 from ...signal.filters import upper_envelope
 from ...signal.springs import spring_advance, spring_rate
 from ..context import FootContext
+from ..options import PelvisOptions
 from .goals import FootGoals
 
 if TYPE_CHECKING:
     from ..state import FootState
 
 
-class Reach(NamedTuple):
-    """How far legs may straighten, in data units: ``unit`` (the leg length),
-    ``max_extension`` and ``extension_cap`` (fractions of each leg's length) and
-    ``max_drop`` (the largest pelvis drop)."""
+REACH = np.dtype(
+    [
+        ("unit", np.float64),
+        ("max_extension", np.float64),
+        ("extension_cap", np.float64),
+        ("max_drop", np.float64),
+    ]
+)
+"""How far legs may straighten: ``unit`` (the leg length, data units), ``max_extension``
+and ``extension_cap`` (fractions of each leg's length) and ``max_drop`` (the largest pelvis
+drop, data units)."""
 
-    unit: float
-    max_extension: float
-    extension_cap: float
-    max_drop: float
+
+@functools.lru_cache(maxsize=32)
+def reach_of(options: PelvisOptions, unit: float) -> np.ndarray:
+    """The ``(1,)`` :data:`REACH` record of ``options`` for legs of length ``unit``."""
+    o = options
+    reach = np.array([(unit, o.max_extension, o.extension_cap, o.max_drop * unit)], REACH)
+    reach.flags.writeable = False
+    return reach
 
 
 @njit(cache=True)
@@ -56,9 +69,10 @@ def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
         targets: ``(F, K, 3)`` ankle targets (world); root: ``(F,)`` the root's vertical
             offset.
         lengths: ``(K,)`` leg lengths (thigh plus shin).
-        reach: :class:`Reach`.
+        reach: ``(1,)`` :data:`REACH` record.
         need: ``(F,)`` out.
     """
+    reach = reach[0]
     band = 0.01 * reach.unit
     for f in range(targets.shape[0]):
         top = 0.0
@@ -83,14 +97,13 @@ def pelvis_needs(
     the source's extension or ``max_extension`` (never beyond ``extension_cap``), at most
     ``max_drop``, with the root at ``root_offset (F,)`` and the ankles at ``targets (F,
     feet, 3)``."""
-    o, L = ctx.options.pelvis, ctx.unit
     need = np.zeros(len(root_offset))
     pelvis_need_run(
         goals.positions_world[:, ctx.leg_joints],
         targets,
         np.ascontiguousarray(root_offset, dtype=np.float64),
         ctx.leg_lengths,
-        Reach(L, o.max_extension, o.extension_cap, o.max_drop * L),
+        reach_of(ctx.options.pelvis, ctx.unit),
         need,
     )
     return need
@@ -108,8 +121,9 @@ def pelvis_hold_run(need, band, rate, spring, drop):
     """Step 5b, causal: the drop follows ``need (F,)`` at once when it grows and comes back
     on a spring (``rate``, 1 spring); a smooth maximum of the two (width ``band``) keeps the
     hand-over free of kinks. ``drop (F,)`` out."""
+    r = rate[0]
     for f in range(need.shape[0]):
-        held = spring_advance(spring, 0, need[f], rate)
+        held = spring_advance(spring, 0, need[f], r)
         drop[f] = smooth_max(need[f], held, band) - 0.5 * band
 
 

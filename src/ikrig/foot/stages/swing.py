@@ -153,15 +153,16 @@ def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 @njit(cache=True)
 def swing_run(planted, stance, contacts, rate, held, spring, out):
     """Live, without a plan (see :func:`live_foot_offsets`): ``planted, stance (F, K)``,
-    ``contacts (F, K)`` bool, ``rate`` the spring's
-    :class:`~ikrig.signal.springs.SpringRate`, ``held (K,)`` and ``spring`` (``K``
+    ``contacts (F, K)`` bool, ``rate`` the spring's ``(1,)``
+    :data:`~ikrig.signal.springs.RATE`, ``held (K,)`` and ``spring`` (``K``
     springs) in place, ``out (F, K)``."""
+    r = rate[0]
     for f in range(planted.shape[0]):
         for k in range(planted.shape[1]):
             if contacts[f, k] or held[k] != held[k]:
                 held[k] = stance[f, k]
             goal = stance[f, k] if contacts[f, k] else max(held[k], planted[f, k])
-            x = spring_advance(spring, k, goal, rate)
+            x = spring_advance(spring, k, goal, r)
             out[f, k] = stance[f, k] if contacts[f, k] else max(x, planted[f, k])
 
 

@@ -40,6 +40,7 @@ def root_run(offsets, weights, softness, rate, spring, out):
     a person on stairs does, and a foot lifted or placed hands over smoothly. Then one
     spring (``spring``, ``rate``). ``out (F,)``.
     """
+    r = rate[0]
     for f in range(offsets.shape[0]):
         low = offsets[f, 0]
         for k in range(1, offsets.shape[1]):
@@ -51,7 +52,7 @@ def root_run(offsets, weights, softness, rate, spring, out):
             num += w * math.exp(-(offsets[f, k] - low) / softness)
             den += w
         goal = low - softness * math.log(num / den)
-        out[f] = spring_advance(spring, 0, goal, rate)
+        out[f] = spring_advance(spring, 0, goal, r)
 
 
 def root_offsets(
@@ -83,11 +84,12 @@ def full_targets_run(ankles, offsets, planted, shift, rate, spring, targets):
     (live estimates) the offsets move on a short spring (``spring``, ``K`` springs; it
     takes the last kinks out: lock switches, plant ramps) that never lets a sole sink below
     ``planted``; with 0 (a plan, already smooth) they are used as they are."""
+    r = rate[0]
     for f in range(ankles.shape[0]):
         for k in range(ankles.shape[1]):
             o = offsets[f, k]
-            if rate.halflife > 0.0:
-                o = max(spring_advance(spring, k, o, rate), planted[f, k])
+            if r.halflife > 0.0:
+                o = max(spring_advance(spring, k, o, r), planted[f, k])
             targets[f, k, 0] = ankles[f, k, 0] + shift[f, k, 0]
             targets[f, k, 1] = ankles[f, k, 1] + o
             targets[f, k, 2] = ankles[f, k, 2] + shift[f, k, 1]
