@@ -40,8 +40,7 @@ SpringBank = np.ndarray
 def spring_bank(n: int) -> SpringBank:
     """A fresh bank of ``n`` springs (NaN: each starts at rest on its first goal)."""
     bank = np.empty(n, SPRING)
-    for name in SPRING.names:
-        bank[name] = np.nan
+    bank["value"] = bank["velocity"] = bank["goal"] = np.nan
     return bank
 
 
