@@ -4,6 +4,9 @@ The boxes live in a slot grid of the walking frame ``s = (xz - start) . w``,
 ``u = (xz - start) . (w_z, -w_x)``: ``boxes (S, 5)`` holds per slot ``s0, s1, u0, u1,
 height`` (height 0: empty slot), slot ``ju * n_s + js``. Ray casts work in the frame
 ``(s, y - floor, u)``. See :mod:`ikrig.ground._ray` for the kernels' contract.
+
+The kernels take ``boxes`` and the ground's :func:`blocks_settings` (cheap to pass from
+Python) and build their :class:`BlocksShape` from them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import numpy as np
 
 from .._numba import njit
 from ._grid_walk import Grid, grid_span, grid_walk, outside, t_exit, walk_next
-from ._ray import BARY_EPS, PAD, Hit, Surface, cast_rays, no_hit, query_points
+from ._ray import BARY_EPS, FRAME_FIELDS, PAD, Hit, RayOut, Surface, cast_rays, no_hit, query_points
 
 
 class SlotGrid(NamedTuple):
@@ -37,6 +40,28 @@ class BlocksShape(NamedTuple):
     start: tuple[float, float]  # world (x, z) of the frame's origin
     w: tuple[float, float]  # unit (x, z) of the s axis
     floor: float  # world Y of the floor
+
+
+BLOCKS_DTYPE = np.dtype(
+    FRAME_FIELDS
+    + [(f, np.int64 if f in ("n_s", "n_u") else np.float64) for f in SlotGrid._fields]
+    + [("max_height", np.float64)]
+)
+
+
+def blocks_settings(slots: SlotGrid, max_height: float, start, w, floor: float) -> np.ndarray:
+    """``(1,)`` :data:`BLOCKS_DTYPE`: a blocks ground's slot grid, highest box, frame
+    (``start``, ``w``: world ``(x, z)``) and floor as a kernel argument."""
+    row = (start[0], start[1], w[0], w[1], floor, *slots, max_height)
+    return np.array([row], dtype=BLOCKS_DTYPE)
+
+
+@njit(cache=True)
+def _blocks_of(boxes, settings):
+    """The :class:`BlocksShape` of the kernels' arguments."""
+    r = settings[0]
+    slots = SlotGrid(r.s_lo, r.u_lo, r.size_s, r.size_u, r.n_s, r.n_u)
+    return BlocksShape(boxes, slots, r.max_height, (r.start_x, r.start_z), (r.w_x, r.w_z), r.floor)
 
 
 @njit(cache=True)
@@ -186,13 +211,14 @@ def _blocks_hit(b, ray):
 
 
 @njit(cache=True)
-def blocks_height_at(b, xz, out_h, out_n, out_mask):
-    """Vertical queries on a blocks ground (a :class:`BlocksShape`); never misses."""
-    query_points(_blocks_height, b, xz, out_h, out_n, out_mask)
+def blocks_height_at(boxes, settings, xz, out_h, out_n, out_mask):
+    """Vertical queries on a blocks ground; never misses."""
+    query_points(_blocks_height, _blocks_of(boxes, settings), xz, out_h, out_n, out_mask)
 
 
 @njit(cache=True)
-def blocks_raycast(b, origins, dirs, tmaxs, out):
-    """Ray casts on a blocks ground (a :class:`BlocksShape`): the floor (holed under the
-    boxes) and the boxes' tops and sides."""
-    cast_rays(_blocks_hit, b, origins, dirs, tmaxs, out)
+def blocks_raycast(boxes, settings, origins, dirs, tmaxs, mask, dist, point, normal):
+    """Ray casts on a blocks ground: the floor (holed under the boxes) and the boxes' tops
+    and sides."""
+    out = RayOut(mask, dist, point, normal)
+    cast_rays(_blocks_hit, _blocks_of(boxes, settings), origins, dirs, tmaxs, out)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
+
 from .._numba import njit
 
 
@@ -28,6 +30,23 @@ class Grid(NamedTuple):
     ylo: float  # height range of the contents
     yhi: float
     pad: float  # padding of the bounding box and of each cell's height range
+
+
+# A Grid as a one-element structured array: what crosses from Python into a kernel (Numba
+# dispatches a structured array much faster than a namedtuple); :func:`grid_of` reads it back.
+GRID_DTYPE = np.dtype([(f, np.int64 if f in ("nx", "nz") else np.float64) for f in Grid._fields])
+
+
+def grid_settings(grid: Grid) -> np.ndarray:
+    """``(1,)`` :data:`GRID_DTYPE`: ``grid`` as a kernel argument."""
+    return np.array([tuple(grid)], dtype=GRID_DTYPE)
+
+
+@njit(cache=True)
+def grid_of(settings):
+    """The :class:`Grid` of a :func:`grid_settings` array."""
+    r = settings[0]
+    return Grid(r.x0, r.z0, r.cx, r.cz, r.nx, r.nz, r.ylo, r.yhi, r.pad)
 
 
 class Axis(NamedTuple):

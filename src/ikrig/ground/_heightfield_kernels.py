@@ -4,6 +4,9 @@
 :class:`HeightfieldShape` counts cells, ``W - 1`` by ``H - 1``. Each cell is split along its
 diagonal from ``(ix, iz)`` to ``(ix + 1, iz + 1)`` into the triangles ``(00, 10, 11)`` and
 ``(00, 11, 01)``. See :mod:`ikrig.ground._ray` for the kernels' contract.
+
+The kernels take ``heights`` and the grid's :func:`~ikrig.ground._grid_walk.grid_settings`
+(cheap to pass from Python) and build their :class:`HeightfieldShape` from them.
 """
 
 from __future__ import annotations
@@ -14,8 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._numba import njit
-from ._grid_walk import Grid, grid_span, grid_walk, outside, t_exit, walk_next
-from ._ray import BARY_EPS, Hit, Surface, cast_rays, no_hit, query_points, ray_tri
+from ._grid_walk import Grid, grid_of, grid_span, grid_walk, outside, t_exit, walk_next
+from ._ray import BARY_EPS, Hit, RayOut, Surface, cast_rays, no_hit, query_points, ray_tri
 
 
 class HeightfieldShape(NamedTuple):
@@ -128,12 +131,14 @@ def _hf_hit(hf, ray):
 
 
 @njit(cache=True)
-def hf_height_at(hf, xz, out_h, out_n, out_mask):
+def hf_height_at(heights, grid, xz, out_h, out_n, out_mask):
     """Vertical queries on a heightfield: height, upward unit normal and mask per point."""
+    hf = HeightfieldShape(heights, grid_of(grid))
     query_points(_hf_height, hf, xz, out_h, out_n, out_mask)
 
 
 @njit(cache=True)
-def hf_raycast(hf, origins, dirs, tmaxs, out):
+def hf_raycast(heights, grid, origins, dirs, tmaxs, mask, dist, point, normal):
     """Ray casts on a heightfield."""
-    cast_rays(_hf_hit, hf, origins, dirs, tmaxs, out)
+    hf = HeightfieldShape(heights, grid_of(grid))
+    cast_rays(_hf_hit, hf, origins, dirs, tmaxs, RayOut(mask, dist, point, normal))

@@ -14,12 +14,33 @@ from typing import NamedTuple
 import numpy as np
 
 from .._numba import njit
-from ._grid_walk import Grid, grid_span, grid_walk, outside, t_exit, walk_next
-from ._ray import PARALLEL_EPS, Hit, cast_rays, no_hit, ray_tri
+from ._grid_walk import (
+    Grid,
+    grid_of,
+    grid_settings,
+    grid_span,
+    grid_walk,
+    outside,
+    t_exit,
+    walk_next,
+)
+from ._ray import (
+    PARALLEL_EPS,
+    Hit,
+    Ray,
+    RayOut,
+    cast_rays,
+    no_hit,
+    ray_tri,
+    unit_dir,
+    write_hit,
+    write_miss,
+)
 
 
 class MeshShape(NamedTuple):
-    """A triangle mesh binned into an XZ grid, as :func:`mesh_raycast` takes it."""
+    """A triangle mesh binned into an XZ grid (:func:`mesh_args`: as :func:`mesh_raycast`
+    takes it)."""
 
     tri: np.ndarray  # (F, 10) triangle table (module docstring)
     nrm: np.ndarray  # (F, 3) unit normals
@@ -86,69 +107,26 @@ def mesh_cell_y(starts, items, tri_ymin, tri_ymax):
     return out
 
 
-@njit(inline="always")
-def _mesh_hit(m, ray):
-    """Walk the grid's cells; in each, test the triangles whose box meets the box the ray
-    sweeps through the cell; stop at the first cell holding a hit nearer than its exit.
-    Among hits at the same distance the lowest row wins."""
-    g = m.grid
+@njit(cache=True)
+def _swept_box(ray, t_a, t_b, pad):
+    """``(x0, x1, y0, y1, z0, z1)``: the box the ray sweeps between distances ``t_a`` and
+    ``t_b``, padded by ``pad``."""
     ox, oy, oz = ray.origin
     dx, dy, dz = ray.direction
-    tmax = ray.max_dist
-    pad = g.pad
-    t0, t1 = grid_span(g, ray.origin, ray.direction, tmax)
-    best = math.inf
-    best_f = -1
-    if t0 <= t1:
-        w = grid_walk(g, ray.origin, ray.direction, t0)
-        for _ in range(g.nx + g.nz + 2):
-            t_out = t_exit(w, t1)
-            c = w.iz * g.nx + w.ix
-            t_cur = w.t_in
-            ya = oy + dy * t_cur
-            yb = oy + dy * min(t_out, best)
-            if max(ya, yb) + pad >= m.cell_y[c, 0] and min(ya, yb) - pad <= m.cell_y[c, 1]:
-                lim = min(tmax, best)
-                # the box the ray sweeps in this cell: triangles whose box misses it are skipped
-                te = min(t_out, best)
-                xa = ox + dx * t_cur
-                xb = ox + dx * te
-                za = oz + dz * t_cur
-                zb = oz + dz * te
-                bx0 = min(xa, xb) - pad
-                bx1 = max(xa, xb) + pad
-                by0 = min(ya, yb) - pad
-                by1 = max(ya, yb) + pad
-                bz0 = min(za, zb) - pad
-                bz1 = max(za, zb) + pad
-                for k in range(m.starts[c], m.starts[c + 1]):
-                    f = m.items[k]
-                    if (
-                        m.ibox[k, 0] > bx1
-                        or m.ibox[k, 1] < bx0
-                        or m.ibox[k, 2] > by1
-                        or m.ibox[k, 3] < by0
-                        or m.ibox[k, 4] > bz1
-                        or m.ibox[k, 5] < bz0
-                    ):
-                        continue
-                    a = (m.tri[f, 0], m.tri[f, 1], m.tri[f, 2])
-                    e1 = (m.tri[f, 3], m.tri[f, 4], m.tri[f, 5])
-                    e2 = (m.tri[f, 6], m.tri[f, 7], m.tri[f, 8])
-                    t = ray_tri(ray, a, e1, e2, m.tri[f, 9], lim)
-                    if t >= 0.0 and (t < best or (t == best and f < best_f)):
-                        best = t
-                        best_f = f
-                        lim = t
-            if best <= t_out or t_out >= t1:
-                break
-            w = walk_next(w)
-            if outside(w, g):
-                break
-    # read m last, on every path: its reference is then dropped at one place (see _ray)
-    row = max(best_f, 0)
-    normal = (m.nrm[row, 0], m.nrm[row, 1], m.nrm[row, 2])
-    return Hit(best, normal) if best_f >= 0 else no_hit()
+    xa = ox + dx * t_a
+    xb = ox + dx * t_b
+    ya = oy + dy * t_a
+    yb = oy + dy * t_b
+    za = oz + dz * t_a
+    zb = oz + dz * t_b
+    return (
+        min(xa, xb) - pad,
+        max(xa, xb) + pad,
+        min(ya, yb) - pad,
+        max(ya, yb) + pad,
+        min(za, zb) - pad,
+        max(za, zb) + pad,
+    )
 
 
 @njit(inline="always")
@@ -172,18 +150,82 @@ def _picked_hit(p, ray):
     return hit
 
 
-@njit(cache=True)
-def mesh_raycast(m, origins, dirs, tmaxs, out):
-    """Nearest-hit ray casts on a triangle mesh (a :class:`MeshShape`) through its grid."""
-    cast_rays(_mesh_hit, m, origins, dirs, tmaxs, out)
+def mesh_args(m: MeshShape) -> tuple:
+    """The arguments :func:`mesh_raycast` takes before the rays: the arrays of ``m`` and its
+    grid's :func:`~ikrig.ground._grid_walk.grid_settings`."""
+    return (m.tri, m.nrm, m.starts, m.items, m.ibox, m.cell_y, grid_settings(m.grid))
 
 
 @njit(cache=True)
-def tri_hits(p, origins, dirs, tmaxs, out):
+def mesh_raycast(
+    tri, nrm, starts, items, ibox, cell_y, grid, origins, dirs, tmaxs, mask, dist, point, normal
+):
+    """Nearest-hit ray casts on a triangle mesh (the arrays of :func:`mesh_args`).
+
+    The loop of :func:`~ikrig.ground._ray.cast_rays`, written out with the intersection in
+    it, so that the mesh's arrays are read only as this kernel's arguments (an array handed
+    to a function per ray costs two atomic reference-count updates; see
+    :mod:`ikrig.ground._ray`). Each ray walks the grid's cells; in each, it tests the
+    triangles whose box meets the box the ray sweeps through the cell, and stops at the
+    first cell holding a hit nearer than its exit. Among hits at the same distance the
+    lowest row wins.
+    """
+    out = RayOut(mask, dist, point, normal)
+    g = grid_of(grid)
+    for i in range(origins.shape[0]):
+        direction, ok = unit_dir((dirs[i, 0], dirs[i, 1], dirs[i, 2]))
+        ray = Ray(i, (origins[i, 0], origins[i, 1], origins[i, 2]), direction, tmaxs[i])
+        oy = ray.origin[1]
+        dy = direction[1]
+        best = math.inf
+        best_f = -1
+        t0, t1 = grid_span(g, ray.origin, direction, ray.max_dist) if ok else (1.0, 0.0)
+        if t0 <= t1:
+            w = grid_walk(g, ray.origin, direction, t0)
+            for _ in range(g.nx + g.nz + 2):
+                t_out = t_exit(w, t1)
+                c = w.iz * g.nx + w.ix
+                ya = oy + dy * w.t_in
+                yb = oy + dy * min(t_out, best)
+                if max(ya, yb) + g.pad >= cell_y[c, 0] and min(ya, yb) - g.pad <= cell_y[c, 1]:
+                    lim = min(ray.max_dist, best)
+                    bx0, bx1, by0, by1, bz0, bz1 = _swept_box(ray, w.t_in, min(t_out, best), g.pad)
+                    for k in range(starts[c], starts[c + 1]):
+                        if (
+                            ibox[k, 0] > bx1
+                            or ibox[k, 1] < bx0
+                            or ibox[k, 2] > by1
+                            or ibox[k, 3] < by0
+                            or ibox[k, 4] > bz1
+                            or ibox[k, 5] < bz0
+                        ):
+                            continue
+                        f = items[k]
+                        a = (tri[f, 0], tri[f, 1], tri[f, 2])
+                        e1 = (tri[f, 3], tri[f, 4], tri[f, 5])
+                        e2 = (tri[f, 6], tri[f, 7], tri[f, 8])
+                        t = ray_tri(ray, a, e1, e2, tri[f, 9], lim)
+                        if t >= 0.0 and (t < best or (t == best and f < best_f)):
+                            best = t
+                            best_f = f
+                            lim = t
+                if best <= t_out or t_out >= t1:
+                    break
+                w = walk_next(w)
+                if outside(w, g):
+                    break
+        if best_f >= 0:
+            write_hit(out, ray, Hit(best, (nrm[best_f, 0], nrm[best_f, 1], nrm[best_f, 2])))
+        else:
+            write_miss(out, ray)
+
+
+@njit(cache=True)
+def tri_hits(p, origins, dirs, tmaxs, mask, dist, point, normal):
     """Complete ray casts whose triangle is already known (a :class:`PickedRows`).
 
     Used after an external intersector (Embree) picked the triangles: the distance is
     recomputed in float64 from the triangle's plane; rays whose distance falls outside
     ``[0, max_dist]`` (or that are parallel to the plane) become misses.
     """
-    cast_rays(_picked_hit, p, origins, dirs, tmaxs, out)
+    cast_rays(_picked_hit, p, origins, dirs, tmaxs, RayOut(mask, dist, point, normal))

@@ -3,6 +3,9 @@
 ``f`` is the polyline through the knots ``(ks[k], ky[k])``: ``ks (K,)`` non-decreasing (equal
 neighbours form a vertical face), constant beyond the end knots. See
 :mod:`ikrig.ground._ray` for the kernels' contract.
+
+The kernels take ``ks``, ``ky`` and the frame's :func:`profile_settings` (cheap to pass
+from Python) and build their :class:`ProfileShape` from them.
 """
 
 from __future__ import annotations
@@ -13,7 +16,19 @@ from typing import NamedTuple
 import numpy as np
 
 from .._numba import njit
-from ._ray import BARY_EPS, PARALLEL_EPS, Hit, Surface, cast_rays, no_hit, query_points
+from ._ray import (
+    BARY_EPS,
+    FRAME_FIELDS,
+    PARALLEL_EPS,
+    Hit,
+    RayOut,
+    Surface,
+    cast_rays,
+    no_hit,
+    query_points,
+)
+
+PROFILE_DTYPE = np.dtype(FRAME_FIELDS)
 
 
 class ProfileShape(NamedTuple):
@@ -36,6 +51,19 @@ class ProfileRays(NamedTuple):
     floor: float
     tol: float  # absolute slack (length units) at the segments' ends
     big: float  # the end knots extend by horizontal segments this long
+
+
+def profile_settings(start, w, floor: float) -> np.ndarray:
+    """``(1,)`` :data:`PROFILE_DTYPE`: the frame (``start``, ``w``: world ``(x, z)``) and
+    floor of a profile ground as a kernel argument."""
+    return np.array([(start[0], start[1], w[0], w[1], floor)], dtype=PROFILE_DTYPE)
+
+
+@njit(cache=True)
+def _profile_of(ks, ky, settings):
+    """The :class:`ProfileShape` of the kernels' arguments."""
+    r = settings[0]
+    return ProfileShape(ks, ky, (r.start_x, r.start_z), (r.w_x, r.w_z), r.floor)
 
 
 @njit(cache=True)
@@ -174,13 +202,14 @@ def _reach(p):
 
 
 @njit(cache=True)
-def profile_height_at(p, xz, out_h, out_n, out_mask):
-    """Vertical queries on a profile ground (a :class:`ProfileShape`)."""
-    query_points(_profile_height, p, xz, out_h, out_n, out_mask)
+def profile_height_at(ks, ky, settings, xz, out_h, out_n, out_mask):
+    """Vertical queries on a profile ground."""
+    query_points(_profile_height, _profile_of(ks, ky, settings), xz, out_h, out_n, out_mask)
 
 
 @njit(cache=True)
-def profile_raycast(p, origins, dirs, tmaxs, out):
-    """Ray casts on a profile ground (a :class:`ProfileShape`); the end knots are extended
-    by horizontal segments far beyond the profile."""
-    cast_rays(_profile_hit, _reach(p), origins, dirs, tmaxs, out)
+def profile_raycast(ks, ky, settings, origins, dirs, tmaxs, mask, dist, point, normal):
+    """Ray casts on a profile ground; the end knots are extended by horizontal segments far
+    beyond the profile."""
+    out = RayOut(mask, dist, point, normal)
+    cast_rays(_profile_hit, _reach(_profile_of(ks, ky, settings)), origins, dirs, tmaxs, out)

@@ -136,6 +136,14 @@ def _kernel_array(a) -> np.ndarray:
     return np.require(a, dtype=np.float64, requirements=["C", "W"])
 
 
+def frozen(a) -> np.ndarray:
+    """A read-only, C-contiguous float64 copy of ``a``: a ground's geometry, fixed once built
+    (its kernels' arguments are built once, from these)."""
+    out = np.array(a, dtype=np.float64, order="C")
+    out.setflags(write=False)
+    return out
+
+
 def prepare_xz(xz) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
     """Validate and flatten vertical-query positions: ``(dtype, batch shape, (N, 2) f64)``."""
     dtype = float_dtype(xz)
@@ -147,19 +155,20 @@ def prepare_xz(xz) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
 def empty_outputs(n: int) -> RayOut:
     """Ray-kernel output buffers for ``n`` rays."""
     return RayOut(
-        mask=np.empty(n, dtype=np.bool_),
-        dist=np.empty(n, dtype=np.float64),
-        point=np.empty((n, 3), dtype=np.float64),
-        normal=np.empty((n, 3), dtype=np.float64),
+        np.empty(n, dtype=np.bool_),  # mask
+        np.empty(n, dtype=np.float64),  # dist
+        np.empty((n, 3), dtype=np.float64),  # point
+        np.empty((n, 3), dtype=np.float64),  # normal
     )
 
 
-def run_ray_kernel(kernel, shape, rays: RayBatch) -> Hits:
-    """Call a ray kernel ``kernel(shape, origins, directions, max_dist, out)`` (see
-    :mod:`ikrig.ground._ray`) on a batch and shape its outputs."""
+def run_ray_kernel(kernel, args: tuple, rays: RayBatch) -> Hits:
+    """Call a ray kernel ``kernel(*args, origins, directions, max_dist, *out)`` (see
+    :mod:`ikrig.ground._ray`; ``args``: the ground's arrays; ``out``: a :class:`RayOut`) on
+    a batch and shape its outputs."""
     out = empty_outputs(rays.origins.shape[0])
     notify_compiling()
-    kernel(shape, rays.origins, rays.directions, rays.max_dist, out)
+    kernel(*args, rays.origins, rays.directions, rays.max_dist, *out)
     return make_hits(rays, out)
 
 
@@ -210,10 +219,10 @@ def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return h.reshape(shape), nrm.reshape(shape + (3,)), mask.reshape(shape)
 
 
-def height_from_raycast(kernel, shape, xz, top: float, bottom: float):
+def height_from_raycast(kernel, args: tuple, xz, top: float, bottom: float):
     """Vertical queries answered by a ray kernel casting rays straight down from above.
 
-    ``kernel(shape, origins, directions, max_dist, out)`` is a ray kernel (see
+    ``kernel(*args, origins, directions, max_dist, *out)`` is a ray kernel (see
     :mod:`ikrig.ground._ray`); ``top``/``bottom``: the ground's highest and lowest world Y.
     Returns the topmost surface, normals turned up (the rays come from above), height 0 and
     normal +Y where nothing is hit.
@@ -230,7 +239,7 @@ def height_from_raycast(kernel, shape, xz, top: float, bottom: float):
     directions[:, 1] = -1.0
     out = empty_outputs(n)
     notify_compiling()
-    kernel(shape, origins, directions, np.full(n, np.inf), out)
+    kernel(*args, origins, directions, np.full(n, np.inf), *out)
     h = np.where(out.mask, out.point[:, 1], 0.0)
     return (
         h.reshape(batch).astype(dtype, copy=False),

@@ -6,10 +6,10 @@ import numpy as np
 
 from .._checks import as_float, positive
 from ..errors import InputError
-from ._grid_walk import Grid
-from ._heightfield_kernels import HeightfieldShape, hf_height_at, hf_raycast
+from ._grid_walk import Grid, grid_settings
+from ._heightfield_kernels import hf_height_at, hf_raycast
 from ._ray import PAD
-from .base import Hits, prepare_rays, run_height_kernel, run_ray_kernel
+from .base import Hits, frozen, prepare_rays, run_height_kernel, run_ray_kernel
 
 
 class Heightfield:
@@ -50,10 +50,21 @@ class Heightfield:
             raise InputError(f"cell_size: expected a scalar or (2,), got shape {c.shape}")
         self.heights = np.ascontiguousarray(h)
         self.heights.setflags(write=False)
-        self.origin_xz = o
-        self.cell_size = np.array([positive(c[0], "cell_size"), positive(c[1], "cell_size")])
+        self.origin_xz = frozen(o)
+        self.cell_size = frozen([positive(c[0], "cell_size"), positive(c[1], "cell_size")])
         self.hmin = float(h.min())
         self.hmax = float(h.max())
+        self._kernel_args = self._make_kernel_args()
+
+    def _make_kernel_args(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(heights, grid settings)``: what the kernels take, built once (a ground does not
+        change after construction)."""
+        h, w = self.heights.shape
+        x0, z0 = self.origin_xz.tolist()
+        cx, cz = self.cell_size.tolist()
+        pad = PAD * min(cx, cz)
+        grid = Grid(x0, z0, cx, cz, w - 1, h - 1, self.hmin, self.hmax, pad)
+        return self.heights, grid_settings(grid)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -93,15 +104,6 @@ class Heightfield:
         heights = np.broadcast_to(heights, (n[1], n[0]))
         return cls(heights, b[0], cell)
 
-    def _shape(self) -> HeightfieldShape:
-        """The kernels' record, built on each query from the current attributes."""
-        h, w = self.heights.shape
-        x0, z0 = self.origin_xz.tolist()
-        cx, cz = self.cell_size.tolist()
-        pad = PAD * min(cx, cz)
-        grid = Grid(x0, z0, cx, cz, w - 1, h - 1, self.hmin, self.hmax, pad)
-        return HeightfieldShape(self.heights, grid)
-
     def height_at(self, xz):
         """Exact heights and upward normals of the triangle under each point.
 
@@ -112,9 +114,9 @@ class Heightfield:
         return run_height_kernel(*self._height_kernel(), xz)
 
     def _height_kernel(self):
-        return hf_height_at, (self._shape(),)
+        return hf_height_at, self._kernel_args
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray with the triangles; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
-        return run_ray_kernel(hf_raycast, self._shape(), rays)
+        return run_ray_kernel(hf_raycast, self._kernel_args, rays)

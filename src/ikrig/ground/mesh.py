@@ -11,7 +11,15 @@ from .._checks import as_float
 from .._numba import notify_compiling
 from ..errors import FileFormatError, IkrigError, InputError
 from ._grid_walk import Grid
-from ._mesh_kernels import MeshShape, PickedRows, mesh_bin, mesh_cell_y, mesh_raycast, tri_hits
+from ._mesh_kernels import (
+    MeshShape,
+    PickedRows,
+    mesh_args,
+    mesh_bin,
+    mesh_cell_y,
+    mesh_raycast,
+    tri_hits,
+)
 from ._ray import PAD
 from .base import (
     Hits,
@@ -187,6 +195,7 @@ class MeshGround:
             ),
             grid=grid,
         )
+        self._kernel_args = mesh_args(self._shape)
         self.bounds = np.array([vlo, vhi])  # (2, 3) of the non-degenerate triangles
 
     def _make_embree(self):
@@ -250,7 +259,7 @@ class MeshGround:
         rays = prepare_rays(origins, directions, max_dist)
         if self._embree is not None and rays.origins.shape[0] > 0:
             return self._raycast_embree(rays)
-        return run_ray_kernel(mesh_raycast, self._shape, rays)
+        return run_ray_kernel(mesh_raycast, self._kernel_args, rays)
 
     def _raycast_embree(self, rays) -> Hits:
         d = rays.directions
@@ -262,7 +271,7 @@ class MeshGround:
         picked = PickedRows(self._shape.tri, self._shape.nrm, rows)
         out = empty_outputs(rays.origins.shape[0])
         notify_compiling()
-        tri_hits(picked, rays.origins, d, rays.max_dist, out)
+        tri_hits(picked, rays.origins, d, rays.max_dist, *out)
         return make_hits(rays, out)
 
     def height_at(self, xz):
@@ -272,4 +281,4 @@ class MeshGround:
         :meth:`ikrig.ground.Ground.height_at`.
         """
         top, bottom = float(self.bounds[1, 1]), float(self.bounds[0, 1])
-        return height_from_raycast(mesh_raycast, self._shape, xz, top, bottom)
+        return height_from_raycast(mesh_raycast, self._kernel_args, xz, top, bottom)

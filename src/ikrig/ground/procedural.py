@@ -34,9 +34,9 @@ import numpy as np
 
 from .._checks import as_float, positive
 from ..errors import InputError
-from ._blocks_kernels import BlocksShape, SlotGrid, blocks_height_at, blocks_raycast
-from ._profile_kernels import ProfileShape, profile_height_at, profile_raycast
-from .base import Ground, Hits, prepare_rays, run_height_kernel, run_ray_kernel
+from ._blocks_kernels import SlotGrid, blocks_height_at, blocks_raycast, blocks_settings
+from ._profile_kernels import profile_height_at, profile_raycast, profile_settings
+from .base import Ground, Hits, frozen, prepare_rays, run_height_kernel, run_ray_kernel
 from .heightfield import Heightfield
 from .mesh import MeshGround
 from .plane import Plane
@@ -67,14 +67,14 @@ def _direction(direction_xz) -> np.ndarray:
     n = float(np.hypot(w[0], w[1]))
     if not n > 0.0:
         raise InputError("direction_xz: must be non-zero")
-    return w / n
+    return frozen(w / n)
 
 
 def _point2(p, name) -> np.ndarray:
     a = as_float(p, name, last=2, dtype=np.float64)
     if a.shape != (2,):
         raise InputError(f"{name}: expected shape (2,), got {a.shape}")
-    return a
+    return frozen(a)
 
 
 class ProfileGround:
@@ -111,20 +111,18 @@ class ProfileGround:
             )
         if np.any(np.diff(ks) < 0):
             raise InputError("s_knots: must be non-decreasing")
-        self.s_knots = np.ascontiguousarray(ks)
-        self.y_knots = np.ascontiguousarray(ky)
+        self.s_knots = frozen(ks)
+        self.y_knots = frozen(ky)
         self.floor_height = float(as_float(floor_height, "floor_height", dtype=np.float64))
+        start, w = self.start_xz.tolist(), self.direction_xz.tolist()
+        frame = profile_settings(start, w, self.floor_height)
+        self._kernel_args = (self.s_knots, self.y_knots, frame)  # built once: see frozen
 
     def __repr__(self) -> str:
         return (
             f"ProfileGround({self.s_knots.size} knots, start_xz={self.start_xz.tolist()},"
             f" direction_xz={self.direction_xz.tolist()}, floor_height={self.floor_height:g})"
         )
-
-    def _shape(self) -> ProfileShape:
-        """The kernels' record, built on each query from the current attributes."""
-        start, w = tuple(self.start_xz.tolist()), tuple(self.direction_xz.tolist())
-        return ProfileShape(self.s_knots, self.y_knots, start, w, self.floor_height)
 
     def height_at(self, xz):
         """Exact heights and upward normals; see :meth:`ikrig.ground.Ground.height_at`.
@@ -134,12 +132,12 @@ class ProfileGround:
         return run_height_kernel(*self._height_kernel(), xz)
 
     def _height_kernel(self):
-        return profile_height_at, (self._shape(),)
+        return profile_height_at, self._kernel_args
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
-        return run_ray_kernel(profile_raycast, self._shape(), rays)
+        return run_ray_kernel(profile_raycast, self._kernel_args, rays)
 
 
 class BlocksGround:
@@ -197,10 +195,13 @@ class BlocksGround:
             bad = tuple(int(i) for i in np.argwhere(full & ~inside)[0])
             raise InputError(f"boxes: box {bad} is not an ordered box inside its slot")
         flat = np.where(full[..., None], b, 0.0).reshape(nu * ns, 5)
-        self.boxes = np.ascontiguousarray(flat)
+        self.boxes = frozen(flat)
         self.grid = SlotGrid(float(o[0]), float(o[1]), float(g[0]), float(g[1]), ns, nu)
         self.floor_height = float(as_float(floor_height, "floor_height", dtype=np.float64))
         self.max_height = float(max(self.boxes[:, 4].max(), 0.0))
+        start, w = self.start_xz.tolist(), self.direction_xz.tolist()
+        settings = blocks_settings(self.grid, self.max_height, start, w, self.floor_height)
+        self._kernel_args = (self.boxes, settings)  # built once: see frozen
 
     def __repr__(self) -> str:
         n = int((self.boxes[:, 4] > 0).sum())
@@ -209,22 +210,17 @@ class BlocksGround:
             f" direction_xz={self.direction_xz.tolist()}, floor_height={self.floor_height:g})"
         )
 
-    def _shape(self) -> BlocksShape:
-        """The kernels' record, built on each query from the current attributes."""
-        start, w = tuple(self.start_xz.tolist()), tuple(self.direction_xz.tolist())
-        return BlocksShape(self.boxes, self.grid, self.max_height, start, w, self.floor_height)
-
     def height_at(self, xz):
         """Exact heights (normals +Y); see :meth:`ikrig.ground.Ground.height_at`."""
         return run_height_kernel(*self._height_kernel(), xz)
 
     def _height_kernel(self):
-        return blocks_height_at, (self._shape(),)
+        return blocks_height_at, self._kernel_args
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
-        return run_ray_kernel(blocks_raycast, self._shape(), rays)
+        return run_ray_kernel(blocks_raycast, self._kernel_args, rays)
 
 
 def walking_frame(path_xz, leg_length) -> tuple[np.ndarray, np.ndarray]:
