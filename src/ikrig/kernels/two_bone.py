@@ -177,7 +177,8 @@ def make_constants(
     ``EPS`` and ``RANGE``) stored as float64, for solving float32 data in float64.
     """
     dtype = np.dtype(dtype)
-    c = np.zeros(1, dtype=_PACKED[np.dtype(np.float64) if as_float64 else dtype])
+    key = np.dtype(np.float64) if as_float64 else dtype
+    c = np.zeros(1, dtype=_PACKED[key])  # type: ignore[index]
     lo, hi = RANGE[dtype]
     values = TwoBoneConstants(
         zero=0.0, one=1.0, half=0.5, two=2.0, three=3.0, soften=min(max(soften, 0.0), 1.0),

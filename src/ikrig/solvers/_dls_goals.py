@@ -32,6 +32,7 @@ def goals(n, effectors, target_world, target_rotation_world, goal_weights):
     Returns ``(effectors (G,) int64, multi, tpos (..., G, 3) or None, trot (..., G, 4) or
     None, wpos (G,), wrot (G,))``; ``multi`` says whether the goal axis is explicit.
     """
+    eff: np.ndarray | list[int]
     if effectors is None:
         eff, multi = effector_n(n), False
     elif isinstance(effectors, (int, np.integer)) and not isinstance(effectors, bool):

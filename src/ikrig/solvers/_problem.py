@@ -105,7 +105,7 @@ class PositionsProblem(NamedTuple):
     """A validated position-level problem (see :func:`positions_problem`)."""
 
     pos: np.ndarray  # (M, n + 1, 3) float64, M = 1 (one chain for every target) or N
-    target: np.ndarray  # (N, 3) float64
+    target: np.ndarray | None  # (N, 3) float64 (None: several goals, see dls)
     batch: tuple
     dtype: np.dtype
     own: np.ndarray  # positions_world as given (its own batch shape), float32/float64

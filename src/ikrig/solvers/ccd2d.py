@@ -95,7 +95,7 @@ class CCD2DResult(SolveResult):
     @property
     def angles_deg(self) -> np.ndarray:
         """``angles`` in degrees."""
-        return np.degrees(self.angles)
+        return np.degrees(np.asarray(self.angles))
 
 
 _DEFAULT = CCD2DOptions()
