@@ -214,7 +214,7 @@ def as_float(x, name: str, last: int | None = None, dtype=None, finite: bool = T
     Raises:
         InputError: wrong trailing size, non-numeric data or non-finite values.
     """
-    a = _read_array(x, name)
+    a = x if type(x) is np.ndarray else _read_array(x, name)
     if a.dtype.kind not in "fiub":
         raise InputError(f"{name}: expected numbers, got dtype {a.dtype}")
     if dtype is None:
@@ -222,7 +222,7 @@ def as_float(x, name: str, last: int | None = None, dtype=None, finite: bool = T
     a = a.astype(dtype, copy=False)
     if last is not None and (a.ndim == 0 or a.shape[-1] != last):
         raise InputError(f"{name}: expected shape (..., {last}), got {a.shape}")
-    if finite:
+    if finite and not np.isfinite(a).all():
         check_finite(a, name)
     return a
 
@@ -251,9 +251,9 @@ def as_points(x, name: str, last: int = 3, ndim: int = 1) -> np.ndarray:
 def check_finite(a, name: str) -> None:
     """InputError (one line: the argument and the index of its first bad value) unless
     every value of the array ``a`` is finite."""
-    bad = ~np.isfinite(a)
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
+    finite = np.isfinite(a)
+    if not finite.all():
+        where = tuple(int(i) for i in np.argwhere(~finite)[0])
         raise InputError(f"{name}: contains NaN or infinite values (first at index {where})")
 
 
