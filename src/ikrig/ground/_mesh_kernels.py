@@ -133,7 +133,7 @@ def _swept_box(ray, t_a, t_b, pad):
 def _picked_hit(p, ray):
     """The hit on the plane of the ray's picked triangle: its distance recomputed in
     float64; outside ``[0, max_dist]`` or parallel to the plane, nothing."""
-    f = p.rows[ray.index]
+    f = p.rows[ray.row]
     hit = no_hit()
     if f >= 0:
         ox, oy, oz = ray.origin

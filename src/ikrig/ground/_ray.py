@@ -73,7 +73,7 @@ FRAME_FIELDS = [(f, np.float64) for f in ("start_x", "start_z", "w_x", "w_z", "f
 class Ray(NamedTuple):
     """One ray of a batch, as an intersection function sees it."""
 
-    index: int  # its row in the batch (for shapes holding per-ray data)
+    row: int  # its row in the batch (for shapes holding per-ray data)
     origin: tuple[float, float, float]  # world space
     direction: tuple[float, float, float]  # unit (zeros for a zero input direction)
     max_dist: float  # >= 0, may be inf
@@ -126,7 +126,7 @@ def unit_dir(d):
 @njit(cache=True)
 def write_miss(out, ray):
     """Write a miss for ``ray`` (see the module docstring)."""
-    i = ray.index
+    i = ray.row
     ox, oy, oz = ray.origin
     dx, dy, dz = ray.direction
     tmax = ray.max_dist
@@ -149,7 +149,7 @@ def write_miss(out, ray):
 def write_hit(out, ray, hit):
     """Write ``hit`` for ``ray``; its normal is normalised and turned to face against the
     direction."""
-    i = ray.index
+    i = ray.row
     ox, oy, oz = ray.origin
     dx, dy, dz = ray.direction
     t = hit.t

@@ -213,8 +213,9 @@ def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if fast is None:
         return ground.height_at(xz)
     shape = xz.shape[:-1]
+    kernel, args = fast()
     h, nrm, mask = _height_outputs(
-        *fast(), np.ascontiguousarray(xz, dtype=np.float64).reshape(-1, 2)
+        kernel, args, np.ascontiguousarray(xz, dtype=np.float64).reshape(-1, 2)
     )
     return h.reshape(shape), nrm.reshape(shape + (3,)), mask.reshape(shape)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .._checks import as_float, positive
@@ -113,7 +115,7 @@ class Heightfield:
         """
         return run_height_kernel(*self._height_kernel(), xz)
 
-    def _height_kernel(self):
+    def _height_kernel(self) -> tuple[Any, tuple]:
         return hf_height_at, self._kernel_args
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:

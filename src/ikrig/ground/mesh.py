@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import numpy as np
 
@@ -266,7 +267,8 @@ class MeshGround:
         scale = np.max(np.abs(d), axis=-1)
         ok = scale > 0.0
         dirs = np.where(ok[:, None], d, np.array([0.0, -1.0, 0.0]))
-        faces_hit = np.asarray(self._embree.intersects_first(rays.origins, dirs), dtype=np.int64)
+        embree: Any = self._embree
+        faces_hit = np.asarray(embree.intersects_first(rays.origins, dirs), dtype=np.int64)
         rows = np.where(ok & (faces_hit >= 0), self._row_of_face[np.maximum(faces_hit, 0)], -1)
         picked = PickedRows(self._shape.tri, self._shape.nrm, rows)
         out = empty_outputs(rays.origins.shape[0])

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ class ProfileGround:
         """
         return run_height_kernel(*self._height_kernel(), xz)
 
-    def _height_kernel(self):
+    def _height_kernel(self) -> tuple[Any, tuple]:
         return profile_height_at, self._kernel_args
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
@@ -214,7 +215,7 @@ class BlocksGround:
         """Exact heights (normals +Y); see :meth:`ikrig.ground.Ground.height_at`."""
         return run_height_kernel(*self._height_kernel(), xz)
 
-    def _height_kernel(self):
+    def _height_kernel(self) -> tuple[Any, tuple]:
         return blocks_height_at, self._kernel_args
 
     def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
