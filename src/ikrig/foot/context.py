@@ -8,8 +8,9 @@ and never re-check it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +23,8 @@ from .options import FootOptions
 
 UP = np.array([0.0, 1.0, 0.0])
 """World up (+Y): the direction of every vertical offset."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +40,8 @@ class FootContext:
         root: index of the root joint.
         leg_joints: ``(feet, 3)`` joint indices of hip, knee and ankle of every leg.
         hip_parents: ``(feet,)`` the parent joint of every hip (-1 for a hip that is a root).
+        unit: the leg length: lengths in the options are in this unit.
+        feet: the number of legs.
     """
 
     legs: Legs
@@ -47,6 +52,18 @@ class FootContext:
     root: int
     leg_joints: np.ndarray
     hip_parents: np.ndarray
+    unit: float
+    feet: int
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """``make()``, computed once per context under ``key``: the kernel records a step
+        derives from the options (a live placer would otherwise rebuild them every frame)."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = make()
+            return value
 
     @classmethod
     def create(
@@ -60,17 +77,8 @@ class FootContext:
         joints = np.array([[g.hip, g.knee, g.ankle] for g in legs.legs], dtype=np.int64)
         root = int(np.flatnonzero(skeleton.parents < 0)[0])
         parents = np.asarray(skeleton.parents[joints[:, 0]], dtype=np.int64)
-        return cls(legs, sole, ground, options, lengths, root, joints, parents)
-
-    @property
-    def unit(self) -> float:
-        """The leg length: lengths in the options are in this unit."""
-        return float(self.legs.leg_length)
-
-    @property
-    def feet(self) -> int:
-        """The number of legs."""
-        return len(self.legs.legs)
+        unit, feet = float(legs.leg_length), len(legs.legs)
+        return cls(legs, sole, ground, options, lengths, root, joints, parents, unit, feet)
 
     def ankles(self, positions_world: np.ndarray) -> np.ndarray:
         """``(F, feet, 3)`` ankle positions (contiguous) of ``positions_world (F, J, 3)``."""

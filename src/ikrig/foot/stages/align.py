@@ -99,7 +99,7 @@ def align_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
         np.ascontiguousarray(normals, dtype=np.float64),
         hit,
         np.ascontiguousarray(goals.pins, dtype=np.float64),
-        float(np.cos(o.max_angle)),
+        ctx.memo("align cos", lambda: float(np.cos(o.max_angle))),
         spring_rate(o.normal_halflife, goals.frame_time),
         state.normals,
         goals.align,

@@ -213,7 +213,7 @@ def detect_live(
     sole = ctx.sole
     pins = np.empty(points.shape[:2])
     flags = np.empty(points.shape[:2], dtype=np.bool_)
-    rule = contact_rule_of(ctx.options.contacts)
+    rule = ctx.memo("contact rule", lambda: contact_rule_of(ctx.options.contacts))
     floor, unit = float(sole.floor), ctx.unit
     detect_run(points, sole.heights, floor, unit, float(dt), rule, state, pins, flags)
     return pins, flags

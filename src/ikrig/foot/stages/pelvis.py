@@ -103,7 +103,7 @@ def pelvis_needs(
         targets,
         np.ascontiguousarray(root_offset, dtype=np.float64),
         ctx.leg_lengths,
-        reach_of(ctx.options.pelvis, ctx.unit),
+        ctx.memo("reach", lambda: reach_of(ctx.options.pelvis, ctx.unit)),
         need,
     )
     return need
