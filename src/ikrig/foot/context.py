@@ -80,10 +80,6 @@ class FootContext:
         unit, feet = float(legs.leg_length), len(legs.legs)
         return cls(legs, sole, ground, options, lengths, root, joints, parents, unit, feet)
 
-    def ankles(self, positions_world: np.ndarray) -> np.ndarray:
-        """``(F, feet, 3)`` ankle positions (contiguous) of ``positions_world (F, J, 3)``."""
-        return np.ascontiguousarray(positions_world[:, self.leg_joints[:, 2]])
-
 
 def check_clip(clip: Motion) -> None:
     """Raise :class:`~ikrig.errors.InputError` unless ``clip`` is a clip (batch shape

@@ -110,18 +110,18 @@ class FootPlacer:
         frame = Motion._trusted(
             pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt
         )
-        fk = frame.fk()
+        goals = sole_goals(ctx, frame, frame.fk())
         # 1. contacts
         if plan is not None:
             _check_plan(plan, ctx.feet)
             pin, contact = plan.pins, plan.contacts
         if pin is None:
-            pins, flags = detect_live(ctx, ctx.sole.points_world(*fk), float(dt), state.detect)
+            pins, flags = detect_live(ctx, goals.points, float(dt), state.detect)
         else:
             pins = np.clip(_per_foot(pin, "pin", ctx.feet, np.float64), 0.0, 1.0)
             flags = pins > 0.5 if contact is None else _per_foot(contact, "contact", ctx.feet, bool)
-        # 2. sole goals
-        goals = sole_goals(ctx, frame, fk, pins, flags)
+        goals.pins, goals.contacts = pins, flags
+        # 2. sole goals: turned and locked (recipe), planted
         for step in self.recipe.soles:
             step(ctx, goals, state)
         plant_feet(ctx, goals)

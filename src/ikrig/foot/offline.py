@@ -174,7 +174,8 @@ def place_feet(
         flags, pins = _user_contacts(clip, ctx.feet, contacts)
     # 3. sole goals of every frame: turned to the ground and locked (recipe), planted
     state = FootState(ctx.feet)
-    goals = sole_goals(ctx, clip, fk, pins, flags)
+    goals = sole_goals(ctx, clip, fk)
+    goals.pins, goals.contacts = pins, flags
     for step in recipe.soles:
         step(ctx, goals, state)
     plant_feet(ctx, goals)

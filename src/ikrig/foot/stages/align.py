@@ -95,7 +95,7 @@ def align_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     _, normals, hit = query_heights(ctx.ground, goals.points[..., [0, 2]])
     align_run(
         goals.points,
-        ctx.ankles(goals.positions_world),
+        goals.ankles,
         np.ascontiguousarray(normals, dtype=np.float64),
         hit,
         np.ascontiguousarray(goals.pins, dtype=np.float64),

@@ -24,7 +24,9 @@ class FootGoals:
 
     Attributes:
         rotations_world, positions_world: FK of the source frames ``(F, J, 4/3)``.
-        pins: ``(F, feet)`` pinning weights; contacts: ``(F, feet)`` bool (step 2).
+        ankles: ``(F, feet, 3)`` the source ankles (world, contiguous).
+        pins: ``(F, feet)`` pinning weights; contacts: ``(F, feet)`` bool (step 2; zeros
+            until the driver sets them).
         points: ``(F, feet, 2, 3)`` heel and toe (world), after alignment and locking.
         source_clearance: ``(F, feet)`` the animation's clearance over its own floor.
         align: ``(F, feet, 4)`` the alignment turn of each ankle (world, identity if off).
@@ -38,6 +40,7 @@ class FootGoals:
 
     rotations_world: np.ndarray
     positions_world: np.ndarray
+    ankles: np.ndarray
     pins: np.ndarray
     contacts: np.ndarray
     points: np.ndarray
@@ -56,17 +59,11 @@ class FootGoals:
         return dataclasses.replace(self, **{f.name: getattr(self, f.name)[a:b] for f in fields})
 
 
-def sole_goals(
-    ctx: FootContext,
-    motion: Motion,
-    fk: tuple[np.ndarray, np.ndarray],
-    pins: np.ndarray,
-    contacts: np.ndarray,
-) -> FootGoals:
+def sole_goals(ctx: FootContext, motion: Motion, fk: tuple[np.ndarray, np.ndarray]) -> FootGoals:
     """Step 4a, first half: the sole points of ``motion`` (``F`` frames, ``fk`` its world
-    rotations and positions) and the animation's own clearance over its flat floor, with
-    ``pins (F, feet)`` and ``contacts (F, feet)``. No turn, no shift; the ground offsets
-    follow in :func:`plant_feet`."""
+    rotations and positions) and the animation's own clearance over its flat floor. No
+    turn, no shift; the driver sets the pins and contacts (step 2, which live detection
+    reads off these points), and the ground offsets follow in :func:`plant_feet`."""
     sole = ctx.sole
     rot_w, pos_w = fk
     points = sole.points_world(rot_w, pos_w)
@@ -76,8 +73,10 @@ def sole_goals(
     align = np.zeros((F, K, 4))
     align[..., 3] = 1.0
     unset = np.full((F, K), np.nan)  # planted, stance, offsets: later steps
+    ankles = np.ascontiguousarray(pos_w[:, ctx.leg_joints[:, 2]])
+    pins, contacts = np.zeros((F, K)), np.zeros((F, K), dtype=bool)
     return FootGoals(
-        rot_w, pos_w, pins, contacts, points, source_clear, align, np.zeros((F, K, 2)),
+        rot_w, pos_w, ankles, pins, contacts, points, source_clear, align, np.zeros((F, K, 2)),
         unset, unset, np.zeros((F, K), dtype=bool), unset, float(motion.frame_time or 0.0),
     )  # fmt: skip
 

@@ -116,10 +116,13 @@ def _two_bone_consts(soften: float) -> np.ndarray:
     return make_constants(np.float64, o.soften, o.max_stretch, o.tolerance)
 
 
-def _parent_rotations(rot_w: np.ndarray, parents: np.ndarray) -> np.ndarray:
+def _parent_rotations(rot_w: np.ndarray, ctx: FootContext) -> np.ndarray:
     """World rotations ``(F, feet, 4)`` of the hips' parents (identity for a root hip)."""
-    out = rot_w[:, np.maximum(parents, 0)]
-    out[:, parents < 0] = [0.0, 0.0, 0.0, 1.0]
+    parents = ctx.hip_parents
+    index, root_hips = ctx.memo("hip parents", lambda: (np.maximum(parents, 0), parents < 0))
+    out = rot_w[:, index]
+    if root_hips.any():
+        out[:, root_hips] = [0.0, 0.0, 0.0, 1.0]
     return out
 
 
@@ -145,7 +148,7 @@ def solve_legs(
     legs_run(
         goals.positions_world[:, ctx.leg_joints],
         rot_w[:, ctx.leg_joints],
-        _parent_rotations(rot_w, ctx.hip_parents),
+        _parent_rotations(rot_w, ctx),
         (targets, root, found, goals.align),
         _two_bone_consts(ctx.options.ik.soften),
         (spring_rate(ctx.options.ik.weight_halflife, goals.frame_time), state.weight),

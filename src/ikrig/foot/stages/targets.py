@@ -101,10 +101,9 @@ def full_targets(ctx: FootContext, goals: FootGoals, state: FootState, halflife:
     a short spring (``halflife``) that never lets a sole sink into the ground."""
     weights = goals.pins * goals.found
     root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, state.root)
-    ankles = ctx.ankles(goals.positions_world)
-    targets = np.empty(ankles.shape)
+    targets = np.empty(goals.ankles.shape)
     full_targets_run(
-        ankles,
+        goals.ankles,
         np.ascontiguousarray(goals.offsets, dtype=np.float64),
         goals.planted,
         goals.shift,
@@ -127,7 +126,7 @@ def goal_blend_targets(
     pos_w = goals.positions_world
     shift = root_offset[:, None, None] * UP
     hips = pos_w[:, ctx.leg_joints[:, 0]] + shift
-    anim = ctx.ankles(pos_w) + shift
+    anim = goals.ankles + shift
     d = anim - hips
     heel = ctx.sole.heights[:, 0]
     limit = ctx.leg_lengths + heel
@@ -153,7 +152,7 @@ def trace_offset_targets(
     o = ctx.options.trace
     L, floor = ctx.unit, ctx.sole.floor
     pos_w = goals.positions_world
-    ankles = ctx.ankles(pos_w)
+    ankles = goals.ankles
     K = ankles.shape[1]
     gh_root, _, hit_root = ground_heights(ctx.ground, pos_w[:, ctx.root], floor)
     base = np.where(hit_root, gh_root - floor, 0.0)
