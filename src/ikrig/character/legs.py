@@ -185,6 +185,20 @@ def _by_override(skeleton: Skeleton, spec: str) -> list[Leg]:
     return legs
 
 
+def pelvis_joint(skeleton: Skeleton, legs: Legs) -> int:
+    """The pelvis: the nearest common ancestor of every leg's hip (not necessarily joint 0:
+    a rig may hang its hips under a ground-level root that never moves). With one leg, the
+    hip's parent (the hip itself when it is a root)."""
+    chains = [(leg.hip, *skeleton.ancestors(leg.hip)) for leg in legs.legs]
+    if len(chains) == 1:
+        return chains[0][1] if len(chains[0]) > 1 else chains[0][0]
+    shared = set(chains[0]).intersection(*chains[1:])
+    common = [j for j in chains[0] if j in shared]
+    if not common:
+        raise InputError("legs: the hips have no common ancestor; expected one body")
+    return int(common[0])
+
+
 def find_legs(skeleton: Skeleton, override: str | None = None) -> Legs:
     """Find the legs of a skeleton.
 
