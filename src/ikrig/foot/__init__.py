@@ -13,6 +13,7 @@ from .context import FootContext
 from .live import FootPlacer
 from .offline import FootResult, FramePlan, make_baseline, place_feet
 from .options import (
+    DATUMS,
     MODES,
     AlignOptions,
     ContactOptions,
@@ -29,6 +30,7 @@ from .stages.contacts import detect_foot_contacts
 from .stages.legs_ik import FrameInfo
 
 __all__ = [
+    "DATUMS",
     "MODES",
     "AlignOptions",
     "ContactOptions",

@@ -19,6 +19,9 @@ from ..errors import InputError
 MODES = ("trace-offset", "goal-blend", "full")
 """The recipes (:mod:`ikrig.foot.recipes`) a :class:`FootOptions` can name."""
 
+DATUMS = ("clip", "absolute")
+"""How a ground's heights meet the clip (:attr:`FootOptions.datum`)."""
+
 
 class Rule(NamedTuple):
     """A numeric field's valid values: ``lo <= x <= hi``, or ``x > 0`` and finite when
@@ -295,6 +298,12 @@ class FootOptions:
             lock: :class:`LockOptions`; plan: :class:`PlanOptions` (offline only); live:
             :class:`LiveOptions` (live without a plan only); trace: :class:`TraceOptions`
             (``trace-offset`` only).
+        datum: how the ground's heights meet the clip. ``"clip"`` (default): the ground's
+            ``y = 0`` is the clip's own recorded floor (the lowest of the sole points' 5th
+            percentile heights), so a flat ground at ``y = 0`` leaves every planted foot at its
+            recorded height whatever height the file's floor is at. ``"absolute"``: the clip
+            and the ground already share coordinates; the lowest sole point is planted on the
+            ground exactly.
     """
 
     mode: str = "full"
@@ -307,10 +316,13 @@ class FootOptions:
     plan: PlanOptions = field(default_factory=PlanOptions)
     live: LiveOptions = field(default_factory=LiveOptions)
     trace: TraceOptions = field(default_factory=TraceOptions)
+    datum: str = "clip"
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise InputError(f"mode: expected one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.datum not in DATUMS:
+            raise InputError(f"datum: expected one of {', '.join(DATUMS)}, got {self.datum!r}")
 
     def replace(self, **changes: object) -> FootOptions:
         """A copy with ``changes`` (whole groups or ``mode``)."""
