@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._numba import njit
-from ..ground.base import query_heights
+from ..ground.views import heights_below
 from ..math._qmath import q_get, q_rotate
 from ..pose import Motion
 from .legs import Legs
@@ -71,12 +71,14 @@ class FootSole:
         h = self.heights
         return out, h[:, :1] + (h[:, 1:] - h[:, :1]) * SOLE_SAMPLES
 
-    def sole_clearance(self, points_world, ground) -> tuple[np.ndarray, np.ndarray]:
+    def sole_clearance(self, points_world, ground, ceiling=None) -> tuple[np.ndarray, np.ndarray]:
         """Clearance of the whole sole over ``ground``: the lowest heel-to-toe sample's
         ``y - planted height - ground height`` ``(..., feet)``, and whether the ground was
-        found under every sample ``(..., feet)`` (misses count as the clip's floor)."""
+        found under every sample ``(..., feet)`` (misses count as the clip's floor). With a
+        ``ceiling`` (world heights broadcast against ``(..., feet, samples)``) only ground
+        below it counts (:func:`~ikrig.ground.views.heights_below`)."""
         samples, heights = self.samples(points_world)
-        gh, _, hit = query_heights(ground, samples[..., [0, 2]])
+        gh, _, hit = heights_below(ground, samples[..., [0, 2]], ceiling)
         clear = np.empty(samples.shape[:-2])
         found = np.empty(samples.shape[:-2], dtype=np.bool_)
         S = len(SOLE_SAMPLES)

@@ -14,9 +14,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..character.legs import Legs
+from ..character.legs import Legs, pelvis_joint
 from ..character.sole import FootSole
 from ..errors import InputError
+from ..ground.views import RaisedGround
+from ..math.quat import quat_conj, quat_rotate
 from ..pose import Motion
 from ..skeleton import Skeleton
 from .options import FootOptions
@@ -34,14 +36,19 @@ class FootContext:
     Attributes:
         legs: the legs (step 1) and the leg length, the unit of every threshold.
         sole: sole points and planted heights, and the clip's floor (world Y).
-        ground: a ground from :mod:`ikrig.ground` in the clip's world coordinates and units.
+        ground: the ground in the clip's world coordinates and units, after the datum:
+            with ``options.datum == "clip"`` the given ground raised by the clip's floor
+            (:class:`~ikrig.ground.views.RaisedGround`), so its ``y = 0`` meets that floor.
         options: :class:`~ikrig.foot.options.FootOptions`.
         leg_lengths: ``(feet,)`` thigh plus shin of each leg (rest offsets).
-        root: index of the root joint.
+        pelvis: the pelvis joint (the hips' common ancestor, not necessarily joint 0): the
+            body moves up and down by moving it.
+        pelvis_parent: its parent (-1 when the pelvis is a root).
         leg_joints: ``(feet, 3)`` joint indices of hip, knee and ankle of every leg.
         hip_parents: ``(feet,)`` the parent joint of every hip (-1 for a hip that is a root).
         unit: the leg length: lengths in the options are in this unit.
         feet: the number of legs.
+        datum: how far the given ground was raised (world Y): the clip's floor, or 0.
     """
 
     legs: Legs
@@ -49,11 +56,13 @@ class FootContext:
     ground: Any
     options: FootOptions
     leg_lengths: np.ndarray
-    root: int
+    pelvis: int
+    pelvis_parent: int
     leg_joints: np.ndarray
     hip_parents: np.ndarray
     unit: float
     feet: int
+    datum: float
     _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def memo(self, key: str, make: Callable[[], T]) -> T:
@@ -69,16 +78,39 @@ class FootContext:
     def create(
         cls, skeleton: Skeleton, legs: Legs, sole: FootSole, ground: Any, options: FootOptions
     ) -> FootContext:
-        """The job for ``skeleton``'s ``legs`` and ``sole`` on ``ground``."""
+        """The job for ``skeleton``'s ``legs`` and ``sole`` on ``ground`` (the ground as
+        given; the datum of ``options`` is applied here)."""
         off = skeleton.offsets
         lengths = np.array(
             [np.linalg.norm(off[g.knee]) + np.linalg.norm(off[g.ankle]) for g in legs.legs]
         )
         joints = np.array([[g.hip, g.knee, g.ankle] for g in legs.legs], dtype=np.int64)
-        root = int(np.flatnonzero(skeleton.parents < 0)[0])
+        pelvis = pelvis_joint(skeleton, legs)
         parents = np.asarray(skeleton.parents[joints[:, 0]], dtype=np.int64)
         unit, feet = float(legs.leg_length), len(legs.legs)
-        return cls(legs, sole, ground, options, lengths, root, joints, parents, unit, feet)
+        datum = float(sole.floor) if options.datum == "clip" else 0.0
+        if datum != 0.0:
+            ground = RaisedGround(ground, datum)
+        pelvis_parent = int(skeleton.parents[pelvis])
+        return cls(
+            legs, sole, ground, options, lengths, pelvis, pelvis_parent, joints, parents, unit,
+            feet, datum,
+        )  # fmt: skip
+
+
+def lift_pelvis(
+    ctx: FootContext, rotations_world: np.ndarray, positions_local: np.ndarray, offset
+) -> None:
+    """Move the body up by ``offset (F,)`` (world Y) in place: the pelvis's local position
+    in ``positions_local (F, J, 3)``, turned into its parent's frame (``rotations_world
+    (F, J, 4)``, the clip's FK) when the pelvis is not a root."""
+    p = ctx.pelvis_parent
+    if p < 0:
+        positions_local[:, ctx.pelvis, 1] += offset
+        return
+    up = np.zeros((len(positions_local), 3))
+    up[:, 1] = offset
+    positions_local[:, ctx.pelvis] += quat_rotate(quat_conj(rotations_world[:, p]), up)
 
 
 def check_clip(clip: Motion) -> None:

@@ -21,12 +21,12 @@ from ..character.legs import Legs, find_legs
 from ..character.sole import estimate_sole
 from ..errors import InputError
 from ..pose import Motion
-from .context import FootContext, check_clip
+from .context import FootContext, check_clip, lift_pelvis
 from .offline import FramePlan
 from .options import FootOptions
 from .recipes import recipe_for
 from .stages.contacts import detect_live
-from .stages.goals import FootGoals, plant_feet, sole_goals
+from .stages.goals import FootGoals, plant_feet, reach_ceilings, sole_goals
 from .stages.legs_ik import LegPlan, solve_legs
 from .stages.pelvis import hold_pelvis
 from .stages.swing import live_offsets
@@ -110,7 +110,10 @@ class FootPlacer:
         frame = Motion._trusted(
             pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt
         )
-        goals = sole_goals(ctx, frame, frame.fk())
+        fk = frame.fk()
+        level = state.level if state.level == state.level else ctx.sole.floor
+        ceiling, state.level = reach_ceilings(ctx, fk[1], level)
+        goals = sole_goals(ctx, frame, fk, ceiling)
         # 1. contacts
         if plan is not None:
             _check_plan(plan, ctx.feet)
@@ -130,7 +133,7 @@ class FootPlacer:
         # 4. leg IK and ankle turn
         new_r, self.last_info = solve_legs(ctx, goals, legs, state)
         rl, pl = frame.rotations_local.copy(), frame.positions_local.copy()
-        pl[:, ctx.root, 1] += self.last_info.root_offset
+        lift_pelvis(ctx, goals.rotations_world, pl, self.last_info.root_offset)
         rl[:, ctx.leg_joints] = new_r
         return Motion._trusted(frame.skeleton, rl, pl, dt)[0]
 

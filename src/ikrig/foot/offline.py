@@ -34,11 +34,11 @@ from ..errors import InputError
 from ..ground.coverage import check_coverage
 from ..pose import Motion
 from ..signal.springs import spring_bank
-from .context import FootContext, check_clip
+from .context import FootContext, check_clip, lift_pelvis
 from .options import FootOptions
 from .recipes import recipe_for
 from .stages.contacts import detect_foot_contacts
-from .stages.goals import FootGoals, plant_feet, sole_goals
+from .stages.goals import FootGoals, plant_feet, reach_ceilings, sole_goals
 from .stages.legs_ik import FrameInfo, LegPlan, solve_legs
 from .stages.pelvis import plan_pelvis
 from .stages.swing import plan_offsets
@@ -174,10 +174,13 @@ def place_feet(
         flags, pins = _user_contacts(clip, ctx.feet, contacts)
     # 3. sole goals of every frame: turned to the ground and locked (recipe), planted
     state = FootState(ctx.feet)
-    goals = sole_goals(ctx, clip, fk)
+    ceiling, _ = reach_ceilings(ctx, fk[1], sole.floor)
+    goals = sole_goals(ctx, clip, fk, ceiling)
     goals.pins, goals.contacts = pins, flags
     for step in recipe.soles:
         step(ctx, goals, state)
+    for planned in recipe.planned_soles:
+        planned(ctx, goals)
     plant_feet(ctx, goals)
     check_coverage(goals.found, goals.points, stacklevel=2)
     # 4. every swing planned from lift-off to landing
@@ -210,7 +213,7 @@ def _solve_in_chunks(
     for a, b in _chunks(clip.num_frames, *chunking):
         part = LegPlan(*(x[a:b] for x in plan))
         new_r, info = solve_legs(ctx, goals.slice(a, b), part, state)
-        pl[a:b, ctx.root, 1] += info.root_offset
+        lift_pelvis(ctx, goals.rotations_world[a:b], pl[a:b], info.root_offset)
         rl[a:b][:, ctx.leg_joints] = new_r
         parts.append(info)
     motion = Motion._trusted(clip.skeleton, rl, pl, clip.frame_time)
@@ -225,5 +228,5 @@ def make_baseline(ctx: FootContext, clip: Motion, goals: FootGoals) -> Motion:
     weights = goals.pins * goals.found
     root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, spring_bank(1))
     pl = clip.positions_local.copy()
-    pl[:, ctx.root, 1] += root_offset
+    lift_pelvis(ctx, goals.rotations_world, pl, root_offset)
     return Motion._trusted(clip.skeleton, clip.rotations_local, pl, clip.frame_time)

@@ -63,6 +63,7 @@ LIMITS: dict[str, Rule] = {
     "plan.knee_jerk_limit": POSITIVE,
     "plan.plant_ramp": TIME,
     "plan.max_swing_bump": POSITIVE,
+    "plan.footprint_reach": Rule(0.0, 0.5),
     "live.pelvis_halflife": TIME,
     "live.swing_halflife": TIME,
     "live.target_halflife": TIME,
@@ -232,6 +233,9 @@ class PlanOptions:
             ``smoothing`` rounds the plan's corners off either way.
         max_swing_bump: the highest a swinging foot is lifted above its planned path to
             clear the ground (0.4 leg lengths).
+        footprint_reach: how far a footprint may slide to rest on one surface instead of
+            straddling a riser or an edge (0.2 leg lengths; 0 turns it off; ``full`` only,
+            :mod:`~ikrig.foot.stages.footprints`).
     """
 
     pelvis_window: float = 0.1
@@ -240,6 +244,7 @@ class PlanOptions:
     knee_jerk_limit: float = 1.5
     plant_ramp: float = 0.0
     max_swing_bump: float = 0.4
+    footprint_reach: float = 0.2
 
     def __post_init__(self) -> None:
         _check_group(self, "plan")

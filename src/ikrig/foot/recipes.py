@@ -4,8 +4,8 @@
 recipe             sole steps (7a, 9)             targets (3, 4c)        pelvis, knees
 =================  =============================  =====================  ==============
 ``full``           align (``align.enabled``),     root on the planted    need + plan or
-                   lock (``lock.enabled``)        feet, feet at their    hold; knees
-                                                  offsets and locks      smoothed (6a)
+                   lock (``lock.enabled``),       feet, feet at their    hold; knees
+                   offline footprints (9b)        offsets and locks      smoothed (6a)
 ``goal-blend``     none                           rays hip -> ankle,     need + plan or
                                                   blended by the pins    hold
 ``trace-offset``   none                           trace down from each   none (its body
@@ -28,6 +28,7 @@ import numpy as np
 from .context import FootContext
 from .options import FootOptions
 from .stages.align import align_feet
+from .stages.footprints import fit_footprints
 from .stages.goals import FootGoals
 from .stages.knees import keep_knees, smooth_knees
 from .stages.legs_ik import LegPlan
@@ -40,6 +41,7 @@ SoleStep = Callable[[FootContext, FootGoals, FootState], None]
 TargetStep = Callable[[FootContext, FootGoals, FootState, float], Targets]
 NeedStep = Callable[[FootContext, FootGoals, np.ndarray, np.ndarray], np.ndarray]
 KneeStep = Callable[[FootContext, FootGoals, LegPlan], LegPlan]
+PlannedSoleStep = Callable[[FootContext, FootGoals], None]
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Recipe:
     Attributes:
         name: the mode's name.
         soles: steps that turn and move the sole points (7a, 9), in order.
+        planned_soles: offline only, steps that see whole contacts (9b), after ``soles``.
         targets: the root offset and ankle targets (3, 4c).
         pelvis_need: how far the pelvis must come down (5a).
         knees: offline, the knee smoothing (6a).
@@ -56,6 +59,7 @@ class Recipe:
 
     name: str
     soles: tuple[SoleStep, ...]
+    planned_soles: tuple[PlannedSoleStep, ...]
     targets: TargetStep
     pelvis_need: NeedStep
     knees: KneeStep
@@ -72,15 +76,16 @@ def _full(options: FootOptions) -> Recipe:
         soles += (align_feet,)
     if options.lock.enabled:
         soles += (hold_feet,)
-    return Recipe("full", soles, full_targets, pelvis_needs, smooth_knees)
+    planned = (fit_footprints,) if options.plan.footprint_reach > 0 else ()
+    return Recipe("full", soles, planned, full_targets, pelvis_needs, smooth_knees)
 
 
 def _goal_blend(options: FootOptions) -> Recipe:
-    return Recipe("goal-blend", (), goal_blend_targets, pelvis_needs, keep_knees)
+    return Recipe("goal-blend", (), (), goal_blend_targets, pelvis_needs, keep_knees)
 
 
 def _trace_offset(options: FootOptions) -> Recipe:
-    return Recipe("trace-offset", (), trace_offset_targets, no_pelvis_need, keep_knees)
+    return Recipe("trace-offset", (), (), trace_offset_targets, no_pelvis_need, keep_knees)
 
 
 _RECIPES: dict[str, Callable[[FootOptions], Recipe]] = {

@@ -29,6 +29,8 @@ class FootState:
         swing_held: ``(feet,)`` live: each foot's last stance offset (NaN at the start).
         swing: ``feet`` springs, live: a swinging foot's height (step 4b).
         detect: ``(feet,)`` :data:`~ikrig.foot.stages.contacts.DETECT`, live contact detection.
+        level: live: the ground level (world Y) under the pelvis found last frame (NaN at
+            the start: the clip's floor), which sets how high ground is searched for.
     """
 
     def __init__(self, feet: int):
@@ -42,3 +44,4 @@ class FootState:
         self.swing_held: np.ndarray = np.full(feet, np.nan)
         self.swing: SpringBank = spring_bank(feet)
         self.detect: DetectState = detect_state(feet)
+        self.level: float = float("nan")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._numba import njit
-from ...ground.base import query_heights
+from ...ground.views import heights_below
 from ...math._qmath import q_between, q_normalize, q_rotate
 from ...signal.springs import spring_advance, spring_rate
 from ..context import FootContext
@@ -92,7 +92,8 @@ def align_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     """Step 7a on ``goals``: sets ``goals.align`` and turns ``goals.points`` (the normal
     spring is ``state.normals``)."""
     o = ctx.options.align
-    _, normals, hit = query_heights(ctx.ground, goals.points[..., [0, 2]])
+    xz = goals.points[..., [0, 2]]
+    _, normals, hit = heights_below(ctx.ground, xz, goals.ceiling[:, None, None])
     align_run(
         goals.points,
         goals.ankles,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ground.base import query_heights
+from ...ground.views import heights_below, track_level
 from ...pose import Motion
 from ..context import UP, FootContext
 
@@ -35,6 +35,9 @@ class FootGoals:
         stance: ``(F, feet)`` offset of each foot when planted (live estimate).
         found: ``(F, feet)`` the ground was found under the whole sole.
         offsets: ``(F, feet)`` vertical foot offsets (step 4b; NaN before it).
+        ceiling: ``(F,)`` world heights above which nothing is ground: the level the
+            character walks on plus its hip height (:func:`reach_ceilings`), so a roof is
+            never taken for the floor.
         frame_time: seconds per frame.
     """
 
@@ -51,6 +54,7 @@ class FootGoals:
     stance: np.ndarray
     found: np.ndarray
     offsets: np.ndarray
+    ceiling: np.ndarray
     frame_time: float
 
     def slice(self, a: int, b: int) -> FootGoals:
@@ -59,11 +63,28 @@ class FootGoals:
         return dataclasses.replace(self, **{f.name: getattr(self, f.name)[a:b] for f in fields})
 
 
-def sole_goals(ctx: FootContext, motion: Motion, fk: tuple[np.ndarray, np.ndarray]) -> FootGoals:
+def reach_ceilings(
+    ctx: FootContext, positions_world: np.ndarray, level: float
+) -> tuple[np.ndarray, float]:
+    """Per-frame ceilings ``(F,)`` for ground queries (:func:`~ikrig.ground.views.track_level`
+    along the pelvis, starting on ``level``), and the level after the last frame. The reach
+    is the source pelvis's height over the clip's floor, at least half a leg."""
+    pelvis = positions_world[:, ctx.pelvis]
+    reach = np.maximum(pelvis[:, 1] - ctx.sole.floor, 0.5 * ctx.unit)
+    return track_level(ctx.ground, pelvis[:, [0, 2]], reach, level)
+
+
+def sole_goals(
+    ctx: FootContext,
+    motion: Motion,
+    fk: tuple[np.ndarray, np.ndarray],
+    ceiling: np.ndarray,
+) -> FootGoals:
     """Step 4a, first half: the sole points of ``motion`` (``F`` frames, ``fk`` its world
-    rotations and positions) and the animation's own clearance over its flat floor. No
-    turn, no shift; the driver sets the pins and contacts (step 2, which live detection
-    reads off these points), and the ground offsets follow in :func:`plant_feet`."""
+    rotations and positions, ``ceiling (F,)`` from :func:`reach_ceilings`) and the
+    animation's own clearance over its flat floor. No turn, no shift; the driver sets the
+    pins and contacts (step 2, which live detection reads off these points), and the ground
+    offsets follow in :func:`plant_feet`."""
     sole = ctx.sole
     rot_w, pos_w = fk
     points = sole.points_world(rot_w, pos_w)
@@ -77,7 +98,9 @@ def sole_goals(ctx: FootContext, motion: Motion, fk: tuple[np.ndarray, np.ndarra
     pins, contacts = np.zeros((F, K)), np.zeros((F, K), dtype=bool)
     return FootGoals(
         rot_w, pos_w, ankles, pins, contacts, points, source_clear, align, np.zeros((F, K, 2)),
-        unset, unset, np.zeros((F, K), dtype=bool), unset, float(motion.frame_time or 0.0),
+        unset, unset, np.zeros((F, K), dtype=bool), unset,
+        np.broadcast_to(np.asarray(ceiling, dtype=np.float64), (F,)),
+        float(motion.frame_time or 0.0),
     )  # fmt: skip
 
 
@@ -87,7 +110,8 @@ def plant_feet(ctx: FootContext, goals: FootGoals) -> None:
     sample sits exactly on the ground beneath it, so no part of the sole cuts into a step
     edge or a bump), where the ground was ``found`` under every sample, and the live
     ``stance`` offset (:func:`soft_clearance` of the animation's clearance added)."""
-    clearance, goals.found = ctx.sole.sole_clearance(goals.points, ctx.ground)
+    ceiling = goals.ceiling[:, None, None]
+    clearance, goals.found = ctx.sole.sole_clearance(goals.points, ctx.ground, ceiling)
     goals.planted = -clearance
     k = ctx.options.live.plant_softness * ctx.unit
     goals.stance = goals.planted + soft_clearance(goals.source_clearance, k)
@@ -102,15 +126,16 @@ def soft_clearance(c: np.ndarray, k: float) -> np.ndarray:
 
 
 def ground_heights(
-    ground: object, points_world: np.ndarray, floor: float
+    ground: object, points_world: np.ndarray, floor: float, ceiling: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Vertical ground queries under points ``(..., 3)``.
+    """Vertical ground queries under points ``(..., 3)``, below ``ceiling`` (broadcast
+    against the points' batch shape; see :func:`~ikrig.ground.views.heights_below`).
 
     Returns:
         ``heights (...)`` (the clip's ``floor`` where nothing was hit), ``normals (..., 3)``
         (+Y where nothing was hit) and ``hit (...)`` bool.
     """
-    h, n, hit = query_heights(ground, points_world[..., [0, 2]])
+    h, n, hit = heights_below(ground, points_world[..., [0, 2]], ceiling)
     h = np.where(hit, h, floor)
     n = np.where(hit[..., None], n, UP)
     return h, n, hit

@@ -173,7 +173,8 @@ def hold_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     """Step 9 on ``goals``: planted feet keep their horizontal place; sets ``goals.shift``
     and moves ``goals.points`` (``state.lock``: :data:`LOCK` records)."""
     o = ctx.options.lock
-    gh, _, hit = ground_heights(ctx.ground, goals.points, ctx.sole.floor)
+    ceiling = goals.ceiling[:, None, None]
+    gh, _, hit = ground_heights(ctx.ground, goals.points, ctx.sole.floor, ceiling)
     lock_run(
         goals.points,
         ctx.sole.heights,

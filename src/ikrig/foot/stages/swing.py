@@ -7,7 +7,6 @@ swinging foot at its lift-off offset, raised to clear the ground beneath it.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,55 +24,38 @@ if TYPE_CHECKING:
 
 
 @njit(cache=True)
-def _swing_shape(u, a, b, F):
-    if a < 0:  # before the first contact: high at the start, down to the landing
-        return smootherstep(2.0 * (1.0 - u))
-    if b >= F:  # after the last contact: up from the lift-off, then held
-        return smootherstep(2.0 * u)
-    return swing_bump(u)
-
-
-@njit(cache=True)
 def plan_run(planted, clearance, contacts, ramp, max_bump, out):
     """One foot's plan (see :func:`plan_foot_offsets`): ``planted, clearance (F,)``,
     ``contacts (F,)`` bool, ``ramp`` frames, ``max_bump`` in data units; ``out (F,)``."""
-    F = planted.shape[0]
     starts, ends = spans_of(contacts)
-    if len(starts) == 0:  # never planted: the highest ground so far, never cutting into it
-        top = -math.inf
-        for f in range(F):
-            top = max(top, planted[f])
-            out[f] = top
-        return
-    stance = planted.copy()
+    # in contact, and where no contact bounds the air phase (before the first, after the
+    # last): the ground under the foot plus the animation's own clearance
+    stance = planted + clearance
+    out[:] = stance
     for i in range(len(starts)):  # the animation's own clearance blended out mid-contact
         s, e = starts[i], ends[i]
         for f in range(s, e):
             keep = 1.0 - smootherstep((f - s + 1) / ramp) * smootherstep((e - f) / ramp)
             stance[f] = planted[f] + clearance[f] * keep
             out[f] = stance[f]
-    # air phases between (last contact frame or -1) and (next contact frame or F)
-    for i in range(len(starts) + 1):
-        a = ends[i - 1] - 1 if i > 0 else -1
-        b = starts[i] if i < len(starts) else F
+    # air phases between two contacts: from the lift-off offset to the landing offset
+    for i in range(1, len(starts)):
+        a, b = ends[i - 1] - 1, starts[i]
         if b <= a + 1:
             continue
-        d_a = stance[a] if a >= 0 else stance[b]
-        d_b = stance[b] if b < F else d_a
-        span = max(b - a, 1)
+        d_a, d_b = stance[a], stance[b]
+        span = b - a
         amp = 0.0
         for f in range(a + 1, b):
             u = (f - a) / span
             base = d_a + (d_b - d_a) * smootherstep(u)
-            shape = _swing_shape(u, a, b, F)
             # near lift-off and landing the foot is still on the ground: a scuff there is
             # not worth a high bump (shape ~ 0), so the amplitude divides by at least 0.25
-            amp = max(amp, max(planted[f] - base, 0.0) / max(shape, 0.25))
+            amp = max(amp, max(planted[f] - base, 0.0) / max(swing_bump(u), 0.25))
         amp = min(amp, max_bump)
         for f in range(a + 1, b):
             u = (f - a) / span
-            base = d_a + (d_b - d_a) * smootherstep(u)
-            out[f] = base + amp * _swing_shape(u, a, b, F)
+            out[f] = d_a + (d_b - d_a) * smootherstep(u) + amp * swing_bump(u)
 
 
 def plan_foot_offsets(
@@ -93,7 +75,9 @@ def plan_foot_offsets(
     moves from the lift-off value to the landing value on a smootherstep (zero velocity and
     acceleration at both ends), plus a smooth bump just high enough that the sole clears
     the ground all along (``planted``, the offset at which the sole would touch it), at
-    most ``max_bump``. Before the first and after the last contact the offset holds.
+    most ``max_bump``. Before the first and after the last contact (a clip that starts or
+    ends mid-stride) the foot follows the ground under it, keeping the animation's own
+    clearance: it never holds a landing height it has not reached yet.
 
     Last, the whole plan is smoothed without lag (:func:`~ikrig.signal.filters.zero_lag_smooth`,
     half-width ``smooth_frames``) and held at or above ``planted``. This rounds off the
@@ -113,8 +97,7 @@ def plan_foot_offsets(
         smooth_frames: half-width (frames) of the final zero-lag smoothing (0: off).
 
     Returns:
-        ``(F, feet)`` offsets. A foot with no contact at all follows ``planted`` held at its
-        highest value, so it never cuts into the ground.
+        ``(F, feet)`` offsets. A foot with no contact at all follows the ground under it.
     """
     planted = np.asarray(planted, dtype=np.float64)
     clearance = np.asarray(source_clearance, dtype=np.float64)

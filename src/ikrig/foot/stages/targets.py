@@ -154,9 +154,10 @@ def trace_offset_targets(
     pos_w = goals.positions_world
     ankles = goals.ankles
     K = ankles.shape[1]
-    gh_root, _, hit_root = ground_heights(ctx.ground, pos_w[:, ctx.root], floor)
+    ceiling = goals.ceiling
+    gh_root, _, hit_root = ground_heights(ctx.ground, pos_w[:, ctx.pelvis], floor, ceiling)
     base = np.where(hit_root, gh_root - floor, 0.0)
-    th, _, thit = ground_heights(ctx.ground, ankles, floor)
+    th, _, thit = ground_heights(ctx.ground, ankles, floor, ceiling[:, None])
     elev = th - floor - base[:, None]
     found = thit & (np.abs(elev) <= o.reach * L)
     elev = np.where(found, elev, 0.0)

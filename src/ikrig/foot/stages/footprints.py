@@ -1,0 +1,106 @@
+"""Step 9b (offline): footprints that fit the ground.
+
+A foot planted across a riser or a block's edge stands on its toe with its heel in the air
+(or the other way round). Seeing each contact whole, this step slides the footprint of the
+contact, by as little as it can, along the foot and across it, until the whole sole rests
+on one surface (a tread, a block's top, a slope): the ground's heights under the sole then
+lie on a straight line. The shift is constant through the contact (a planted foot never
+slides) and moves from one footprint's shift to the next on a smootherstep during the
+swing between them, so the step's length changes a little and nothing snaps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ground.views import heights_below
+from ...signal.spans import spans
+from ..context import FootContext
+from .goals import FootGoals
+
+ALONG = np.linspace(-1.0, 1.0, 17)
+"""Candidate shifts along the foot, in units of ``options.plan.footprint_reach``."""
+ACROSS = np.array([0.0, -0.5, 0.5])
+"""Candidate shifts across the foot, in the same unit."""
+SAMPLES = np.linspace(-0.1, 1.1, 9)
+"""Where the ground is read from heel (0) to toe (1), a little beyond both."""
+FLAT_ENOUGH = 0.004
+"""A footprint whose ground departs from a straight line by less than this (leg lengths)
+needs no shift."""
+
+
+def _unevenness(heights: np.ndarray) -> np.ndarray:
+    """How far ``heights (..., S)`` (at :data:`SAMPLES`) depart from their straight-line
+    fit: the largest absolute residual ``(...)``."""
+    x = SAMPLES - SAMPLES.mean()
+    h = heights - heights.mean(axis=-1, keepdims=True)
+    slope = (h @ x) / (x @ x)
+    return np.max(np.abs(h - slope[..., None] * x), axis=-1)
+
+
+def _smootherstep(u: np.ndarray) -> np.ndarray:
+    """``6u^5 - 15u^4 + 10u^3`` on an array ``u`` in [0, 1]."""
+    return u * u * u * (u * (6.0 * u - 15.0) + 10.0)
+
+
+def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
+    """The horizontal shift ``(F, feet, 2)`` (X, Z) of every footprint, see the module."""
+    F, K = goals.contacts.shape
+    reach = ctx.options.plan.footprint_reach * ctx.unit
+    out = np.zeros((F, K, 2))
+    if reach <= 0.0:
+        return out
+    for k in range(K):
+        runs = spans(goals.contacts[:, k])
+        if not runs:
+            continue
+        mids = np.array([(a + b - 1) // 2 for a, b in runs])
+        heel = goals.points[mids, k, 0][:, [0, 2]]
+        toe = goals.points[mids, k, 1][:, [0, 2]]
+        axis = toe - heel
+        length = np.linalg.norm(axis, axis=-1, keepdims=True)
+        along = np.where(length > 1e-9, axis / np.maximum(length, 1e-12), [1.0, 0.0])
+        across = along[:, ::-1] * [-1.0, 1.0]
+        # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, S, 2)
+        shift = reach * (
+            ALONG[None, :, None, None] * along[:, None, None, :]
+            + ACROSS[None, None, :, None] * across[:, None, None, :]
+        )
+        sole = heel[:, None, :] + SAMPLES[:, None] * axis[:, None, :]
+        xz = shift[:, :, :, None, :] + sole[:, None, None, :, :]
+        ceiling = goals.ceiling[mids][:, None, None, None]
+        h, _, hit = heights_below(ctx.ground, xz, ceiling)
+        bad = _unevenness(h) / ctx.unit - FLAT_ENOUGH
+        cost = np.maximum(bad, 0.0) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
+        cost = np.where(hit.all(axis=-1), cost, np.inf)
+        flat = cost.reshape(len(runs), -1)
+        best = np.argmin(flat, axis=-1)
+        picked = shift.reshape(len(runs), -1, 2)[np.arange(len(runs)), best]
+        picked[~np.isfinite(flat[np.arange(len(runs)), best])] = 0.0
+        out[:, k] = _through_time(runs, picked, F)
+    return out
+
+
+def _through_time(runs: list[tuple[int, int]], shifts: np.ndarray, frames: int) -> np.ndarray:
+    """Shifts ``(F, 2)``: constant through each run, a smootherstep between runs, held
+    before the first and after the last."""
+    out = np.empty((frames, 2))
+    out[: runs[0][0]] = shifts[0]
+    for i, (a, b) in enumerate(runs):
+        out[a:b] = shifts[i]
+        if i + 1 < len(runs):
+            c = runs[i + 1][0]
+            u = (np.arange(b, c) - (b - 1)) / (c - b + 1)
+            out[b:c] = shifts[i] + (shifts[i + 1] - shifts[i]) * _smootherstep(u)[:, None]
+    out[runs[-1][1] :] = shifts[-1]
+    return out
+
+
+def fit_footprints(ctx: FootContext, goals: FootGoals) -> None:
+    """Step 9b on ``goals`` (offline, after the sole steps): adds the footprint shifts to
+    ``goals.shift`` and moves ``goals.points`` with them."""
+    shift = footprint_shifts(ctx, goals)
+    goals.shift = goals.shift + shift
+    goals.points = goals.points.copy()
+    goals.points[..., 0] += shift[:, :, None, 0]
+    goals.points[..., 2] += shift[:, :, None, 1]
