@@ -11,7 +11,7 @@ Layout: :mod:`~ikrig.foot.options` (settings, one group per concern),
 
 from .context import FootContext
 from .live import FootPlacer
-from .offline import FootResult, FramePlan, make_baseline, place_feet
+from .offline import DatumWarning, FootResult, FramePlan, make_baseline, place_feet
 from .options import (
     DATUMS,
     MODES,
@@ -31,6 +31,7 @@ from .stages.legs_ik import FrameInfo
 
 __all__ = [
     "DATUMS",
+    "DatumWarning",
     "MODES",
     "AlignOptions",
     "ContactOptions",

@@ -23,6 +23,7 @@ live placer (:class:`~ikrig.foot.live.FootPlacer`) replays to the same frame.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,6 +79,8 @@ class FootResult:
         contacts: ``(F, feet)`` bool; pins: ``(F, feet)`` pinning curve.
         info: :class:`~ikrig.foot.stages.legs_ik.FrameInfo` of the result.
         offsets: ``(F, feet)`` the planned vertical foot offsets (step 4b).
+        datum: how far the given ground was raised to meet the clip (its floor with
+            ``datum="clip"``, else 0), in clip units.
     """
 
     motion: Motion
@@ -88,6 +91,7 @@ class FootResult:
     pins: np.ndarray
     info: FrameInfo
     offsets: np.ndarray
+    datum: float
 
     def plan(self, frame: int) -> FramePlan:
         """Frame ``frame`` of the result as a :class:`FramePlan` for
@@ -155,6 +159,8 @@ def place_feet(
             foot in any frame (:func:`~ikrig.ground.coverage.check_coverage`).
 
     Warns:
+        DatumWarning: the clip's floor is more than 10 % of a leg from ``y = 0`` (the
+            datum used is in the message).
         GroundCoverageWarning: the ground is missing under a foot in some frames
             ("ground covers 412 of 600 frames; ...").
     """
@@ -166,6 +172,7 @@ def place_feet(
     fk = clip.fk()
     sole = estimate_sole(clip, legs, options.contacts.floor_percentile, fk=fk)
     ctx = FootContext.create(clip.skeleton, legs, sole, ground, options)
+    _warn_far_floor(ctx)
     recipe = recipe_for(options)
     # 2. contacts and pinning curves
     if contacts is None:
@@ -196,7 +203,33 @@ def place_feet(
     motion, info = _solve_in_chunks(ctx, clip, goals, plan, state, (chunk, progress))
     # 9. the do-nothing baseline
     baseline = make_baseline(ctx, clip, goals)
-    return FootResult(motion, baseline, legs, sole, flags, pins, info, goals.offsets)
+    return FootResult(motion, baseline, legs, sole, flags, pins, info, goals.offsets, ctx.datum)
+
+
+class DatumWarning(UserWarning):
+    """The clip's recorded floor is far from its file's ``y = 0``."""
+
+
+FAR_FLOOR = 0.1
+"""A clip's floor farther than this (leg lengths) from ``y = 0`` is worth a warning."""
+
+
+def _warn_far_floor(ctx: FootContext) -> None:
+    floor = ctx.sole.floor
+    if abs(floor) <= FAR_FLOOR * ctx.unit:
+        return
+    how = (
+        "the ground's y = 0 is put there (datum 'clip')"
+        if ctx.options.datum == "clip"
+        else "the ground is used as given (datum 'absolute'): the feet move by that much"
+    )
+    warnings.warn(
+        DatumWarning(
+            f"the clip's floor is at y = {floor:.4g}, {100 * abs(floor) / ctx.unit:.0f} % of a"
+            f" leg from y = 0; {how}"
+        ),
+        stacklevel=3,
+    )
 
 
 def _solve_in_chunks(
