@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._numba import njit
 from ...signal.easing import smootherstep, swing_bump
-from ...signal.filters import zero_lag_smooth
+from ...signal.filters import upper_envelope, zero_lag_smooth
 from ...signal.spans import spans_of
 from ...signal.springs import SpringBank, spring_advance, spring_rate
 from ..context import FootContext
@@ -21,6 +21,11 @@ from .goals import FootGoals
 
 if TYPE_CHECKING:
     from ..state import FootState
+
+
+LIFT_ABOVE = 0.005
+"""Leg lengths: a plan this far or less below ``planted`` is held on it, deeper dips are
+lifted ahead (:func:`plan_foot_offsets`)."""
 
 
 @njit(cache=True)
@@ -65,6 +70,7 @@ def plan_foot_offsets(
     ramp_frames: float,
     max_bump: float,
     smooth_frames: int = 0,
+    lift_above: float = 0.0,
 ) -> np.ndarray:
     """Offline: the vertical offset of each foot over the whole clip.
 
@@ -80,13 +86,15 @@ def plan_foot_offsets(
     clearance: it never holds a landing height it has not reached yet.
 
     Last, the whole plan is smoothed without lag (:func:`~ikrig.signal.filters.zero_lag_smooth`,
-    half-width ``smooth_frames``) and held at or above ``planted``. This rounds off the
-    plan's kinks (plant ramps, the lowest sole point switching, a foot slapping flat), which
-    show as knee pops. Offline it replaces the causal target spring
+    half-width ``smooth_frames``) and lifted wherever it is below ``planted`` by a smooth
+    upper envelope of the deficit, which starts rising ``smooth_frames`` ahead (a toe that
+    reaches a riser's edge right after lift-off, where the bump is still low). The smoothing
+    rounds off the plan's kinks (plant ramps, the lowest sole point switching, a foot
+    slapping flat), which show as knee pops. Offline it replaces the causal target spring
     (``live.target_halflife``), whose lag lets a path sink below ``planted`` where that
-    rises, to be snapped back up onto it. The hold is rarely active: a symmetric window
-    lowers a curve only near its peaks, and there by a second-order amount, while the kinks
-    of ``planted`` (a maximum over sole samples) point upwards.
+    rises. The lift is rarely active: a symmetric window lowers a curve only near its peaks,
+    and there by a second-order amount, while the kinks of ``planted`` (a maximum over sole
+    samples) point upwards.
 
     Args:
         planted: ``(F, feet)`` offsets at which each foot's sole touches the ground.
@@ -95,6 +103,8 @@ def plan_foot_offsets(
         ramp_frames: frames over which the clearance is blended out and back in.
         max_bump: the largest bump, in the data's units.
         smooth_frames: half-width (frames) of the final zero-lag smoothing (0: off).
+        lift_above: deficits up to this (data units) are only held at ``planted``, not lifted
+            ahead: the smoothing's own small dips must not lift a planted foot early.
 
     Returns:
         ``(F, feet)`` offsets. A foot with no contact at all follows the ground under it.
@@ -115,8 +125,15 @@ def plan_foot_offsets(
         )
     out = out.T
     if smooth_frames >= 1:
-        out = np.maximum(zero_lag_smooth(out, smooth_frames), planted)
-    return out
+        out = zero_lag_smooth(out, smooth_frames)
+    # where the sole would still cut into the ground (a toe reaching a riser's edge right
+    # after lift-off), lift the foot by a smooth envelope of the deficit that starts
+    # rising ``smooth_frames`` ahead of it, instead of snapping it up there
+    deficit = planted - out
+    deficit = np.where(deficit > lift_above, deficit, 0.0)
+    if deficit.any():
+        out = out + upper_envelope(deficit, max(smooth_frames, 1))
+    return np.maximum(out, planted)
 
 
 def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
@@ -130,6 +147,7 @@ def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         o.plant_ramp / dt,
         o.max_swing_bump * ctx.unit,
         round(o.smoothing / dt),
+        LIFT_ABOVE * ctx.unit,
     )
 
 
