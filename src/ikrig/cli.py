@@ -339,6 +339,14 @@ def _outputs_as_record(command):
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of random built-in grounds.")
 @click.option(
+    "--datum",
+    type=click.Choice(["clip", "absolute"]),
+    default="clip",
+    show_default=True,
+    help="clip: the ground's y = 0 is the clip's recorded floor; absolute: clip and ground "
+    "share coordinates (the lowest sole point is planted on the ground).",
+)
+@click.option(
     "--gif",
     "gif_path",
     type=click.Path(dir_okay=False),
@@ -346,7 +354,7 @@ def _outputs_as_record(command):
     help="Also write a before/after movie (GIF, or MP4) here ([plot] extra).",
 )
 @_outputs_as_record
-def foot(input_path, ground_spec, mode, compare, legs, seed, outputs: FootOutputs):
+def foot(input_path, ground_spec, mode, compare, legs, seed, datum, outputs: FootOutputs):
     """Plant the feet of a clip on uneven ground and write the result."""
     output, report_path, gif_path = outputs
     inputs = [p for p in (input_path, ground_input(ground_spec)) if p is not None]
@@ -370,7 +378,9 @@ def foot(input_path, ground_spec, mode, compare, legs, seed, outputs: FootOutput
             legs,
             seed,
             extra={"input": str(input_path), "ground": ground_spec},
+            datum=datum,
         )
+    click.echo(datum_line(report["datum"]))
     result, ground = _write_results(clip, report, table, mode, output, report_path)
     if gif_path:
         from .viz.movie import write_before_after_gif
@@ -379,23 +389,41 @@ def foot(input_path, ground_spec, mode, compare, legs, seed, outputs: FootOutput
         click.echo(f"wrote {gif_path} (before/after)")
 
 
-def run_foot(motion, ground_spec, modes, legs=None, seed=0, extra=None, progress=True):
-    """Load the ground for a clip, run foot placement in each mode, and build the report."""
-    from .character.legs import find_legs
-    from .character.sole import estimate_sole
+def datum_line(datum: dict) -> str:
+    """The printed line saying how the ground met the clip."""
+    if datum["kind"] == "clip":
+        return (
+            f"datum: clip (the ground's y = 0 is the clip's floor, y = {datum['floor']:.6g};"
+            f" the ground is raised by {datum['offset']:.6g})"
+        )
+    return f"datum: absolute (the ground as given; the clip's floor is at y = {datum['floor']:.6g})"
+
+
+def run_foot(
+    motion, ground_spec, modes, legs=None, seed=0, extra=None, progress=True, datum="clip"
+):  # fmt: skip
+    """Load the ground for a clip, run foot placement in each mode, and build the report.
+
+    A built-in ground is laid along the pelvis's path with its ``y = 0`` where a mesh file's
+    is; the datum (``FootOptions.datum``) then places both the same way."""
+    from .character.legs import find_legs, pelvis_joint
     from .foot import FootOptions, place_feet
     from .ground import load_ground
+    from .ground.views import RaisedGround
     from .report import foot_report
 
     found = find_legs(motion.skeleton, legs)
-    sole = estimate_sole(motion, found)
-    path_xz = motion.positions_world()[:, int(np.flatnonzero(motion.skeleton.parents < 0)[0])]
-    ground = load_ground(ground_spec, path_xz[:, [0, 2]], found.leg_length, sole.floor, seed=seed)
+    path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, found)]
+    ground = load_ground(ground_spec, path_xz[:, [0, 2]], found.leg_length, seed=seed)
     results = {}
     for m in modes:
-        results[m] = place_feet(motion, ground, FootOptions(mode=m), legs=found, progress=progress)
-    report, table = foot_report(results, motion, ground, extra)
-    report["_results"], report["_ground"] = results, ground
+        options = FootOptions(mode=m, datum=datum)
+        results[m] = place_feet(motion, ground, options, legs=found, progress=progress)
+    first = results[modes[0]]
+    world = RaisedGround(ground, first.datum) if first.datum else ground
+    report, table = foot_report(results, motion, world, extra)
+    report["datum"] = {"kind": datum, "offset": first.datum, "floor": float(first.sole.floor)}
+    report["_results"], report["_ground"] = results, world
     return report, table
 
 
