@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ikrig.character import estimate_sole, find_legs
+from ikrig.character import find_legs, pelvis_joint
 from ikrig.foot import FootOptions, FootPlacer, place_feet
 from ikrig.ground import GROUND_NAMES, load_ground
+from ikrig.ground.views import RaisedGround
 from ikrig.io import read_bvh
 from ikrig.metrics import foot_metrics
 from ikrig.pose import Motion
@@ -47,15 +48,15 @@ def main():
     for path in sorted(args.data.glob("*.bvh")):
         clip = read_bvh(path).motion
         legs = find_legs(clip.skeleton)
-        sole = estimate_sole(clip, legs)
+        walk_xz = clip.positions_world()[:, pelvis_joint(clip.skeleton, legs)][:, [0, 2]]
         for name in GROUND_NAMES:
-            ground = load_ground(name, clip.positions_world()[:, 0, [0, 2]], legs.leg_length,
-                                 sole.floor)  # fmt: skip
-            results = {m: place_feet(clip, ground, FootOptions(mode=m), legs=legs) for m in MODES}
+            raw = load_ground(name, walk_xz, legs.leg_length)  # y = 0: the clip's floor (datum)
+            results = {m: place_feet(clip, raw, FootOptions(mode=m), legs=legs) for m in MODES}
             full = results["full"]
+            ground = RaisedGround(raw, full.datum)  # where the pipeline put it
             rows = [("baseline", full.baseline)] + [(m, r.motion) for m, r in results.items()]
             if args.live:
-                rows.append(("live (no plan)", live_clip(clip, ground, legs)))
+                rows.append(("live (no plan)", live_clip(clip, raw, legs)))
             for label, motion in rows:
                 m = foot_metrics(motion, clip, ground, legs, full.sole, full.contacts)
                 rel = "-" if m["skate_rel"] is None else f"{m['skate_rel']:.3f}"
