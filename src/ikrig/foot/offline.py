@@ -34,6 +34,7 @@ from ..character.sole import FootSole, estimate_sole
 from ..errors import InputError
 from ..ground.coverage import check_coverage
 from ..pose import Motion
+from ..signal.filters import zero_lag_smooth
 from ..signal.springs import spring_bank
 from .context import FootContext, check_clip, lift_pelvis
 from .options import FootOptions
@@ -194,6 +195,7 @@ def place_feet(
     goals.offsets = plan_offsets(ctx, goals)
     # 5. the root following the ground, and the ankle targets (already smooth: no spring)
     root_offset, targets, found = recipe.targets(ctx, goals, state, 0.0)
+    root_offset = zero_lag_smooth(root_offset, round(options.root.halflife / goals.frame_time))
     # 6. the pelvis drop: what the legs need, as a smooth upper envelope
     need = recipe.pelvis_need(ctx, goals, root_offset, targets)
     plan = LegPlan(root_offset, plan_pelvis(ctx, need, goals.frame_time), targets, found)

@@ -91,9 +91,10 @@ class ContactOptions:
     """Step 2, contact detection (lengths in leg lengths, times in seconds).
 
     Attributes:
-        height_on: a sole point this close to its floor level may start a contact (0.03).
-        height_off: ... and must stay this close to keep it (0.05).
-        speed_on: horizontal speed (leg lengths per second) to start a contact (0.45).
+        height_on: a sole point this close to its floor level may start a contact (0.05).
+        height_off: ... and must stay this close to keep it (0.06, the contact height of
+            the metrics in issue 11).
+        speed_on: horizontal speed (leg lengths per second) to start a contact (0.5).
         speed_off: ... and to keep it (0.75).
         min_span: offline: shorter contacts are dropped (0.08 s).
         max_gap: offline: shorter gaps between contacts are filled (0.05 s).
@@ -102,9 +103,9 @@ class ContactOptions:
         blend_out: seconds of ramp after a contact, while the foot lifts (0.12).
     """
 
-    height_on: float = 0.03
-    height_off: float = 0.05
-    speed_on: float = 0.45
+    height_on: float = 0.05
+    height_off: float = 0.06
+    speed_on: float = 0.5
     speed_off: float = 0.75
     min_span: float = 0.08
     max_gap: float = 0.05
