@@ -7,6 +7,12 @@ against the source clip's own floors (not the pipeline's sole model).
   penetration over all frames, float over the joint's contact frames;
 - contact: within 6 % of a leg above its floor and slower than 0.5 leg/s horizontally in
   the source (central differences), gaps then spans shorter than 50 ms dropped;
+- planted shift: per joint, its floor in the result measured over the ground (the 5th
+  percentile of its height over the ground) minus its floor in the source; the largest
+  magnitude over the joints. A flat ground at y = 0 must leave every planted foot at its
+  recorded level (the datum); a wrong datum sinks or lifts it by the whole offset. (The
+  height in single contact frames is not compared: the float bar asks the pipeline to press
+  a foot that hovers in its source flat onto the ground.)
 - skate: the result joint's horizontal speed over transitions in contact, mean;
 - bone drift: the largest change of a bone's length over the leg length, bones being the
   parent-child distances that are constant in the source (a changing one is a translation);
@@ -47,7 +53,7 @@ def evaluate(result: Motion, source: Motion, ground, legs: Legs) -> dict:
     L, dt = legs.leg_length, float(source.frame_time)
     pr, ps = result.positions_world(), source.positions_world()
     n50 = max(1, int(round(0.05 / dt)))
-    pen, flt, skate, skate_src = [], [], [], []
+    pen, flt, skate, skate_src, shift = [], [], [], [], []
     for leg in legs.legs:
         for j in (leg.ankle, leg.toe):
             if j < 0:
@@ -63,6 +69,8 @@ def evaluate(result: Motion, source: Motion, ground, legs: Legs) -> dict:
             h = pr[:, j, 1] - gh - floor
             pen.append(np.maximum(0.0, -h[hit]))
             flt.append(np.maximum(0.0, h[hit & c]))
+            if hit.any():  # the joint's floor over the ground in the result, against 0
+                shift.append(abs(float(np.percentile(h[hit], 5.0))))
             t = np.flatnonzero(c[:-1] & c[1:])
             for p, out in ((pr, skate), (ps, skate_src)):
                 out.append(
@@ -92,6 +100,7 @@ def evaluate(result: Motion, source: Motion, ground, legs: Legs) -> dict:
         "pen_p95": float(np.percentile(pen_a, 95.0)) if pen_a.size else 0.0,
         "pen_max": float(pen_a.max(initial=0.0)),
         "float_mean": float(flt_a.mean()) if flt_a.size else 0.0,
+        "planted_shift": max(shift, default=0.0) * 100.0 / L,
         "skate": float(sk.mean()) if sk.size else 0.0,
         "skate_source": float(sk_s.mean()) if sk_s.size else 0.0,
         "pelvis_dev": float(

@@ -333,3 +333,19 @@ def test_no_command_still_shows_the_help():
     for args in ([], ["plot"]):
         r = CliRunner().invoke(main, args)
         assert "Usage: " in r.output and "Commands:" in r.output and "ikrig: error" not in r.output
+
+
+def test_warnings_other_than_ours_are_shown_once_after_the_run(capsys):
+    # showing a warning inside the recording block used to record it again, forever
+    import warnings
+
+    from ikrig.cli_common import echo_warnings
+    from ikrig.foot import DatumWarning
+
+    with pytest.warns(UserWarning, match="something else") as rec:
+        with echo_warnings():
+            warnings.warn(DatumWarning("the clip's floor is far"), stacklevel=1)
+            warnings.warn(UserWarning("something else"), stacklevel=1)
+    assert [str(w.message) for w in rec] == ["something else"]
+    err = capsys.readouterr().err
+    assert err.count("ikrig: warning: the clip's floor is far") == 1

@@ -57,20 +57,24 @@ def ground_input(spec: str) -> str | None:
 
 @contextmanager
 def echo_warnings() -> Iterator[None]:
-    """Show ikrig's warnings (ground coverage) once each as ``ikrig: warning: ...`` lines;
-    other warnings are shown as usual."""
+    """Show ikrig's warnings (ground coverage, a far floor) once each as ``ikrig: warning:
+    ...`` lines; other warnings are shown as usual, after the block (showing one inside the
+    recording block would record it again)."""
+    from .foot.offline import DatumWarning
     from .ground.coverage import GroundCoverageWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", GroundCoverageWarning)
-        try:
+    ours = (GroundCoverageWarning, DatumWarning)
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", GroundCoverageWarning)
             yield
-        finally:
-            shown = set()
-            for w in caught:
-                if issubclass(w.category, GroundCoverageWarning):
-                    if str(w.message) not in shown:
-                        shown.add(str(w.message))
-                        click.echo(f"ikrig: warning: {w.message}", err=True)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    finally:
+        shown = set()
+        for w in caught:
+            if issubclass(w.category, ours):
+                if str(w.message) not in shown:
+                    shown.add(str(w.message))
+                    click.echo(f"ikrig: warning: {w.message}", err=True)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)

@@ -28,7 +28,8 @@ class FootGoals:
         pins: ``(F, feet)`` pinning weights; contacts: ``(F, feet)`` bool (step 2; zeros
             until the driver sets them).
         points: ``(F, feet, 2, 3)`` heel and toe (world), after alignment and locking.
-        source_clearance: ``(F, feet)`` the animation's clearance over its own floor.
+        source_clearance: ``(F, feet)`` the animation's clearance over its own floor
+            (negative where the animation dips below it).
         align: ``(F, feet, 4)`` the alignment turn of each ankle (world, identity if off).
         shift: ``(F, feet, 2)`` the horizontal (X, Z) shift of each foot from locking.
         planted: ``(F, feet)`` offset at which each sole touches the ground.
@@ -90,7 +91,7 @@ def sole_goals(
     points = sole.points_world(rot_w, pos_w)
     F, K = points.shape[:2]
     # the animation's own clearance over its flat floor, before any change
-    source_clear = np.maximum(np.min(points[..., 1] - sole.heights - sole.floor, axis=-1), 0.0)
+    source_clear = np.min(points[..., 1] - sole.heights - sole.floor, axis=-1)
     align = np.zeros((F, K, 4))
     align[..., 3] = 1.0
     unset = np.full((F, K), np.nan)  # planted, stance, offsets: later steps

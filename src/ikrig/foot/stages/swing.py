@@ -28,6 +28,10 @@ LIFT_ABOVE = 0.005
 lifted ahead (:func:`plan_foot_offsets`)."""
 
 
+KEEP_DIP = 0.01
+"""Leg lengths: how deep a recorded dip below the floor is kept (:func:`plan_foot_offsets`)."""
+
+
 @njit(cache=True)
 def plan_run(planted, clearance, contacts, ramp, max_bump, out):
     """One foot's plan (see :func:`plan_foot_offsets`): ``planted, clearance (F,)``,
@@ -71,6 +75,7 @@ def plan_foot_offsets(
     max_bump: float,
     smooth_frames: int = 0,
     lift_above: float = 0.0,
+    keep_dip: float = 0.0,
 ) -> np.ndarray:
     """Offline: the vertical offset of each foot over the whole clip.
 
@@ -98,19 +103,25 @@ def plan_foot_offsets(
 
     Args:
         planted: ``(F, feet)`` offsets at which each foot's sole touches the ground.
-        source_clearance: ``(F, feet)`` the animation's clearance over its own floor (>= 0).
+        source_clearance: ``(F, feet)`` the animation's clearance over its own floor
+            (negative where it dips below it).
         contacts: ``(F, feet)`` bool.
         ramp_frames: frames over which the clearance is blended out and back in.
         max_bump: the largest bump, in the data's units.
         smooth_frames: half-width (frames) of the final zero-lag smoothing (0: off).
         lift_above: deficits up to this (data units) are only held at ``planted``, not lifted
             ahead: the smoothing's own small dips must not lift a planted foot early.
+        keep_dip: where the animation dips below its floor by up to this (data units) the
+            dip is kept, as recorded; deeper dips are kept to this depth.
 
     Returns:
         ``(F, feet)`` offsets. A foot with no contact at all follows the ground under it.
     """
-    planted = np.asarray(planted, dtype=np.float64)
-    clearance = np.asarray(source_clearance, dtype=np.float64)
+    # a shallow dip below the floor (mocap noise, up to ``keep_dip``) is the recorded height
+    # and stays; a deeper one is lifted out of the ground
+    signed = np.asarray(source_clearance, dtype=np.float64)
+    planted = np.asarray(planted, dtype=np.float64) + np.clip(signed, -keep_dip, 0.0)
+    clearance = np.maximum(signed, 0.0)
     flags = np.asarray(contacts, dtype=np.bool_)
     out = np.empty(planted.shape[::-1])  # (feet, F): one contiguous row per foot
     ramp = max(float(ramp_frames), 1.0)
@@ -148,6 +159,7 @@ def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         o.max_swing_bump * ctx.unit,
         round(o.smoothing / dt),
         LIFT_ABOVE * ctx.unit,
+        KEEP_DIP * ctx.unit,
     )
 
 
