@@ -10,7 +10,7 @@ import pytest
 from conftest import SHARED_BVH
 from foot_eval import evaluate
 
-from ikrig.character import estimate_sole, find_legs, pelvis_joint
+from ikrig.character import detect_up, estimate_sole, find_legs, pelvis_joint, to_y_up
 from ikrig.data.walk import humanoid_skeleton, walk_clip
 from ikrig.errors import InputError
 from ikrig.foot import FootOptions, FootPlacer, place_feet
@@ -208,11 +208,10 @@ def test_bad_input():
         FootOptions(mode="teleport")
 
 
-CLIPS = [  # every clip in ../shared/data/bvh and bvh_more but the Z-up one (issue 11, open)
+CLIPS = [  # every clip in ../shared/data/bvh and bvh_more
     p
     for folder in (SHARED_BVH, SHARED_BVH.parent / "bvh_more")
     for p in (sorted(folder.glob("*.bvh")) if folder.is_dir() else [])
-    if "zup" not in p.name
 ]
 
 
@@ -223,6 +222,7 @@ def shared_results():
     out = {}
     for path in CLIPS:
         clip = read_bvh(path)
+        clip = clip.with_motion(to_y_up(clip.motion, detect_up(clip.motion)))
         legs = find_legs(clip.motion.skeleton)
         pelvis = pelvis_joint(clip.motion.skeleton, legs)
         path_xz = clip.motion.positions_world()[:, pelvis, [0, 2]]

@@ -9,28 +9,31 @@ from click.testing import CliRunner
 from conftest import SHARED_BVH
 from foot_eval import evaluate
 
-from ikrig.character import find_legs, pelvis_joint
+from ikrig.character import detect_up, find_legs, pelvis_joint, to_y_up
 from ikrig.cli import main
-from ikrig.ground import GROUND_NAMES, MeshGround, load_ground
+from ikrig.ground import GROUND_NAMES, load_ground
 from ikrig.io import read_bvh
+from ikrig.math.axes import to_y_up_quat
+from ikrig.math.quat import quat_conj, quat_rotate
 from ikrig.viz.geometry import ground_mesh
 
-CLIPS = [  # every clip in ../shared/data/bvh and bvh_more but the Z-up one (issue 11, open)
+CLIPS = [  # every clip in ../shared/data/bvh and bvh_more
     p
     for folder in (SHARED_BVH, SHARED_BVH.parent / "bvh_more")
     for p in (sorted(folder.glob("*.bvh")) if folder.is_dir() else [])
-    if "zup" not in p.name
 ]
 
 
-def _mesh_file(folder, clip, legs, name):
-    """The built-in ground ``name`` laid along the clip at y = 0, written as a PLY file."""
+def _mesh_file(folder, clip, legs, name, up):
+    """The built-in ground ``name`` laid along the (Y-up) clip at y = 0, written as a PLY
+    file in the clip file's own convention ``up``, as its user would have it."""
     trimesh = pytest.importorskip("trimesh", reason="mesh files need the [mesh] extra")
     L = legs.leg_length
     path_xz = clip.positions_world()[:, pelvis_joint(clip.skeleton, legs)][:, [0, 2]]
     ground = load_ground(name, path_xz, L)
     bounds = np.stack([path_xz.min(axis=0) - 2 * L, path_xz.max(axis=0) + 2 * L])
     v, f = ground_mesh(ground, bounds, cells=400)
+    v = quat_rotate(quat_conj(to_y_up_quat(up)), v)
     out = folder / f"{name}.ply"
     trimesh.Trimesh(v, f, process=False).export(out)
     return out
@@ -44,9 +47,11 @@ def mesh_runs(tmp_path_factory):
     for path in CLIPS:
         folder = tmp_path_factory.mktemp(path.stem)
         source = read_bvh(path).motion
+        up = detect_up(source)
+        source = to_y_up(source, up)
         legs = find_legs(source.skeleton)
         for name in GROUND_NAMES:
-            mesh = _mesh_file(folder, source, legs, name)
+            mesh = _mesh_file(folder, source, legs, name, up)
             out = folder / f"{name}.bvh"
             r = CliRunner().invoke(
                 main, ["foot", str(path), "--ground", str(mesh), "-o", str(out)],
@@ -54,7 +59,10 @@ def mesh_runs(tmp_path_factory):
             )  # fmt: skip
             assert r.exit_code == 0, r.output
             assert "datum: clip" in r.output
-            runs[path.name, name] = (source, read_bvh(out).motion, MeshGround.load(mesh), legs)
+            result = read_bvh(out).motion
+            assert detect_up(result) == up  # written back in its own convention
+            ground = load_ground(str(mesh), None, legs.leg_length, up=up)
+            runs[path.name, name] = (source, to_y_up(result, up), ground, legs)
     return runs
 
 

@@ -128,6 +128,8 @@ def clip_summary(path) -> dict:
         legs, leg_length = found.describe(sk), found.leg_length
     except IkrigError:
         legs, leg_length = None, None
+    from .character.up import detect_up
+
     rest_height = float(np.ptp(_rest_positions(sk)[:, 1])) if sk.num_joints > 1 else 0.0
     return {
         "path": str(path),
@@ -141,6 +143,7 @@ def clip_summary(path) -> dict:
         "channels": int(sum(len(c) for c in clip.channels)),
         "channel_layout": layouts,
         "rest_height": rest_height,
+        "up": detect_up(clip.motion),
         "legs": legs,
         "leg_length": leg_length,
         "bounds_min": positions_world.reshape(-1, 3).min(axis=0).tolist()
@@ -181,6 +184,7 @@ def info(path, as_json):
     for layout, count in s["channel_layout"].items():
         click.echo(f"    {count:3d} x {layout}")
     click.echo(f"  rest height {s['rest_height']:.4g} (file units)")
+    click.echo(f"  up axis     {s['up']} (read off the poses; ikrig foot --up overrides)")
     if s["legs"]:
         click.echo(f"  legs        {s['legs']} (leg length {s['leg_length']:.4g})")
     else:
@@ -246,31 +250,48 @@ def demo(clip_path, ground_spec, output, report_path, gif):
         clip = to_bvh_clip(walk_clip(seconds=6.0, fps=60.0))
         source = "built-in walk (31 joints, 6 s at 60 fps)"
     click.echo(f"clip: {source}; ground: {ground_spec}")
+    up, motion = _y_up(clip.motion, "auto")
     t0 = time.perf_counter()
     with echo_warnings():
         report, table = run_foot(
-            clip.motion,
+            motion,
             ground_spec,
             ["full", "trace-offset"],
             extra={"input": source, "ground": ground_spec},
+            placement=FootPlacement(up=up),
         )
     elapsed = time.perf_counter() - t0
     click.echo(
         f"legs: {report['legs']}; solved {report['frames']} frames (and the"
         f" comparisons) in {elapsed:.2f} s"
     )
-    result, ground = _write_results(clip, report, table, "full", output, report_path)
+    result, ground = _write_results(clip, report, table, ("full", up), output, report_path)
     if gif_path is not None:
-        _maybe_gif(result, clip.motion, ground, gif_path)
+        _maybe_gif(result, motion, ground, gif_path)
 
 
-def _write_results(clip, report, table, mode, output, report_path):
-    """Write the clip of ``mode`` as BVH (and the report as JSON, atomically), print the
-    metrics table; return that mode's result and the ground."""
+def _y_up(motion, up: str):
+    """``(up axis, the clip in ikrig's Y-up world)``; ``up == "auto"`` detects it. Prints
+    the up axis when it is not Y."""
+    from .character.up import detect_up, to_y_up
+
+    given = up != "auto"
+    up = up if given else detect_up(motion)
+    if up != "y" or given:
+        click.echo(f"up axis: {up} ({'given' if given else 'detected'})")
+    return up, to_y_up(motion, up)
+
+
+def _write_results(clip, report, table, mode_up, output, report_path):
+    """Write the clip of ``mode_up = (mode, up axis)`` as BVH in the file's own up axis (and
+    the report as JSON, atomically), print the metrics table; return that mode's result
+    (Y-up) and the ground."""
+    from .character.up import from_y_up
     from .io.bvh import write_bvh
 
+    mode, up = mode_up
     result, ground = report.pop("_results")[mode], report.pop("_ground")
-    write_bvh(output, clip.with_motion(result.motion))
+    write_bvh(output, clip.with_motion(from_y_up(result.motion, up)))
     click.echo(table)
     if report_path:
         write_text(report_path, json.dumps(report, indent=2))
@@ -290,6 +311,19 @@ def _maybe_gif(result, source, ground, path):
     click.echo(f"wrote {path} (before/after)")
 
 
+class FootPlacement(NamedTuple):
+    """How ``ikrig foot`` meets the ground: ``seed`` of random built-in grounds, ``datum``
+    (:attr:`~ikrig.foot.options.FootOptions.datum`) and ``up``, the clip's (and a mesh
+    file's) up axis."""
+
+    seed: int = 0
+    datum: str = "clip"
+    up: str = "y"
+
+
+DEFAULT_PLACEMENT = FootPlacement()
+
+
 class FootOutputs(NamedTuple):
     """The files ``ikrig foot`` writes: the clip (``-o``), and optionally the JSON report
     (``--report``) and the before/after movie (``--gif``)."""
@@ -301,11 +335,16 @@ class FootOutputs(NamedTuple):
 
 def _outputs_as_record(command):
     """Hand the ``-o``, ``--report`` and ``--gif`` values to ``command`` as one
-    :class:`FootOutputs` (click passes every option by name)."""
+    :class:`FootOutputs`, and ``--seed``, ``--datum``, ``--up`` as one
+    :class:`FootPlacement` (click passes every option by name)."""
 
     @functools.wraps(command)
-    def run(*, output, report_path, gif_path, **options):
-        return command(outputs=FootOutputs(output, report_path, gif_path), **options)
+    def run(*, output, report_path, gif_path, seed, datum, up, **options):
+        return command(
+            outputs=FootOutputs(output, report_path, gif_path),
+            placement=FootPlacement(seed, datum, up),
+            **options,
+        )
 
     return run
 
@@ -347,6 +386,14 @@ def _outputs_as_record(command):
     "share coordinates (the lowest sole point is planted on the ground).",
 )
 @click.option(
+    "--up",
+    type=click.Choice(["auto", "y", "z", "x"]),
+    default="auto",
+    show_default=True,
+    help="The clip's (and a mesh file's) up axis; auto reads it off the poses. The result "
+    "is written in the same convention.",
+)
+@click.option(
     "--gif",
     "gif_path",
     type=click.Path(dir_okay=False),
@@ -354,7 +401,9 @@ def _outputs_as_record(command):
     help="Also write a before/after movie (GIF, or MP4) here ([plot] extra).",
 )
 @_outputs_as_record
-def foot(input_path, ground_spec, mode, compare, legs, seed, datum, outputs: FootOutputs):
+def foot(
+    input_path, ground_spec, mode, compare, legs, placement: FootPlacement, outputs: FootOutputs
+):
     """Plant the feet of a clip on uneven ground and write the result."""
     output, report_path, gif_path = outputs
     inputs = [p for p in (input_path, ground_input(ground_spec)) if p is not None]
@@ -370,22 +419,22 @@ def foot(input_path, ground_spec, mode, compare, legs, seed, datum, outputs: Foo
     modes = [mode] + (
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
+    up, motion = _y_up(clip.motion, placement.up)
     with echo_warnings():
         report, table = run_foot(
-            clip.motion,
+            motion,
             ground_spec,
             modes,
             legs,
-            seed,
             extra={"input": str(input_path), "ground": ground_spec},
-            datum=datum,
+            placement=placement._replace(up=up),
         )
     click.echo(datum_line(report["datum"]))
-    result, ground = _write_results(clip, report, table, mode, output, report_path)
+    result, ground = _write_results(clip, report, table, (mode, up), output, report_path)
     if gif_path:
         from .viz.movie import write_before_after_gif
 
-        write_before_after_gif(result, clip.motion, ground, gif_path)
+        write_before_after_gif(result, motion, ground, gif_path)
         click.echo(f"wrote {gif_path} (before/after)")
 
 
@@ -400,12 +449,15 @@ def datum_line(datum: dict) -> str:
 
 
 def run_foot(
-    motion, ground_spec, modes, legs=None, seed=0, extra=None, progress=True, datum="clip"
+    motion, ground_spec, modes, legs=None, extra=None, progress=True,
+    placement: FootPlacement = DEFAULT_PLACEMENT,
 ):  # fmt: skip
-    """Load the ground for a clip, run foot placement in each mode, and build the report.
+    """Load the ground for a clip (in ikrig's Y-up world), run foot placement in each mode,
+    and build the report.
 
     A built-in ground is laid along the pelvis's path with its ``y = 0`` where a mesh file's
-    is; the datum (``FootOptions.datum``) then places both the same way."""
+    is; the datum (``placement.datum``) then places both the same way. A mesh file is turned
+    from ``placement.up`` into Y-up like the clip was."""
     from .character.legs import find_legs, pelvis_joint
     from .foot import FootOptions, place_feet
     from .ground import load_ground
@@ -414,15 +466,22 @@ def run_foot(
 
     found = find_legs(motion.skeleton, legs)
     path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, found)]
-    ground = load_ground(ground_spec, path_xz[:, [0, 2]], found.leg_length, seed=seed)
+    ground = load_ground(
+        ground_spec, path_xz[:, [0, 2]], found.leg_length, seed=placement.seed, up=placement.up
+    )
     results = {}
     for m in modes:
-        options = FootOptions(mode=m, datum=datum)
+        options = FootOptions(mode=m, datum=placement.datum)
         results[m] = place_feet(motion, ground, options, legs=found, progress=progress)
     first = results[modes[0]]
     world = RaisedGround(ground, first.datum) if first.datum else ground
     report, table = foot_report(results, motion, world, extra)
-    report["datum"] = {"kind": datum, "offset": first.datum, "floor": float(first.sole.floor)}
+    report["datum"] = {
+        "kind": placement.datum,
+        "offset": first.datum,
+        "floor": float(first.sole.floor),
+    }
+    report["up"] = placement.up
     report["_results"], report["_ground"] = results, world
     return report, table
 

@@ -35,6 +35,8 @@ import numpy as np
 
 from .._checks import as_float, positive
 from ..errors import InputError
+from ..math.axes import UP_AXES, to_y_up_quat
+from ..math.quat import quat_rotate
 from ._blocks_kernels import SlotGrid, blocks_height_at, blocks_raycast, blocks_settings
 from ._profile_kernels import profile_height_at, profile_raycast, profile_settings
 from .base import Ground, Hits, frozen, prepare_rays, run_height_kernel, run_ray_kernel
@@ -360,15 +362,20 @@ def _bumps(rng, start, w, leg, floor, rect, s1) -> Heightfield:
     return Heightfield(floor + scale * hf.heights, hf.origin_xz, hf.cell_size)
 
 
-def load_ground(name_or_path, path_xz, leg_length, floor_height=0.0, seed: int = 0) -> Ground:
+def load_ground(
+    name_or_path, path_xz, leg_length, floor_height=0.0, seed: int = 0, up: str = "y"
+) -> Ground:
     """A built-in ground by name, or a mesh file as a :class:`~ikrig.ground.MeshGround`.
 
     Args:
         name_or_path: one of :data:`GROUND_NAMES` (names win over files of the same name),
             or the path of a mesh file (OBJ, STL, PLY, GLB, ...) read with trimesh. A file is
-            used as given, in the clip's world coordinates and units, Y up; ``path_xz``,
+            used as given, in the clip's world coordinates and units; ``path_xz``,
             ``leg_length``, ``floor_height`` and ``seed`` then play no part.
         path_xz, leg_length, floor_height, seed: see :func:`make_ground`.
+        up: a mesh file's up axis (:data:`~ikrig.math.axes.UP_AXES`): its vertices are
+            turned into the Y-up world (:func:`~ikrig.math.axes.to_y_up_quat`), as a clip
+            of that convention is. Built-in grounds are made Y-up (no turn).
 
     Raises:
         InputError: neither a built-in name nor an existing file.
@@ -386,4 +393,9 @@ def load_ground(name_or_path, path_xz, leg_length, floor_height=0.0, seed: int =
         raise InputError(
             f"ground: {path!r} is neither a built-in ground {GROUND_NAMES} nor an existing file"
         )
-    return MeshGround.load(path)
+    mesh = MeshGround.load(path)
+    if up == "y":
+        return mesh
+    if up not in UP_AXES:
+        raise InputError(f"up: expected one of {', '.join(UP_AXES)}, got {up!r}")
+    return MeshGround(quat_rotate(to_y_up_quat(up), mesh.vertices), mesh.faces)
