@@ -1,10 +1,12 @@
-"""Foot-placement quality on every shared clip and built-in ground (issue 4's table).
+"""Foot-placement quality on every shared clip and built-in ground (issues 4 and 11).
 
-Run: ``python benchmarks/foot_quality_table.py [--data ../shared/data/bvh] [--live]``.
-Prints a Markdown table: for every clip and ground, the do-nothing baseline and each mode
-(``full``, ``trace-offset``, ``goal-blend``), measured with :func:`ikrig.metrics.foot_metrics`
-against the full result's sole and contacts (lengths in % of leg length). ``--live`` adds the
-live placer run causally, one frame per update, without the offline plan.
+Run: ``python benchmarks/foot_quality_table.py [--data DIR ...] [--modes full,...] [--live]``.
+Prints a Markdown table: for every clip (in ``../shared/data/bvh`` and ``bvh_more`` by
+default, turned Y-up when they are not) and built-in ground (laid at y = 0 along the pelvis:
+the clip's floor, the default datum), the do-nothing baseline and each mode, measured with
+:func:`ikrig.metrics.foot_metrics`: each foot joint against its own floor in the source
+(lengths in % of leg length). ``--live`` adds the live placer run causally, one frame per
+update, without the offline plan.
 """
 
 from __future__ import annotations
@@ -14,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ikrig.character import find_legs, pelvis_joint
+from ikrig.character import detect_up, find_legs, pelvis_joint, to_y_up
 from ikrig.foot import FootOptions, FootPlacer, place_feet
 from ikrig.ground import GROUND_NAMES, load_ground
-from ikrig.ground.views import RaisedGround
 from ikrig.io import read_bvh
 from ikrig.metrics import foot_metrics
 from ikrig.pose import Motion
@@ -34,37 +35,51 @@ def live_clip(clip: Motion, ground, legs) -> Motion:
     return Motion(clip.skeleton, rl, pl, clip.frame_time)
 
 
+COLUMNS = (  # (key, header, format)
+    ("pen_p95", "pen p95", "{:.3f}"),
+    ("pen_max", "pen max", "{:.3f}"),
+    ("float_mean", "float mean", "{:.3f}"),
+    ("planted_shift", "shift", "{:.3f}"),
+    ("skate_rel", "skate rel", "{:.3f}"),
+    ("pops", "pops", "{}"),
+    ("bone_drift", "bone drift", "{:.1e}"),
+    ("pelvis_dev", "pelvis dev", "{:.3f}"),
+    ("pelvis_acc_ratio", "pelvis acc x", "{:.2f}"),
+)
+
+
+def _cell(value, fmt: str) -> str:
+    return "-" if value is None else fmt.format(value)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
-    default = Path(__file__).resolve().parents[2] / "shared" / "data" / "bvh"
-    ap.add_argument("--data", type=Path, default=default)
+    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
+    ap.add_argument("--data", type=Path, nargs="+", default=[shared / "bvh", shared / "bvh_more"])
+    ap.add_argument("--modes", default="full,trace-offset,goal-blend")
     ap.add_argument("--live", action="store_true", help="add the causal live placer")
     args = ap.parse_args()
+    modes = args.modes.split(",")
 
-    cols = "pen mean | pen p95 | pen max | float mean | skate rel | pops | bone drift | root dev"
-    print(f"| clip | ground | mode | {cols} |")
-    print("|---" * 11 + "|")
+    print("| clip | ground | mode | " + " | ".join(h for _, h, _ in COLUMNS) + " |")
+    print("|---" * (3 + len(COLUMNS)) + "|")
     pops: dict[str, int] = {}
-    for path in sorted(args.data.glob("*.bvh")):
+    for path in sorted(p for folder in args.data for p in folder.glob("*.bvh")):
         clip = read_bvh(path).motion
+        clip = to_y_up(clip, detect_up(clip))
         legs = find_legs(clip.skeleton)
         walk_xz = clip.positions_world()[:, pelvis_joint(clip.skeleton, legs)][:, [0, 2]]
         for name in GROUND_NAMES:
-            raw = load_ground(name, walk_xz, legs.leg_length)  # y = 0: the clip's floor (datum)
-            results = {m: place_feet(clip, raw, FootOptions(mode=m), legs=legs) for m in MODES}
-            full = results["full"]
-            ground = RaisedGround(raw, full.datum)  # where the pipeline put it
-            rows = [("baseline", full.baseline)] + [(m, r.motion) for m, r in results.items()]
+            ground = load_ground(name, walk_xz, legs.leg_length)  # y = 0: the clip's floor
+            results = {m: place_feet(clip, ground, FootOptions(mode=m), legs=legs) for m in modes}
+            first = next(iter(results.values()))
+            rows = [("baseline", first.baseline)] + [(m, r.motion) for m, r in results.items()]
             if args.live:
-                rows.append(("live (no plan)", live_clip(clip, raw, legs)))
+                rows.append(("live (no plan)", live_clip(clip, ground, legs)))
             for label, motion in rows:
-                m = foot_metrics(motion, clip, ground, legs, full.sole, full.contacts)
-                rel = "-" if m["skate_rel"] is None else f"{m['skate_rel']:.3f}"
-                print(
-                    f"| {path.stem} | {name} | {label} | {m['pen_mean']:.3f} | {m['pen_p95']:.3f}"
-                    f" | {m['pen_max']:.3f} | {m['float_mean']:.3f} | {rel} | {m['pops']}"
-                    f" | {m['bone_drift']:.1e} | {m['root_dev']:.3f} |"
-                )
+                m = foot_metrics(motion, clip, ground, legs)
+                cells = " | ".join(_cell(m[key], fmt) for key, _, fmt in COLUMNS)
+                print(f"| {path.stem} | {name} | {label} | {cells} |", flush=True)
                 pops[label] = pops.get(label, 0) + m["pops"]
     print("\nknee pops over all runs: " + ", ".join(f"{k} {v}" for k, v in pops.items()))
 

@@ -1,82 +1,80 @@
-"""Foot-placement quality metrics: one clip (``result``) against the clip it was made from.
+"""Foot-placement quality: one clip (``result``) against the clip it was made from
+(``source``), measured the way an outsider would, against the source's own floors, never
+with the pipeline's sole model (issue 11; ``../shared/reference/foot_metrics.md`` has the
+definitions used in the literature).
 
-All lengths are in **percent of the leg length** (``legs.leg_length``, thigh plus shin at
-rest), so clips in centimetres, inches or metres give the same numbers; speeds are in percent
-of the leg length per second; times come from ``source.frame_time`` (seconds). Every value is
-computed per foot (in the order of ``legs.legs``, labelled by ``Leg.side``) and over all feet
-together (the samples of every foot pooled).
+All lengths are in **percent of the leg length** (``legs.leg_length``), speeds in percent of
+the leg length per second, accelerations in percent of the leg length per second squared;
+times come from ``source.frame_time``. Values are given over all foot joints pooled and
+``per_foot`` (per leg side, its ankle and toe pooled).
 
-Sole points and clearance
-    The sole points are ``sole.points_world(*motion.fk())``, shape ``(F, feet, 2, 3)``
-    (heel = ankle, toe). The ground height under each point is a vertical query
-    ``ground.height_at(points[..., [0, 2]])``. The clearance of a foot in a frame is
-    ``sole.sole_clearance(points, ground)``: the minimum, over the sole sampled at five
-    points from heel to toe (planted heights interpolated), of ``y - planted height -
-    ground height``; 0 when the foot stands on the ground (a midfoot resting on a step's
-    edge counts), negative when any part of the sole penetrates. A (frame, foot) where a
-    query misses is left out of every ground metric and counted in ``misses``.
+Foot joints and floors
+    A leg's foot joints are its ankle and, when it has one, its toe joint. The *floor* of a
+    foot joint is the 5th percentile (:data:`FLOOR_PERCENTILE`) of its world height (Y) over
+    the **source**.
 
-``pen_mean``, ``pen_p95``, ``pen_max`` (% leg length)
-    Penetration ``max(0, -clearance)``: mean over all kept frames (frames above the ground
-    count as 0), 95th percentile, maximum.
+Ground
+    ``ground.height_at(xz)`` under each joint of the result, as given: its ``y = 0`` meets
+    the joints' floors (foot placement's default datum, "clip"). ``None`` is a flat ground at
+    0. A (frame, joint) where the query misses is left out of every ground value and counted
+    in ``misses``.
 
-``float_mean``, ``float_p95`` (% leg length)
-    Float during contact ``max(0, clearance)`` over the kept frames where ``contacts`` is
-    True: mean and 95th percentile. ``None`` when no such frame exists.
+Height over the ground
+    ``h = result height - (ground height + the joint's floor)``: 0 for a joint standing where
+    the source's stood on its floor.
 
-``skate`` (% leg length per second)
-    Foot skating during contact: for every transition ``t -> t+1`` with contact in both
-    frames (and both kept), the horizontal (XZ) displacement of the foot's *planted point*
-    (the sole point with the lower clearance at ``t``; the heel on a tie) divided by
-    ``frame_time``; the mean
-    over those transitions. ``None`` when there is none.
+Contacts (from the source alone)
+    A joint is in contact in a frame when it is within :data:`CONTACT_HEIGHT` (6 %) of a leg
+    above its floor and its horizontal (XZ) speed is below :data:`CONTACT_SPEED` (0.5 leg/s)
+    in the source, the speed by central differences (one-sided at the ends). Then gaps
+    shorter than :data:`CONTACT_MIN_SPAN` (50 ms) are filled, and after that spans shorter
+    than 50 ms dropped.
 
-``skate_source``, ``skate_rel``
-    ``skate_source`` is the same measure on ``source`` over its own flat floor (ground
-    height ``sole.floor`` everywhere) with the source's contacts (``source_contacts``,
-    which defaults to ``contacts``: the contacts the pipeline detected on the source).
-    ``skate_rel = skate / skate_source`` (1 for a result that skates like its source); when
-    ``skate_source`` is 0 it is 1.0 if ``skate`` is 0 too, else ``None`` (undefined).
+``pen_mean``, ``pen_p95``, ``pen_max``
+    Penetration ``max(0, -h)`` over all kept frames (frames above the ground count as 0).
 
-``pops`` (count)
-    Knee pops: sudden changes of knee angular velocity that the result has and its source
-    does not. The knee angle is the angle at the knee between thigh and shin (``pi`` for a
-    straight leg). Its change of angular velocity is measured over a fixed time step
-    ``h = POP_WINDOW`` (1/30 s, ``W = max(1, round(h / frame_time))`` frames):
-    ``jump[t] = (a[t+W] - 2 a[t] + a[t-W]) / (W frame_time)`` (rad/s), the difference
-    between the mean angular velocities of the ``W`` frames after and before frame ``t``.
-    A frame is flagged when the result's ``|jump|`` exceeds the largest ``|jump|`` of the
-    source within ``W`` frames by more than ``POP_THRESHOLD`` (2 rad/s); flagged frames less
-    than ``2 W`` frames apart form one pop, and ``pops`` counts them.
+``float_mean``, ``float_p95``
+    Float ``max(0, h)`` over the kept contact frames. ``None`` without any.
 
-    Why this form. Over a fixed time step the count does not depend on the frame rate: a
-    smooth correction with angular acceleration ``alpha`` gives ``|jump| ~ alpha h`` at 30,
-    60 or 120 fps alike, a snap (a sudden change of angular velocity by ``dv``) gives
-    ``|jump| ~ dv``, and a one-frame step of the angle by ``s`` gives ``|jump| ~ s / h``.
-    The source is the reference because mocap knees themselves turn sharply when the leg
-    straightens (up to ~15 rad/s on the shared walks): a result that re-solves the legs
-    after a smooth pelvis offset rounds those turns off, and the plain difference
-    ``result - source`` would then show jumps of 4-5 rad/s although the result is smoother
-    than its source. Comparing magnitudes flags only the jerkiness the result adds: 0 for
-    the shared clips against themselves and for legs re-solved under a smoothly lowered
-    pelvis by up to 5 % of the leg length (excess <= 0.7 rad/s), 2-10 rad/s where a pelvis
-    raised by 2 % makes the knees lock straight, 6-7.5 rad/s for an injected 0.2-0.25 rad
-    snap.
+``skate``, ``skate_source``, ``skate_rel``
+    The joint's horizontal speed over each transition ``t -> t+1`` with contact in both
+    frames (and both kept), in the result, its mean; the same in the source;
+    ``skate_rel = skate / skate_source`` (1.0 when both are 0, ``None`` when only the
+    source's is).
+
+``planted_shift``
+    Per joint, ``|5th percentile of h over the kept frames|``: how far the level the joint
+    rests on in the result is from its recorded floor; the largest over the joints. A flat
+    ground at ``y = 0`` must leave it near 0; a wrong datum moves it by the whole offset.
+
+``pops``
+    Knee pops: sudden changes of knee angular velocity the result has and its source does
+    not, see :func:`knee_pops`. The knee angle is the angle at the knee between thigh and
+    shin (``pi`` straight), its change of angular velocity measured over ``POP_WINDOW``
+    (1/30 s), a frame flagged when it exceeds the source's nearby largest by more than
+    ``POP_THRESHOLD`` (2 rad/s), flagged frames closer than two windows being one pop.
 
 ``bone_drift`` (plain ratio)
-    ``max over frames and bones of | |bone(result)| - |bone(source)| | / leg_length``, bones
-    being world parent-to-child segments. About 1e-15 when only rotations change.
+    The largest change of a bone's length over the leg length, bones being the parent-child
+    distances that are constant in the source (a distance that changes in the source, such
+    as a pelvis translated under a static root, is a translation, not a bone).
 
-``root_dev`` (% leg length)
-    The maximum horizontal (XZ) distance between the root joint's world positions in
-    ``result`` and ``source``.
+``pelvis_dev``
+    The largest horizontal distance between the result's and the source's pelvis (the hips'
+    common ancestor, :func:`~ikrig.character.legs.pelvis_joint`; not necessarily joint 0).
 
-``misses`` (count)
-    Number of (frame, foot) pairs left out because a ground query missed.
+``pelvis_acc``, ``pelvis_acc_source``, ``pelvis_acc_ratio``
+    The pelvis's vertical acceleration over a fixed step ``h = 1/30 s`` (``W =
+    max(1, round(h / dt))`` frames): ``(y[t+W] - 2 y[t] + y[t-W]) / (W dt)^2``, the 99th
+    percentile of its magnitude, in the result and in the source; their ratio, the source's
+    floored at :data:`ACC_FLOOR` so that a clip standing still does not divide by ~0.
 
-Failure behaviour: structural problems (different skeletons or frame counts, a missing
-``frame_time``, ``contacts`` of the wrong shape, a ground without ``height_at``) raise
-:class:`~ikrig.errors.InputError`; empty samples give ``None`` values, never NaN.
+``misses``
+    (frame, joint) pairs left out because the ground query missed.
+
+Structural problems (clips that are not ``(F,)`` or differ in frame count or hierarchy, a
+missing ``frame_time``, a ground without ``height_at``) raise
+:class:`~ikrig.errors.InputError`; empty samples give ``None``, never NaN.
 """
 
 from __future__ import annotations
@@ -85,16 +83,20 @@ import math
 
 import numpy as np
 
-from .character.legs import Legs
-from .character.sole import FootSole
+from .character.legs import Legs, pelvis_joint
 from .errors import InputError
 from .pose import Motion
 from .signal.filters import jerk_excess
 
 __all__ = [
+    "CONTACT_HEIGHT",
+    "CONTACT_MIN_SPAN",
+    "CONTACT_SPEED",
+    "FLOOR_PERCENTILE",
     "POP_THRESHOLD",
     "POP_WINDOW",
     "foot_metrics",
+    "joint_contacts",
     "knee_angles",
     "knee_pops",
     "metrics_table",
@@ -107,7 +109,19 @@ POP_THRESHOLD = 2.0
 """A change of knee angular velocity over ``POP_WINDOW`` exceeding the source's by more than
 this (rad/s) is a pop."""
 
-# keys of the per-foot and overall values, in table order
+FLOOR_PERCENTILE = 5.0
+"""A foot joint's floor: this percentile of its height in the source."""
+CONTACT_HEIGHT = 0.06
+"""Leg lengths: a joint this close to its floor (and slow) is in contact."""
+CONTACT_SPEED = 0.5
+"""Leg lengths per second: a joint slower than this (and low) is in contact."""
+CONTACT_MIN_SPAN = 0.05
+"""Seconds: shorter gaps between contacts are filled, then shorter contacts dropped."""
+ACC_WINDOW = 1.0 / 30.0
+"""Seconds: the step of the pelvis's vertical acceleration."""
+ACC_FLOOR = 1.0
+"""% leg/s^2: the least source acceleration ``pelvis_acc_ratio`` divides by."""
+
 _KEYS = (
     "pen_mean",
     "pen_p95",
@@ -117,65 +131,43 @@ _KEYS = (
     "skate",
     "skate_source",
     "skate_rel",
+    "planted_shift",
     "pops",
     "bone_drift",
-    "root_dev",
+    "pelvis_dev",
+    "pelvis_acc",
+    "pelvis_acc_source",
+    "pelvis_acc_ratio",
     "misses",
 )
 
 
-class _FlatFloor:
-    """A horizontal plane at ``y = height``: the source's own floor."""
-
-    def __init__(self, height: float):
-        self.height = float(height)
-
-    def height_at(self, xz):
-        xz = np.asarray(xz, dtype=np.float64)
-        shape = xz.shape[:-1]
-        normals = np.zeros(shape + (3,))
-        normals[..., 1] = 1.0
-        return np.full(shape, self.height), normals, np.ones(shape, dtype=bool)
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
 
 
-def _clip_positions(motion: Motion, name: str) -> tuple[np.ndarray, np.ndarray]:
-    if len(motion.batch_shape) != 1:
-        raise InputError(f"{name}: expected a clip with batch shape (F,), got {motion.batch_shape}")
-    rot, pos = motion.fk()
-    return rot.astype(np.float64), pos.astype(np.float64)
-
-
-def _ground_query(ground, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ground heights ``(F, feet, 2)`` under the points and a ``(F, feet)`` kept mask."""
-    if not callable(getattr(ground, "height_at", None)):
-        raise InputError(
-            f"ground: expected an object with height_at(xz), got {type(ground).__name__}"
-        )
-    heights, _normals, mask = ground.height_at(points[..., [0, 2]])
-    heights = np.broadcast_to(np.asarray(heights, dtype=np.float64), points.shape[:-1])
-    mask = np.broadcast_to(np.asarray(mask, dtype=bool), points.shape[:-1])
-    mask = mask & np.isfinite(heights)
-    heights = np.where(mask, heights, 0.0)
-    return heights, mask.all(axis=-1)
-
-
-def _point_clearance(sole: FootSole, points: np.ndarray, heights: np.ndarray) -> np.ndarray:
-    """Per-point clearance ``(F, feet, 2)``: ``y - planted height - ground``."""
-    return points[..., 1] - sole.heights - heights
-
-
-def _skate_samples(points, point_clear, contacts, kept, frame_time) -> list[np.ndarray]:
-    """Per foot, the planted point's horizontal speed over each contact transition."""
-    F, feet = contacts.shape
-    out = []
-    for k in range(feet):
-        ok = contacts[:-1, k] & contacts[1:, k] & kept[:-1, k] & kept[1:, k]
-        t = np.flatnonzero(ok)
-        which = np.argmin(point_clear[t, k], axis=-1)  # the lower point at t
-        p0 = points[t, k, which][:, [0, 2]]
-        p1 = points[t + 1, k, which][:, [0, 2]]
-        out.append(np.linalg.norm(p1 - p0, axis=-1) / frame_time)
-    return out
+def joint_contacts(positions_world: np.ndarray, leg_length: float, frame_time: float):
+    """Contacts of foot joints by the rule above, from the source's positions
+    ``(F, n, 3)``: ``(contacts (F, n) bool, floors (n,))``."""
+    p = np.asarray(positions_world, dtype=np.float64)
+    floors = np.percentile(p[..., 1], FLOOR_PERCENTILE, axis=0) if len(p) else np.zeros(0)
+    if len(p) >= 2:
+        speed = np.linalg.norm(np.gradient(p[..., [0, 2]], frame_time, axis=0), axis=-1)
+    else:
+        speed = np.zeros(p.shape[:-1])
+    low = (p[..., 1] - floors < CONTACT_HEIGHT * leg_length) & (speed < CONTACT_SPEED * leg_length)
+    n = max(1, int(round(CONTACT_MIN_SPAN / frame_time)))
+    for k in range(low.shape[1] if low.ndim == 2 else 0):
+        c = low[:, k]
+        runs = _runs(c)
+        for (_, e), (s, _) in zip(runs, runs[1:]):
+            if s - e < n:
+                c[e:s] = True
+        for s, e in _runs(c):
+            if e - s < n:
+                c[s:e] = False
+    return low, floors
 
 
 def knee_angles(positions_world: np.ndarray, legs: Legs) -> np.ndarray:
@@ -241,60 +233,95 @@ def _rel(skate, skate_source):
     return 1.0 if skate == 0.0 else None
 
 
-def _foot_values(pen, flt, sk, sk_src, pops, misses, drift, root_dev) -> dict:
-    skate = _stat(sk, "mean")
-    skate_source = _stat(sk_src, "mean")
+def _clip_positions(motion: Motion, name: str) -> np.ndarray:
+    if len(motion.batch_shape) != 1:
+        raise InputError(f"{name}: expected a clip with batch shape (F,), got {motion.batch_shape}")
+    return motion.positions_world().astype(np.float64)
+
+
+def _ground_heights(ground, xz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Heights ``(...)`` under ``xz (..., 2)`` and a kept mask."""
+    if ground is None:
+        return np.zeros(xz.shape[:-1]), np.ones(xz.shape[:-1], dtype=bool)
+    if not callable(getattr(ground, "height_at", None)):
+        raise InputError(
+            f"ground: expected an object with height_at(xz), got {type(ground).__name__}"
+        )
+    h, _, mask = ground.height_at(xz)
+    h = np.broadcast_to(np.asarray(h, dtype=np.float64), xz.shape[:-1])
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), xz.shape[:-1]) & np.isfinite(h)
+    return np.where(mask, h, 0.0), mask
+
+
+def _speeds(p: np.ndarray, ok: np.ndarray, dt: float) -> np.ndarray:
+    """Horizontal speeds of ``p (F, 3)`` over the transitions where ``ok (F-1,)``."""
+    t = np.flatnonzero(ok)
+    return np.linalg.norm(p[t + 1][:, [0, 2]] - p[t][:, [0, 2]], axis=-1) / dt
+
+
+def _pelvis_acc(y: np.ndarray, dt: float) -> float:
+    W = max(1, int(round(ACC_WINDOW / dt)))
+    if len(y) <= 2 * W:
+        return 0.0
+    a = (y[2 * W :] - 2.0 * y[W:-W] + y[: -2 * W]) / (W * dt) ** 2
+    return float(np.percentile(np.abs(a), 99.0))
+
+
+def _bone_drift(pos_r: np.ndarray, pos_s: np.ndarray, parents: np.ndarray, unit: float) -> float:
+    child = np.flatnonzero(parents >= 0)
+    if not len(child):
+        return 0.0
+    len_s = np.linalg.norm(pos_s[:, child] - pos_s[:, parents[child]], axis=-1)
+    len_r = np.linalg.norm(pos_r[:, child] - pos_r[:, parents[child]], axis=-1)
+    bones = np.ptp(len_s, axis=0) <= 1e-9 * unit if len(len_s) else np.zeros(0, bool)
+    return float(np.max(np.abs(len_r - len_s)[:, bones], initial=0.0)) / unit
+
+
+def _values(parts: dict, cols: list[int], body: dict) -> dict:
+    """The values of the joints ``cols`` (indices into the per-joint samples) plus the
+    whole-body ones."""
+
+    def cat(key: str) -> np.ndarray:
+        return np.concatenate([parts[key][k] for k in cols]) if cols else np.zeros(0)
+
+    skate, skate_source = _stat(cat("skate"), "mean"), _stat(cat("skate_source"), "mean")
+    pen = cat("pen")
     return {
         "pen_mean": _stat(pen, "mean"),
         "pen_p95": _stat(pen, "p95"),
         "pen_max": _stat(pen, "max"),
-        "float_mean": _stat(flt, "mean"),
-        "float_p95": _stat(flt, "p95"),
+        "float_mean": _stat(cat("float"), "mean"),
+        "float_p95": _stat(cat("float"), "p95"),
         "skate": skate,
         "skate_source": skate_source,
         "skate_rel": _rel(skate, skate_source),
-        "pops": int(pops),
-        "bone_drift": float(drift),
-        "root_dev": float(root_dev),
-        "misses": int(misses),
+        "planted_shift": max(
+            (parts["shift"][k] for k in cols if parts["shift"][k] is not None), default=None
+        ),
+        "misses": int(sum(parts["misses"][k] for k in cols)),
+        **body,
     }
 
 
-def foot_metrics(
-    result: Motion,
-    source: Motion,
-    ground,
-    legs: Legs,
-    sole: FootSole,
-    contacts,
-    source_contacts=None,
-) -> dict:
+def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict:
     """Foot-placement quality of ``result`` against ``source`` (definitions: module docstring).
 
     Args:
         result: the edited clip, batch shape ``(F,)``.
-        source: the clip it was made from: same skeleton hierarchy and frame count; its
+        source: the clip it was made from: same hierarchy and frame count; its
             ``frame_time`` (seconds) is used.
-        ground: an object with ``height_at(xz (..., 2)) -> (heights, normals, mask)``
-            (vertical queries, world space, the clip's units); ``None`` means the source's
-            flat floor (height ``sole.floor``).
+        ground: ``height_at(xz (..., 2)) -> (heights, normals, mask)`` with its ``y = 0`` at
+            the joints' floors, or ``None`` (flat at 0).
         legs: the legs (``leg_length`` is the unit).
-        sole: the feet's sole points and planted heights (measured on the source), one foot
-            per leg in ``legs.legs`` order.
-        contacts: ``(F, feet)`` bool, the frames in which each foot should be on the ground.
-        source_contacts: ``(F, feet)`` bool contacts of the source for ``skate_source``;
-            default ``contacts``.
 
     Returns:
-        A JSON-ready dict (Python floats, ints, lists, ``None``): ``frames``, ``frame_time``
-        (s), ``leg_length`` (clip units), ``feet`` (side names), the overall values under the
-        keys listed in the module docstring, and ``per_foot``: ``{side: {same keys}}``.
-        ``bone_drift`` and ``root_dev`` concern the whole body and are repeated per foot.
+        A JSON-ready dict: ``frames``, ``frame_time``, ``leg_length``, ``feet`` (sides), the
+        overall values (module docstring), and ``per_foot``: ``{side: {same keys}}`` (the
+        pelvis, bone and pop values concern the whole body and are repeated per foot, but
+        ``pops`` counts that leg's).
 
     Raises:
-        InputError: clips that are not ``(F,)`` or differ in frame count or hierarchy, no
-            ``frame_time``, contacts of the wrong shape, a ground without ``height_at``, or
-            legs and sole that disagree.
+        InputError: see the module docstring.
     """
     if not isinstance(result, Motion) or not isinstance(source, Motion):
         raise InputError("result and source: expected ikrig Motion clips")
@@ -306,82 +333,45 @@ def foot_metrics(
         )
     if not np.array_equal(result.skeleton.parents, source.skeleton.parents):
         raise InputError("result and source: skeleton hierarchies (parents) differ")
-    feet = len(legs.legs)
-    if sole.joints.shape != (feet, 2):
-        raise InputError(f"sole: has {len(sole.joints)} feet for {feet} legs")
-    dt = float(source.frame_time)
-    unit = float(legs.leg_length)
-    rot_r, pos_r = _clip_positions(result, "result")
-    rot_s, pos_s = _clip_positions(source, "source")
-    F = pos_r.shape[0]
-    c = np.asarray(contacts)
-    if c.shape != (F, feet):
-        raise InputError(f"contacts: expected shape ({F}, {feet}), got {c.shape}")
-    c = c.astype(bool)
-    cs = c if source_contacts is None else np.asarray(source_contacts)
-    if cs.shape != (F, feet):
-        raise InputError(f"source_contacts: expected shape ({F}, {feet}), got {cs.shape}")
-    cs = cs.astype(bool)
-    if ground is None:
-        ground = _FlatFloor(sole.floor)
-
-    # ground metrics of the result
-    pts = sole.points_world(rot_r, pos_r)
-    heights, kept = _ground_query(ground, pts)
-    point_clear = _point_clearance(sole, pts, heights)
-    clear, sole_kept = sole.sole_clearance(pts, ground)
-    kept &= sole_kept
-    clear = clear * (100.0 / unit)
-    pen = np.maximum(0.0, -clear)
-    flt = np.maximum(0.0, clear)
-    skate = _skate_samples(pts, point_clear, c, kept, dt)
-
-    # the source over its own flat floor
-    pts_s = sole.points_world(rot_s, pos_s)
-    point_clear_s = _point_clearance(sole, pts_s, np.full(pts_s.shape[:-1], sole.floor))
-    skate_s = _skate_samples(pts_s, point_clear_s, cs, np.ones((F, feet), bool), dt)
-    skate = [s * (100.0 / unit) for s in skate]
-    skate_s = [s * (100.0 / unit) for s in skate_s]
-
+    dt, unit = float(source.frame_time), float(legs.leg_length)
+    pos_r, pos_s = _clip_positions(result, "result"), _clip_positions(source, "source")
+    scale = 100.0 / unit
+    joints = [(leg.side, j) for leg in legs.legs for j in (leg.ankle, leg.toe) if j >= 0]
+    idx = [j for _, j in joints]
+    contacts, floors = joint_contacts(pos_s[:, idx], unit, dt)
+    gh, kept = _ground_heights(ground, pos_r[:, idx][..., [0, 2]])
+    h = (pos_r[:, idx, 1] - gh - floors) * scale
+    names = ("pen", "float", "skate", "skate_source", "shift", "misses")
+    parts: dict[str, list] = {name: [] for name in names}
+    for k, j in enumerate(idx):
+        c, ok = contacts[:, k], kept[:, k]
+        parts["pen"].append(np.maximum(0.0, -h[ok, k]))
+        parts["float"].append(np.maximum(0.0, h[ok & c, k]))
+        both = c[:-1] & c[1:]
+        parts["skate"].append(_speeds(pos_r[:, j], both & ok[:-1] & ok[1:], dt) * scale)
+        parts["skate_source"].append(_speeds(pos_s[:, j], both, dt) * scale)
+        rest = abs(float(np.percentile(h[ok, k], FLOOR_PERCENTILE))) if ok.any() else None
+        parts["shift"].append(rest)
+        parts["misses"].append(int(np.count_nonzero(~ok)))
     pops, _ = knee_pops(knee_angles(pos_r, legs), knee_angles(pos_s, legs), dt)
-
-    parents = result.skeleton.parents
-    child = np.flatnonzero(parents >= 0)
-    if len(child):
-        len_r = np.linalg.norm(pos_r[:, child] - pos_r[:, parents[child]], axis=-1)
-        len_s = np.linalg.norm(pos_s[:, child] - pos_s[:, parents[child]], axis=-1)
-        drift = float(np.max(np.abs(len_r - len_s), initial=0.0)) / unit
-    else:
-        drift = 0.0
-    root = int(np.flatnonzero(parents < 0)[0])
-    root_dev = np.linalg.norm(pos_r[:, root, [0, 2]] - pos_s[:, root, [0, 2]], axis=-1)
-    root_dev = float(np.max(root_dev, initial=0.0)) * 100.0 / unit
-
+    pelvis = pelvis_joint(source.skeleton, legs)
+    acc_r = _pelvis_acc(pos_r[:, pelvis, 1], dt) * scale
+    acc_s = _pelvis_acc(pos_s[:, pelvis, 1], dt) * scale
+    dev = np.linalg.norm(pos_r[:, pelvis][:, [0, 2]] - pos_s[:, pelvis][:, [0, 2]], axis=-1)
+    body = {
+        "bone_drift": _bone_drift(pos_r, pos_s, source.skeleton.parents, unit),
+        "pelvis_dev": float(np.max(dev, initial=0.0)) * scale,
+        "pelvis_acc": acc_r,
+        "pelvis_acc_source": acc_s,
+        "pelvis_acc_ratio": acc_r / max(acc_s, ACC_FLOOR),
+    }
     per_foot = {}
-    for k, leg in enumerate(legs.legs):
-        kk = kept[:, k]
-        per_foot[leg.side] = _foot_values(
-            pen[kk, k],
-            flt[kk & c[:, k], k],
-            skate[k],
-            skate_s[k],
-            pops[k],
-            np.count_nonzero(~kk),
-            drift,
-            root_dev,
-        )
-    overall = _foot_values(
-        pen[kept],
-        flt[kept & c],
-        np.concatenate(skate) if skate else np.zeros(0),
-        np.concatenate(skate_s) if skate_s else np.zeros(0),
-        int(pops.sum()),
-        int(np.count_nonzero(~kept)),
-        drift,
-        root_dev,
-    )
+    for i, leg in enumerate(legs.legs):
+        cols = [k for k, (side, _) in enumerate(joints) if side == leg.side]
+        per_foot[leg.side] = _values(parts, cols, {**body, "pops": int(pops[i])})
+    overall = _values(parts, list(range(len(idx))), {**body, "pops": int(pops.sum())})
     return {
-        "frames": int(F),
+        "frames": int(pos_r.shape[0]),
         "frame_time": dt,
         "leg_length": unit,
         "feet": [leg.side for leg in legs.legs],
@@ -396,11 +386,12 @@ _COLUMNS = (  # (key, header, width, format)
     ("pen_max", "pen max", 8, "{:8.3f}"),
     ("float_mean", "flt mean", 8, "{:8.3f}"),
     ("float_p95", "flt p95", 8, "{:8.3f}"),
-    ("skate", "skate", 8, "{:8.2f}"),
+    ("planted_shift", "shift", 6, "{:6.3f}"),
     ("skate_rel", "skt rel", 7, "{:7.3f}"),
     ("pops", "pops", 5, "{:5d}"),
     ("bone_drift", "bone drift", 10, "{:10.1e}"),
-    ("root_dev", "root dev", 8, "{:8.3f}"),
+    ("pelvis_dev", "pelv dev", 8, "{:8.3f}"),
+    ("pelvis_acc_ratio", "acc x", 6, "{:6.2f}"),
     ("misses", "misses", 6, "{:6d}"),
 )
 
@@ -428,7 +419,8 @@ def metrics_table(rows) -> str:
     header = "label".ljust(label_w) + "".join(" " + h.rjust(w) for _, h, w, _ in _COLUMNS)
     lines = [
         header,
-        "(lengths in % of leg length, skate in % of leg length per second, bone drift a ratio)",
+        "(% of leg length against each foot joint's floor in the source; shift: the level a"
+        " joint rests on; acc x: pelvis vertical acceleration p99 over the source's)",
         "-" * len(header),
     ]
     for label, m in rows:

@@ -4,6 +4,7 @@ other modes run for comparison), as a JSON-ready dict and a printed table."""
 from __future__ import annotations
 
 from .foot.offline import FootResult
+from .ground.views import RaisedGround
 from .metrics import foot_metrics, metrics_table
 
 
@@ -13,7 +14,9 @@ def foot_report(results: dict[str, FootResult], source, ground, extra: dict | No
     Args:
         results: label (a mode name) -> :class:`FootResult`, all from the same ``source``.
         source: the input clip.
-        ground: the ground used.
+        ground: the ground where the pipeline stood the feet (world, after the datum); the
+            metrics read it with the clip's floor at its ``y = 0``, so each foot joint is
+            measured against its own floor in the source (:mod:`ikrig.metrics`).
         extra: more fields to put in the report (clip path, ground name, ...).
 
     Returns:
@@ -21,13 +24,10 @@ def foot_report(results: dict[str, FootResult], source, ground, extra: dict | No
         leg length, floor, frame count and the frames where the ground was missing.
     """
     first = next(iter(results.values()))
-    rows = {
-        "baseline": foot_metrics(
-            first.baseline, source, ground, first.legs, first.sole, first.contacts
-        )
-    }
+    floors = RaisedGround(ground, -first.sole.floor)
+    rows = {"baseline": foot_metrics(first.baseline, source, floors, first.legs)}
     for label, r in results.items():
-        rows[label] = foot_metrics(r.motion, source, ground, r.legs, r.sole, r.contacts)
+        rows[label] = foot_metrics(r.motion, source, floors, r.legs)
     report = {
         **(extra or {}),
         "frames": int(source.num_frames),
