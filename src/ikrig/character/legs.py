@@ -167,7 +167,11 @@ def _by_topology(skeleton: Skeleton) -> list[Leg]:
 
 
 def _by_override(skeleton: Skeleton, spec: str) -> list[Leg]:
-    legs = []
+    """Legs named by the user: any number of ``hip,knee,ankle[,toe]`` groups separated by
+    ``;`` (sides ``left``, ``right``, then ``leg2``, ``leg3``, ...). A joint in two legs (a
+    leg given twice) is refused."""
+    legs: list[Leg] = []
+    used: dict[int, int] = {}
     for k, part in enumerate(p for p in spec.split(";") if p.strip()):
         names = [n.strip() for n in part.split(",")]
         if len(names) not in (3, 4):
@@ -180,6 +184,13 @@ def _by_override(skeleton: Skeleton, spec: str) -> list[Leg]:
                 raise InputError(
                     f"--legs: {skeleton.names[b]!r} is not a child of {skeleton.names[a]!r}"
                 )
+        for j in idx:
+            if j in used:
+                raise InputError(
+                    f"--legs: joint {skeleton.names[j]!r} is in leg {used[j] + 1} and leg"
+                    f" {k + 1}; each leg needs joints of its own"
+                )
+            used[j] = k
         side = ("left", "right")[k] if k < 2 else f"leg{k}"
         legs.append(Leg(side, idx[0], idx[1], idx[2], idx[3] if len(idx) == 4 else -1))
     return legs
