@@ -4,10 +4,12 @@ The steps, in order (each a function of :mod:`ikrig.foot.stages`; the recipe of
 ``options.mode`` picks the ones marked *recipe*, :mod:`ikrig.foot.recipes`):
 
 1. **Legs and soles**: hip, knee, ankle, toe of each leg (names, topology or ``legs=``),
-   the leg length (the unit of every threshold), sole points and the clip's own floor.
+   the leg length (the unit of every threshold), sole points and the clip's own floor,
+   which the ground's ``y = 0`` meets (``options.datum``).
 2. **Contacts**: per-foot contact and a pinning curve, or user-supplied curves.
-3. **Sole goals** (4a): sole points, turned to the ground (7a, *recipe*) and locked in
-   place (9, *recipe*), and the offsets that stand them on the ground.
+3. **Sole goals** (4a): sole points, turned to the ground (7a, *recipe*), locked in place
+   (9, *recipe*) and each contact's footprint slid onto one surface (9b, *recipe*), and the
+   offsets that stand them on the ground (only ground below the hips counts).
 4. **Swings** (4b): every foot's vertical offset, planned from lift-off to landing.
 5. **Root and targets** (3, 4c, *recipe*): the root follows the ground under the planted
    feet; the ankle targets.
