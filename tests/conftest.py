@@ -110,3 +110,24 @@ def serve_then_stop(argv, signum=signal.SIGINT, cwd=None, startup=120.0, stop=60
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def assert_foot_bar(m: dict, key, exact: bool = True) -> None:
+    """Issue 11's bar on :func:`ikrig.metrics.foot_metrics` values ``m`` of case ``key =
+    (clip, ground)``: penetration p95 <= 0.5 % of a leg (max <= 2 % on stairs), float mean
+    <= 1 %, skating not above the source's, no knee pops, bone lengths kept, the pelvis's
+    horizontal path unchanged (to 1e-9, or to a file's decimals when not ``exact``), its
+    vertical acceleration p99 at most 3x the source's; on flat ground every foot joint rests
+    within 0.5 % of its recorded floor."""
+    tol = 1e-9 if exact else 1e-4
+    assert m["pen_p95"] <= 0.5, (key, m)
+    if key[1] == "stairs":
+        assert m["pen_max"] <= 2.0, (key, m)
+    assert (m["float_mean"] or 0.0) <= 1.0, (key, m)
+    assert m["skate"] <= m["skate_source"] + tol, (key, m)
+    assert m["pops"] == 0, (key, m)
+    assert m["bone_drift"] < 1e-6, (key, m)
+    assert m["pelvis_dev"] < tol, (key, m)
+    assert m["pelvis_acc_ratio"] <= 3.0, (key, m)
+    if key[1] == "flat":
+        assert m["planted_shift"] <= 0.5, (key, m)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_BVH
+from conftest import SHARED_BVH, assert_foot_bar
 
 from ikrig.character import detect_up, find_legs, pelvis_joint, to_y_up
 from ikrig.cli import main
@@ -69,15 +69,5 @@ def mesh_runs(tmp_path_factory):
 
 def test_every_clip_over_every_mesh_file_meets_the_bar(mesh_runs):
     for key, (source, result, ground, legs) in mesh_runs.items():
-        m = foot_metrics(result, source, ground, legs)
-        assert m["pen_p95"] <= 0.5, (key, m)
-        if key[1] == "stairs":
-            assert m["pen_max"] <= 2.0, (key, m)
-        assert (m["float_mean"] or 0.0) <= 1.0, (key, m)
-        assert m["skate"] <= m["skate_source"] + 1e-6, (key, m)
-        assert m["pops"] == 0, (key, m)
-        assert m["bone_drift"] < 1e-6, (key, m)
-        assert m["pelvis_dev"] < 1e-4, (key, m)  # % of a leg: the file's decimals
-        assert m["pelvis_acc_ratio"] <= 3.0, (key, m)
-        if key[1] == "flat":  # a flat ground at y = 0 changes nothing where feet are planted
-            assert m["planted_shift"] <= 0.5, (key, m)
+        # the pelvis path is kept to the file's decimals
+        assert_foot_bar(foot_metrics(result, source, ground, legs), key, exact=False)
