@@ -126,9 +126,11 @@ def test_float_counts_contact_frames_only():
     legs = find_legs(src.skeleton)
     m = foot_metrics(with_root(src, [0.0, 0.01 * LEG, 0.0]), src, None, legs)
     assert m["float_mean"] == pytest.approx(1.0) and m["float_p95"] == pytest.approx(1.0)
+    assert m["pelvis_rise"] == pytest.approx(1.0)  # the body rose 1 % over a flat ground
     # a ground raised by 1 % meets it again
     m = foot_metrics(with_root(src, [0.0, 0.01 * LEG, 0.0]), src, FlatGround(0.01 * LEG), legs)
     assert m["float_mean"] == pytest.approx(0.0, abs=1e-9)
+    assert m["pelvis_rise"] == pytest.approx(0.0, abs=1e-9)  # as much as the ground rose
     # a source whose feet are in the air has no contact frames: no float value
     lifted = with_root(src, np.linspace([0, 0, 0], [0, 0.5 * LEG, 0], 60))
     assert foot_metrics(lifted, lifted, None, legs)["float_mean"] is not None  # low at first

@@ -63,6 +63,12 @@ Contacts (from the source alone)
     The largest horizontal distance between the result's and the source's pelvis (the hips'
     common ancestor, :func:`~ikrig.character.legs.pelvis_joint`; not necessarily joint 0).
 
+``pelvis_rise``
+    The largest rise of the pelvis over its height in the source beyond the highest ground
+    under the foot joints in that frame (frames where the ground is found under every foot
+    joint): how far the body rises more than the ground under the feet asks. ``None``
+    without such a frame.
+
 ``pelvis_acc``, ``pelvis_acc_source``, ``pelvis_acc_ratio``
     The pelvis's vertical acceleration over a fixed step ``h = 1/30 s`` (``W =
     max(1, round(h / dt))`` frames): ``(y[t+W] - 2 y[t] + y[t-W]) / (W dt)^2``, the 99th
@@ -135,6 +141,7 @@ _KEYS = (
     "pops",
     "bone_drift",
     "pelvis_dev",
+    "pelvis_rise",
     "pelvis_acc",
     "pelvis_acc_source",
     "pelvis_acc_ratio",
@@ -358,9 +365,12 @@ def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict:
     acc_r = _pelvis_acc(pos_r[:, pelvis, 1], dt) * scale
     acc_s = _pelvis_acc(pos_s[:, pelvis, 1], dt) * scale
     dev = np.linalg.norm(pos_r[:, pelvis][:, [0, 2]] - pos_s[:, pelvis][:, [0, 2]], axis=-1)
+    all_kept = kept.all(axis=1)
+    rise = (pos_r[:, pelvis, 1] - pos_s[:, pelvis, 1] - gh.max(axis=1, initial=0.0))[all_kept]
     body = {
         "bone_drift": _bone_drift(pos_r, pos_s, source.skeleton.parents, unit),
         "pelvis_dev": float(np.max(dev, initial=0.0)) * scale,
+        "pelvis_rise": float(rise.max()) * scale if rise.size else None,
         "pelvis_acc": acc_r,
         "pelvis_acc_source": acc_s,
         "pelvis_acc_ratio": acc_r / max(acc_s, ACC_FLOOR),
