@@ -31,7 +31,8 @@ class FootGoals:
         source_clearance: ``(F, feet)`` the animation's clearance over its own floor
             (negative where the animation dips below it).
         align: ``(F, feet, 4)`` the alignment turn of each ankle (world, identity if off).
-        shift: ``(F, feet, 2)`` the horizontal (X, Z) shift of each foot from locking.
+        shift: ``(F, feet, 2)`` the horizontal (X, Z) shift of each foot from locking and
+            from fitting its footprints (offline).
         planted: ``(F, feet)`` offset at which each sole touches the ground.
         stance: ``(F, feet)`` offset of each foot when planted (live estimate).
         found: ``(F, feet)`` the ground was found under the whole sole.
