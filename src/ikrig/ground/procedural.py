@@ -265,9 +265,10 @@ def make_ground(name: str, path_xz, leg_length, seed: int = 0, floor_height=0.0)
         ``flat``: :class:`~ikrig.ground.Plane` ``y = floor_height``.
         ``stairs``: :class:`ProfileGround`; step ``n = 1, 2, ...`` spans
         ``s in [s1 + (n - 1) T, s1 + n T)`` at height ``floor_height + n R`` with
-        ``s1 = FEATURE_START * L``, riser ``R = STAIR_RISER * L``, tread
-        ``T = STAIR_TREAD * L``; enough steps to pass the path's end by :data:`MARGIN`,
-        then a landing.
+        ``s1 = FEATURE_START * L`` (or the area's start, under the character, for a path
+        that goes less than ``2 * FEATURE_START * L`` along the walking direction), riser
+        ``R = STAIR_RISER * L``, tread ``T = STAIR_TREAD * L``; enough steps to pass the
+        path's end by :data:`MARGIN`, then a landing.
         ``slope``: :class:`ProfileGround` rising at :data:`SLOPE_DEG` degrees from
         ``s1`` to the path's end plus the margin, then level.
         ``bumps``: :class:`~ikrig.ground.Heightfield` (cell ``BUMP_CELL * L``) of a sum of
@@ -292,7 +293,9 @@ def make_ground(name: str, path_xz, leg_length, seed: int = 0, floor_height=0.0)
     margin = MARGIN * leg
     s_lo, s_hi = min(float(s.min()), 0.0) - margin, float(s.max()) + margin
     u_lo, u_hi = float(u.min()) - margin, float(u.max()) + margin
-    s1 = FEATURE_START * leg
+    # features begin a leg along the path; under a character that barely travels (a turn on
+    # the spot, an idle), everywhere, so that it stands on them too
+    s1 = FEATURE_START * leg if float(s.max()) >= 2 * FEATURE_START * leg else s_lo
     rng = np.random.default_rng(seed)
 
     if name == "flat":
