@@ -1,4 +1,5 @@
-"""Numba set-up: a writable compile cache, and a one-time "compiling" notice.
+"""Numba set-up: a writable compile cache, threads that wait passively, ``IKRIG_THREADS``,
+and a one-time "compiling" notice.
 
 Import this module (not ``numba``) first in every module that defines kernels::
 
@@ -69,6 +70,13 @@ if not os.environ.get("NUMBA_CACHE_DIR"):
     if _dir is not None:
         os.environ["NUMBA_CACHE_DIR"] = str(_dir)
 
+# Threads never hurt: between parallel regions OpenMP threads spin by default, and on a
+# machine whose other cores are busy a spinning worker steals the time the main thread
+# needs (batched calls 1.5x slower with 2 threads than with 1). Passive waiting puts them
+# to sleep instead (benchmarks/bench_threads.py). Set before OpenMP loads; a user's own
+# OMP_WAIT_POLICY wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 import numba  # noqa: E402  (must follow the environment set-up above)
 import numba.core.event  # noqa: E402
 from numba import njit, prange  # noqa: E402,F401
@@ -78,6 +86,26 @@ if os.environ.get("NUMBA_CACHE_DIR") and not numba.config.CACHE_DIR:
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 CACHE_DIR = numba.config.CACHE_DIR or None
+
+
+def _apply_thread_count() -> None:
+    """``IKRIG_THREADS=n``: ikrig's parallel kernels use ``n`` threads (clamped to
+    ``NUMBA_NUM_THREADS``, Numba's pool size, which is every core by default); a value that
+    is not a whole number is ignored with a warning."""
+    value = os.environ.get("IKRIG_THREADS", "").strip()
+    if not value:
+        return
+    try:
+        count = int(value)
+    except ValueError:
+        import warnings
+
+        warnings.warn(f"IKRIG_THREADS={value!r} is not a whole number; ignored", stacklevel=2)
+        return
+    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
+
+
+_apply_thread_count()
 
 _PACKAGE = __name__.rpartition(".")[0] or "ikrig"
 _NOTICE = (
