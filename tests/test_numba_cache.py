@@ -164,3 +164,30 @@ def test_every_process_that_compiles_says_so(tmp_path):
         fields = dict(line.split("=", 1) for line in out.split())
         assert (NOTICE in err) == (fields["HITS"] == "0"), (fields, err)
         assert err.count(NOTICE) <= 1, err
+
+
+def test_compile_time_is_added_up_for_our_cached_kernels_only():
+    from types import SimpleNamespace
+
+    from ikrig import _numba
+
+    listener = _numba._CompileNotice()
+    listener.printed = True  # no notice in the test output
+    ours = SimpleNamespace(
+        py_func=SimpleNamespace(__module__="ikrig.solvers.x"),
+        stats=SimpleNamespace(cache_path="/tmp/x"),
+    )
+    theirs = SimpleNamespace(py_func=SimpleNamespace(__module__="other"), stats=ours.stats)
+
+    def event(dispatcher):
+        return SimpleNamespace(data={"dispatcher": dispatcher})
+
+    listener.on_start(event(ours))
+    listener.on_start(event(ours))  # a callee compiling inside: not counted twice
+    listener.on_start(event(theirs))
+    listener.on_end(event(theirs))
+    listener.on_end(event(ours))
+    assert listener.seconds == 0.0
+    listener.on_end(event(ours))
+    assert listener.seconds > 0.0
+    assert _numba.compile_seconds() >= 0.0

@@ -26,6 +26,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -114,7 +115,8 @@ _NOTICE = (
 
 
 class _CompileNotice(numba.core.event.Listener):
-    """Prints the notice when Numba starts compiling one of ikrig's cached kernels.
+    """Prints the notice when Numba starts compiling one of ikrig's cached kernels, and
+    adds up the time spent compiling them (:func:`compile_seconds`).
 
     Numba broadcasts ``"numba:compile"`` only after the dispatcher failed to load the
     kernel from its disk cache, so the notice follows the cache's real state: silent when
@@ -124,19 +126,30 @@ class _CompileNotice(numba.core.event.Listener):
 
     def __init__(self):
         self.printed = False
+        self.seconds = 0.0
+        self._depth = 0  # kernels compiling their callees: only the outermost one is timed
+        self._started = 0.0
         self._lock = threading.Lock()
 
     def on_start(self, event):
-        if self.printed or not _is_ours(event.data):
+        if not _is_ours(event.data):
             return
         with self._lock:
+            self._depth += 1
+            if self._depth == 1:
+                self._started = time.perf_counter()
             if self.printed:
                 return
             self.printed = True
         print(_NOTICE, file=sys.stderr, flush=True)
 
     def on_end(self, event):
-        pass
+        if not _is_ours(event.data):
+            return
+        with self._lock:
+            self._depth = max(self._depth - 1, 0)
+            if self._depth == 0:
+                self.seconds += time.perf_counter() - self._started
 
 
 def _is_ours(data) -> bool:
@@ -172,3 +185,9 @@ def notify_compiling() -> None:
 
 
 notify_compiling()
+
+
+def compile_seconds() -> float:
+    """Seconds this process has spent compiling ikrig's cached kernels so far (0 when
+    everything loaded from the cache): subtract it from a timing to report the work alone."""
+    return _listener.seconds if _listener is not None else 0.0
