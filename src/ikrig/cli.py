@@ -23,7 +23,7 @@ import numpy as np
 
 from ._files import write_text
 from ._version import __version__
-from .cli_common import check_outputs, echo_warnings, ground_input
+from .cli_common import check_outputs, datum_line, echo_warnings, ground_input, y_up_motion
 from .errors import IkrigError, InputError
 
 
@@ -252,7 +252,7 @@ def demo(clip_path, ground_spec, output, report_path, gif):
     click.echo(f"clip: {source}; ground: {ground_spec}")
     from ._numba import compile_seconds
 
-    up, motion = _y_up(clip.motion, "auto")
+    up, motion = y_up_motion(clip.motion, "auto")
     t0, compiled = time.perf_counter(), compile_seconds()
     with echo_warnings():
         report, table = run_foot(
@@ -272,18 +272,6 @@ def demo(clip_path, ground_spec, output, report_path, gif):
     result, ground = _write_results(clip, report, table, ("full", up), output, report_path)
     if gif_path is not None:
         _maybe_gif(result, motion, ground, gif_path)
-
-
-def _y_up(motion, up: str):
-    """``(up axis, the clip in ikrig's Y-up world)``; ``up == "auto"`` detects it. Prints
-    the up axis when it is not Y."""
-    from .character.up import detect_up, to_y_up
-
-    given = up != "auto"
-    up = up if given else detect_up(motion)
-    if up != "y" or given:
-        click.echo(f"up axis: {up} ({'given' if given else 'detected'})")
-    return up, to_y_up(motion, up)
 
 
 def _write_results(clip, report, table, mode_up, output, report_path):
@@ -423,7 +411,7 @@ def foot(
     modes = [mode] + (
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
-    up, motion = _y_up(clip.motion, placement.up)
+    up, motion = y_up_motion(clip.motion, placement.up)
     with echo_warnings():
         report, table = run_foot(
             motion,
@@ -440,16 +428,6 @@ def foot(
 
         write_before_after_gif(result, motion, ground, gif_path)
         click.echo(f"wrote {gif_path} (before/after)")
-
-
-def datum_line(datum: dict) -> str:
-    """The printed line saying how the ground met the clip."""
-    if datum["kind"] == "clip":
-        return (
-            f"datum: clip (the ground's y = 0 is the clip's floor, y = {datum['floor']:.6g};"
-            f" the ground is raised by {datum['offset']:.6g})"
-        )
-    return f"datum: absolute (the ground as given; the clip's floor is at y = {datum['floor']:.6g})"
 
 
 def run_foot(

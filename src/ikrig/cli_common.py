@@ -1,5 +1,6 @@
 """What the command modules (:mod:`ikrig.cli`, :mod:`ikrig.cli_viz`) share: output checks
-before any work, ground specs, and ikrig's warnings shown as one line each."""
+before any work, ground specs, ikrig's warnings shown as one line each, the clip turned
+into ikrig's Y-up world, and the datum line."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ._files import check_output
 from .errors import InputError
+
+if TYPE_CHECKING:
+    from .pose import Motion
 
 StrPath = str | os.PathLike[str] | Path
 
@@ -78,3 +83,25 @@ def echo_warnings() -> Iterator[None]:
                     click.echo(f"ikrig: warning: {w.message}", err=True)
             else:
                 warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+
+
+def y_up_motion(motion: Motion, up: str) -> tuple[str, Motion]:
+    """``(up axis, the clip in ikrig's Y-up world)``; ``up == "auto"`` detects it. Prints
+    the up axis when it is not Y."""
+    from .character.up import detect_up, to_y_up
+
+    given = up != "auto"
+    up = up if given else detect_up(motion)
+    if up != "y" or given:
+        click.echo(f"up axis: {up} ({'given' if given else 'detected'})")
+    return up, to_y_up(motion, up)
+
+
+def datum_line(datum: dict) -> str:
+    """The printed line saying how the ground met the clip."""
+    if datum["kind"] == "clip":
+        return (
+            f"datum: clip (the ground's y = 0 is the clip's floor, y = {datum['floor']:.6g};"
+            f" the ground is raised by {datum['offset']:.6g})"
+        )
+    return f"datum: absolute (the ground as given; the clip's floor is at y = {datum['floor']:.6g})"
