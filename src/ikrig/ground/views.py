@@ -121,9 +121,13 @@ def track_level(
         return np.full(frames, np.inf), float(start)
     ceilings = np.empty(frames)
     level = float(start) - dy
+    top, _, found = query_heights(inner, np.asarray(xz, dtype=np.float64))  # all frames at once
     for f in range(frames):
         ceilings[f] = level + float(reach[f])
-        h, _, hit = heights_below(inner, xz[f : f + 1], ceilings[f : f + 1])
-        if hit[0]:
-            level = float(h[0])
+        if found[f] and top[f] <= ceilings[f]:  # the topmost surface is within reach
+            level = float(top[f])
+        elif found[f]:  # something above the hips: look below them
+            h, _, hit = heights_below(inner, xz[f : f + 1], ceilings[f : f + 1])
+            if hit[0]:
+                level = float(h[0])
     return ceilings + dy, level + dy
