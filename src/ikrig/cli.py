@@ -99,6 +99,14 @@ REPORT_OPTION = click.option(
     default=None,
     help="Also write the metrics (result, baseline, comparisons) as JSON here.",
 )
+UP_OPTION = click.option(
+    "--up",
+    type=click.Choice(["auto", "y", "z", "x"]),
+    default="auto",
+    show_default=True,
+    help="The clip's (and a mesh file's) up axis; auto reads it off the poses. The result "
+    "is written in the same convention.",
+)
 
 
 @click.group(cls=_Group)
@@ -130,7 +138,9 @@ def clip_summary(path) -> dict:
         legs, leg_length = None, None
     from .character.up import detect_up
 
-    rest_height = float(np.ptp(_rest_positions(sk)[:, 1])) if sk.num_joints > 1 else 0.0
+    up = detect_up(clip.motion)  # the rest height is measured along it
+    rest = _rest_positions(sk)[:, "xyz".index(up)]
+    rest_height = float(np.ptp(rest)) if sk.num_joints > 1 else 0.0
     return {
         "path": str(path),
         "joints": sk.num_joints,
@@ -143,7 +153,7 @@ def clip_summary(path) -> dict:
         "channels": int(sum(len(c) for c in clip.channels)),
         "channel_layout": layouts,
         "rest_height": rest_height,
-        "up": detect_up(clip.motion),
+        "up": up,
         "legs": legs,
         "leg_length": leg_length,
         "bounds_min": positions_world.reshape(-1, 3).min(axis=0).tolist()
@@ -221,19 +231,20 @@ def info(path, as_json):
     help="Where to write the result (BVH).",
 )
 @REPORT_OPTION
+@UP_OPTION
 @click.option(
     "--gif/--no-gif",
     default=True,
     show_default=True,
     help="Write a before/after GIF beside the output when the [plot] extra is there.",
 )
-def demo(clip_path, ground_spec, output, report_path, gif):
+def demo(clip_path, ground_spec, output, report_path, up, gif):
     """The main job on built-in data: a humanoid walks over stairs with its feet planted.
 
     Generates a 31-joint humanoid and a walk cycle by code (or reads --clip), lays the ground
     (built-in stairs unless -g says otherwise) along its path, places the feet (mode full),
-    writes the result as BVH and prints the metrics against the do-nothing baseline (root on
-    the ground, no IK) and trace-offset.
+    writes the result as BVH (in the clip's own up axis) and prints the metrics against the
+    do-nothing baseline (root on the ground, no IK) and trace-offset.
     """
     gif_path = Path(output).with_suffix(".gif") if gif else None
     check_outputs(
@@ -252,7 +263,7 @@ def demo(clip_path, ground_spec, output, report_path, gif):
     click.echo(f"clip: {source}; ground: {ground_spec}")
     from ._numba import compile_seconds
 
-    up, motion = y_up_motion(clip.motion, "auto")
+    up, motion = y_up_motion(clip.motion, up)
     t0, compiled = time.perf_counter(), compile_seconds()
     with echo_warnings():
         report, table = run_foot(
@@ -377,14 +388,7 @@ def _outputs_as_record(command):
     help="clip: the ground's y = 0 is the clip's recorded floor; absolute: clip and ground "
     "share coordinates (the lowest sole point is planted on the ground).",
 )
-@click.option(
-    "--up",
-    type=click.Choice(["auto", "y", "z", "x"]),
-    default="auto",
-    show_default=True,
-    help="The clip's (and a mesh file's) up axis; auto reads it off the poses. The result "
-    "is written in the same convention.",
-)
+@UP_OPTION
 @click.option(
     "--gif",
     "gif_path",

@@ -11,6 +11,7 @@ import numpy as np
 from .._checks import as_float
 from .._numba import notify_compiling
 from ..errors import FileFormatError, IkrigError, InputError
+from ..math.axes import check_up, points_to_y_up
 from ._grid_walk import Grid
 from ._mesh_kernels import (
     MeshShape,
@@ -211,18 +212,24 @@ class MeshGround:
         return RayMeshIntersector(mesh)
 
     @classmethod
-    def load(cls, path, backend: str = "auto") -> MeshGround:
+    def load(cls, path, backend: str = "auto", up: str = "y") -> MeshGround:
         """Read a mesh file (OBJ, STL, PLY, GLB/glTF, anything trimesh reads) as a ground.
 
-        The geometry is used as given: world coordinates, the clip's units, Y up (a scene's
-        node transforms are applied and its meshes merged). Needs the ``[mesh]`` extra
-        (trimesh), imported only here.
+        The geometry is used in world coordinates and the clip's units (a scene's node
+        transforms are applied and its meshes merged). ``up`` is the file's up axis
+        (:data:`~ikrig.math.axes.UP_AXES`, that of the clip it was made for): a ``"z"`` or
+        ``"x"`` file's vertices are turned into ikrig's Y-up world by the same fixed turn
+        as the clip (:func:`~ikrig.math.axes.points_to_y_up`, as
+        :func:`ikrig.character.to_y_up`). Needs the ``[mesh]`` extra (trimesh), imported
+        only here.
 
         Raises:
+            InputError: ``up`` is not an up axis.
             IkrigError: trimesh is not installed (the message names the file).
             FileFormatError: the file does not exist, cannot be parsed or holds no triangle.
         """
         path = os.fspath(path)
+        check_up(up)
         try:
             import trimesh
         except ImportError:
@@ -241,8 +248,11 @@ class MeshGround:
         vertices = getattr(mesh, "vertices", None)
         if faces is None or vertices is None or len(faces) == 0:
             raise FileFormatError(path, None, "no triangles in the file")
+        vertices = np.asarray(vertices)
+        if up != "y":
+            vertices = points_to_y_up(vertices, up)
         try:
-            return cls(np.asarray(vertices), np.asarray(faces), backend=backend)
+            return cls(vertices, np.asarray(faces), backend=backend)
         except InputError as exc:
             raise FileFormatError(path, None, str(exc)) from None
 

@@ -35,8 +35,7 @@ import numpy as np
 
 from .._checks import as_float, positive
 from ..errors import InputError
-from ..math.axes import UP_AXES, to_y_up_quat
-from ..math.quat import quat_rotate
+from ..math.axes import check_up
 from ._blocks_kernels import SlotGrid, blocks_height_at, blocks_raycast, blocks_settings
 from ._profile_kernels import profile_height_at, profile_raycast, profile_settings
 from .base import Ground, Hits, frozen, prepare_rays, run_height_kernel, run_ray_kernel
@@ -377,13 +376,14 @@ def load_ground(
             ``leg_length``, ``floor_height`` and ``seed`` then play no part.
         path_xz, leg_length, floor_height, seed: see :func:`make_ground`.
         up: a mesh file's up axis (:data:`~ikrig.math.axes.UP_AXES`): its vertices are
-            turned into the Y-up world (:func:`~ikrig.math.axes.to_y_up_quat`), as a clip
-            of that convention is. Built-in grounds are made Y-up (no turn).
+            turned into the Y-up world as a clip of that convention is (see
+            :meth:`MeshGround.load`). Built-in grounds are made in the Y-up world (no turn).
 
     Raises:
-        InputError: neither a built-in name nor an existing file.
+        InputError: neither a built-in name nor an existing file; ``up`` not an up axis.
         IkrigError / FileFormatError: see :meth:`MeshGround.load`.
     """
+    check_up(up)
     if isinstance(name_or_path, str) and name_or_path in GROUND_NAMES:
         return make_ground(name_or_path, path_xz, leg_length, seed=seed, floor_height=floor_height)
     try:
@@ -396,9 +396,4 @@ def load_ground(
         raise InputError(
             f"ground: {path!r} is neither a built-in ground {GROUND_NAMES} nor an existing file"
         )
-    mesh = MeshGround.load(path)
-    if up == "y":
-        return mesh
-    if up not in UP_AXES:
-        raise InputError(f"up: expected one of {', '.join(UP_AXES)}, got {up!r}")
-    return MeshGround(quat_rotate(to_y_up_quat(up), mesh.vertices), mesh.faces)
+    return MeshGround.load(path, up=up)

@@ -1,8 +1,10 @@
-"""Pure array math: vectors ``(..., 3)``, quaternions ``(..., 4)`` xyzw, Euler angles.
+"""Pure array math: vectors ``(..., 3)``, quaternions ``(..., 4)`` xyzw, Euler angles, up
+axes.
 
 Knows nothing of skeletons. See ``docs/conventions.md`` for the conventions.
 """
 
+from .axes import UP_AXES, check_up, points_from_y_up, points_to_y_up, to_y_up_quat
 from .euler import parse_order, quat_from_euler, quat_to_euler
 from .quat import (
     quat_angle,
@@ -36,13 +38,17 @@ from .vec import (
 )
 
 __all__ = [
+    "UP_AXES",
     "angle_between",
     "any_perpendicular",
+    "check_up",
     "cross",
     "dot",
     "norm",
     "normalize",
     "parse_order",
+    "points_from_y_up",
+    "points_to_y_up",
     "project_on_plane",
     "quat_angle",
     "quat_between",
@@ -65,4 +71,5 @@ __all__ = [
     "quat_to_matrix",
     "quat_to_rotvec",
     "signed_angle_2d",
+    "to_y_up_quat",
 ]
