@@ -1,16 +1,45 @@
 """Step 1 of foot placement: find each leg's hip, knee, ankle (and toe) joints.
 
-Names first, in the common conventions (CMU MotionBuilder and 3ds Max exports, Mixamo, Unreal
-mannequin, LaFAN1, Blender ``.L/.R``, generic ``l_``/``_r`` patterns); topology and the rest
-pose as the fallback; a user override (``"LeftUpLeg,LeftLeg,LeftFoot[,LeftToeBase];..."``)
-above both. The leg length (thigh plus shin at rest) is the unit of every foot-placement
-threshold, so clips in centimetres, inches or metres all work.
+Three ways, the first that applies wins:
+
+1. **The user's override** (``ikrig foot --legs``): any number of legs,
+   ``"hip,knee,ankle[,toe];hip,knee,ankle[,toe];..."``, each optionally labelled
+   (``"hind_left=hip_hl,knee_hl,ankle_hl;..."``). See :func:`find_legs` for the labels.
+2. **Names**, in the common conventions: Mixamo with any namespace (``mixamorig7:LeftUpLeg``,
+   ``LeftLeg``, ``LeftFoot``, ``LeftToeBase``), CMU MotionBuilder and 3ds Max exports
+   (``LeftHip``, ``LeftKnee``, ``LeftAnkle``, ``LeftToe``), Blender (``thigh.L``, ``shin.L``,
+   ``foot.L``, ``toe.L``; also ``_L``, ``-L``, ``.l``), Bandai/Unity (``UpperLeg_L``,
+   ``LowerLeg_L``, ``Foot_L``, ``Toes_L``), 3ds Max biped (``Bip01 L Thigh``,
+   ``Bip01_L_Calf``, ``Bip01 L Foot``, ``Bip01 L Toe0``), Unreal (``thigh_l``, ``calf_l``,
+   ``foot_l``, ``ball_l``). Each ankle found by name climbs to the nearest knee above it, the
+   knee to the nearest hip, on the same side: the knee and the ankle are always descendants
+   of the hip. Helper bones never take a leg role: twist and roll bones
+   (``thigh_twist_01_l``, ``LeftUpLegRoll``), IK and pole bones (``ik_foot_l``), correctives,
+   end joints (``LeftToe_End``, ``Bip01 L Toe0Nub``), toe digits (``LeftFootIndex1``) and
+   pelvis helpers (CMU ``LHipJoint``).
+3. **Topology and the rest pose** (two legs, for rigs without usable names): the lowest leaf
+   joint and the lowest leaf on another branch that splits from it well above the feet; the
+   joint where they split is the pelvis (never assumed to be joint 0: a rig may hang its
+   ``Hips`` under a ground-level ``Root``). Down each branch, the ankle is the first joint
+   within a tenth of the body's rest height of the leaf, its child the toe; the knee and hip
+   are the two joints above it. The leg on the rest pose's +X side is "left".
+
+Two-bone IK turns the hip and the knee, so a leg's ``(hip, knee, ankle)`` must be a parent
+chain. When helper bones sit inside the chain found by name: those between hip and knee that
+all sit at the hip (zero rest length) are skipped by solving from the lowest of them (it
+turns about the same point, so the result is the same); any other bone between hip and knee
+or between knee and ankle (a twist bone half way down the thigh, a thigh split in two) is
+refused with an :class:`~ikrig.errors.InputError` that asks for ``--legs``.
+
+The leg length (thigh plus shin at rest) is the unit of every foot-placement threshold, so
+clips in centimetres, inches or metres all work.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -19,6 +48,7 @@ from ..pose import Motion
 from ..skeleton import Skeleton
 
 _NAMESPACE = re.compile(r"^.*[:|]")  # "mixamorig:LeftFoot", "Armature|foot_l"
+_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # "IKFootRoll" -> IK, Foot, Roll
 _ROLE_WORDS = {
     "toe": ("toe", "ball"),
     "ankle": ("foot", "ankle"),
@@ -27,11 +57,18 @@ _ROLE_WORDS = {
 }
 # words that disqualify a joint from a leg role (arms, hip *joints* that are pelvis helpers)
 _NOT_LEG = ("arm", "hand", "finger", "thumb", "shoulder", "elbow", "wrist", "collar", "clav")
+# whole name tokens of helper bones and toe digits: never a leg joint
+_HELPERS = frozenset(
+    "twist roll ik fk pole target tgt ctrl control mch helper nub end corrective aux dummy"
+    " null locator ref thumb index middle ring pinky little finger".split()
+)
+_LABEL = re.compile(r"^[A-Za-z_][\w.-]*$")
 
 
 @dataclass(frozen=True)
 class Leg:
-    """One leg's joint indices (``toe`` is -1 when the skeleton has none) and its side."""
+    """One leg's joint indices (``toe`` is -1 when the skeleton has none) and its side
+    (a label: "left", "right", "leg2", or the user's own)."""
 
     side: str
     hip: int
@@ -50,12 +87,27 @@ class Legs:
     """The legs of a skeleton and the length unit for thresholds.
 
     Attributes:
-        legs: one :class:`Leg` per leg (two for humans, in the order left, right).
+        legs: one :class:`Leg` per leg (two for humans, in the order left, right), each
+            with a side label of its own.
         leg_length: mean over legs of thigh plus shin rest length, in the data's units.
+
+    Raises:
+        InputError: no legs, two legs with the same side label, or a leg length that is not
+            a finite number > 0.
     """
 
     legs: tuple[Leg, ...]
     leg_length: float
+
+    def __post_init__(self):
+        if not self.legs:
+            raise InputError("legs: expected at least one leg")
+        sides = [leg.side for leg in self.legs]
+        for s in sides:
+            if sides.count(s) > 1:
+                raise InputError(f"legs: the side label {s!r} is on more than one leg")
+        if not (np.isfinite(self.leg_length) and self.leg_length > 0):
+            raise InputError(f"legs: leg_length must be a finite number > 0, got {self.leg_length}")
 
     def describe(self, skeleton: Skeleton) -> str:
         n = skeleton.names
@@ -101,89 +153,199 @@ def _role(core: str) -> str | None:
     return None
 
 
-def _joint_role(skeleton: Skeleton, j: int) -> str | None:
-    return _role(_words(skeleton.names[j])[1])
+def _is_helper(name: str) -> bool:
+    tokens = _TOKENS.findall(_NAMESPACE.sub("", name))
+    return any(t.lower() in _HELPERS for t in tokens)
 
 
-def _leg_from_ankle(skeleton: Skeleton, ankle: int, side: str) -> Leg | None:
-    knee = int(skeleton.parents[ankle])
-    hip = int(skeleton.parents[knee]) if knee >= 0 else -1
-    if knee < 0 or hip < 0:
-        return None
-    kids = skeleton.children(ankle)
-    toe = -1
-    for c in kids:
-        if _joint_role(skeleton, c) == "toe":
-            toe = c
-            break
-    if toe < 0 and len(kids) == 1:
-        toe = kids[0]
-    return Leg(side, hip, knee, ankle, toe)
+def _named(skeleton: Skeleton) -> list[tuple[str, str | None, str]]:
+    """Per joint ``(side, role, stem)``: the side, the leg role (None for helpers and other
+    joints) and the core without trailing digits ("thigh.L.001" -> "thigh")."""
+    out = []
+    for name in skeleton.names:
+        side, core = _words(name)
+        role = None if _is_helper(name) else _role(core)
+        out.append((side, role, core.rstrip("0123456789")))
+    return out
+
+
+def _up_to(skeleton: Skeleton, named, j: int, role: str) -> int:
+    """The nearest ancestor of ``j`` with ``role`` on ``j``'s side, climbing over joints
+    without a role only; the top of a run of segments of one bone ("thigh.L" above
+    "thigh.L.001"); -1 if none."""
+    side = named[j][0]
+    p = int(skeleton.parents[j])
+    while p >= 0 and named[p][1] is None:
+        p = int(skeleton.parents[p])
+    if p < 0 or named[p][:2] != (side, role):
+        return -1
+    while (q := int(skeleton.parents[p])) >= 0 and named[q] == named[p]:
+        p = q
+    return p
+
+
+def _toe(skeleton: Skeleton, named, ankle: int) -> int:
+    """A child of the ankle named as a toe, else its only child that is no helper, else -1."""
+    kids = [c for c in skeleton.children(ankle) if not _is_helper(skeleton.names[c])]
+    toes = [c for c in kids if named[c][1] == "toe"]
+    return toes[0] if toes else (kids[0] if len(kids) == 1 else -1)
 
 
 def _by_names(skeleton: Skeleton) -> list[Leg]:
+    """The left and right legs found by name: the named joints, whose ``(hip, knee, ankle)``
+    is not always a parent chain (:func:`_solvable` checks); per side the first ankle (in
+    joint order) that gives a parent chain, else the first that gives a leg at all."""
+    named = _named(skeleton)
     legs = []
     for side in ("left", "right"):
-        ankles = []
-        for j, name in enumerate(skeleton.names):
-            if _words(name)[0] == side and _joint_role(skeleton, j) == "ankle":
-                ankles.append(j)
-        for ankle in ankles:
-            leg = _leg_from_ankle(skeleton, ankle, side)
-            if leg is None:
+        found = []
+        for ankle, (s, role, _) in enumerate(named):
+            if s != side or role != "ankle":
                 continue
-            roles = (
-                _role(_words(skeleton.names[leg.knee])[1]),
-                _role(_words(skeleton.names[leg.hip])[1]),
-            )
-            if roles == ("knee", "hip"):
-                legs.append(leg)
-                break
+            knee = _up_to(skeleton, named, ankle, "knee")
+            hip = _up_to(skeleton, named, knee, "hip") if knee >= 0 else -1
+            if hip >= 0:
+                found.append(Leg(side, hip, knee, ankle, _toe(skeleton, named, ankle)))
+        parents = skeleton.parents
+        found.sort(key=lambda g: parents[g.ankle] != g.knee or parents[g.knee] != g.hip)
+        legs += found[:1]
     return legs
+
+
+def _solvable(skeleton: Skeleton, leg: Leg) -> Leg:
+    """``leg`` with a parent chain ``(hip, knee, ankle)``: bones of zero rest length between
+    hip and knee are skipped (the lowest of them becomes the hip); any other bone inside the
+    chain raises InputError."""
+    par, n, off = skeleton.parents, skeleton.names, skeleton.offsets
+    hint = "two-bone IK needs hip > knee > ankle as a parent chain; name one per leg with"
+    hint += " --legs 'hip,knee,ankle[,toe];...'"
+    if par[leg.ankle] != leg.knee:
+        raise InputError(
+            f"legs: {n[par[leg.ankle]]!r} sits between the knee {n[leg.knee]!r} and the ankle"
+            f" {n[leg.ankle]!r}; {hint}"
+        )
+    mid = int(par[leg.knee])
+    if mid == leg.hip:
+        return leg
+    between = skeleton.chain(leg.hip, mid)[1:]
+    shin_thigh = float(np.linalg.norm(off[leg.knee]) + np.linalg.norm(off[leg.ankle]))
+    if sum(float(np.linalg.norm(off[j])) for j in between) > 1e-6 * shin_thigh:
+        raise InputError(
+            f"legs: {n[mid]!r} sits between the hip {n[leg.hip]!r} and the knee"
+            f" {n[leg.knee]!r}; {hint}"
+        )
+    return replace(leg, hip=mid)
 
 
 def _by_topology(skeleton: Skeleton) -> list[Leg]:
-    """Two lowest leaves on either side of the root at rest; toe if a leaf sits at ankle level."""
+    """Two legs from the rest pose (module docstring, step 3); [] when none is found."""
     pos = Motion.rest(skeleton).positions_world()
-    root = int(np.flatnonzero(skeleton.parents < 0)[0])
-    height = np.ptp(pos[:, 1]) or 1.0
-    leaves = [j for j in range(skeleton.num_joints) if not skeleton.children(j)]
-    legs = []
-    for side, sign in (("left", 1.0), ("right", -1.0)):
-        cands = [j for j in leaves if sign * (pos[j, 0] - pos[root, 0]) > 1e-6 * height]
-        cands = [j for j in cands if len(skeleton.ancestors(j)) >= 3]
-        if not cands:
-            continue
-        leaf = min(cands, key=lambda j: pos[j, 1])
-        if pos[leaf, 1] > pos[root, 1] - 0.25 * height:
-            continue  # not below the root: no leg here
-        parent = int(skeleton.parents[leaf])
-        foot_is_parent = abs(pos[parent, 1] - pos[leaf, 1]) < 0.1 * height
-        ankle = parent if foot_is_parent else leaf
-        leg = _leg_from_ankle(skeleton, ankle, side)
-        if leg is not None:
-            legs.append(Leg(side, leg.hip, leg.knee, leg.ankle, leaf if foot_is_parent else -1))
-    return legs
+    y = pos[:, 1]
+    height = float(np.ptp(y)) or 1.0
+    leaves = sorted((j for j in range(skeleton.num_joints) if not skeleton.children(j)),
+                    key=lambda j: y[j])  # fmt: skip
+    if len(leaves) < 2:
+        return []
+    first = leaves[0]
+    above = (first, *skeleton.ancestors(first))
+    pair = None
+    for other in leaves[1:]:
+        if y[other] - y[first] > 0.1 * height:
+            break  # not a second foot
+        split = next((a for a in (other, *skeleton.ancestors(other)) if a in above), -1)
+        if split >= 0 and y[split] - y[other] >= 0.25 * height:
+            pair = (split, first, other)
+            break
+    if pair is None:
+        return []
+    pelvis, legs = pair[0], []
+    for leaf in pair[1:]:
+        path = list(skeleton.chain(pelvis, leaf))[1:]
+        i = len(path) - 1
+        while i > 0 and y[path[i - 1]] - y[leaf] <= 0.1 * height:
+            i -= 1
+        if i < 2:
+            return []
+        hip, knee, ankle = path[i - 2 : i + 1]
+        if not (y[hip] - y[knee] > 0.05 * height and y[knee] - y[ankle] > 0.05 * height):
+            return []  # not a hanging leg at rest
+        toe = path[i + 1] if i + 1 < len(path) else -1
+        legs.append(Leg("", hip, knee, ankle, toe))
+    if pos[legs[0].hip, 0] < pos[legs[1].hip, 0]:
+        legs.reverse()  # the leg on the +X side first
+    return [replace(leg, side=s) for leg, s in zip(legs, ("left", "right"))]
+
+
+def _lookup(skeleton: Skeleton, name: str) -> int:
+    """The joint named ``name``, or the only one named so after its namespace
+    ("LeftFoot" finds "mixamorig:LeftFoot"); InputError with a hint otherwise."""
+    if name in skeleton.names:
+        return skeleton.names.index(name)
+    bare = [j for j, n in enumerate(skeleton.names) if _NAMESPACE.sub("", n) == name]
+    if len(bare) == 1:
+        return bare[0]
+    if bare:
+        both = " and ".join(repr(skeleton.names[j]) for j in bare[:2])
+        raise InputError(f"--legs: {name!r} could be {both}; give the full name")
+    close = difflib.get_close_matches(name, skeleton.names, n=3)
+    hint = f"did you mean {', '.join(map(repr, close))}?" if close else "`ikrig info` lists them"
+    raise InputError(f"--legs: no joint named {name!r}; {hint}")
+
+
+def _override_leg(skeleton: Skeleton, part: str) -> tuple[str, tuple[int, ...]]:
+    """``(label, joints)`` of one ``[label=]hip,knee,ankle[,toe]`` group."""
+    label, sep, rest = part.partition("=")
+    label = label.strip() if sep else ""
+    if sep and not _LABEL.match(label):
+        raise InputError(f"--legs: {label!r} is not a label (letters, digits, _ . -) in {part!r}")
+    names = [s.strip() for s in (rest if sep else part).split(",")]
+    if len(names) not in (3, 4) or not all(names):
+        raise InputError(
+            f"--legs: each leg needs 3 or 4 joint names (hip,knee,ankle[,toe]), got {part!r}"
+        )
+    idx = tuple(_lookup(skeleton, s) for s in names)
+    n = skeleton.names
+    for a, b in zip(idx[:3], idx[1:3]):
+        if skeleton.parents[b] != a:
+            between = "" if a not in skeleton.ancestors(b) else " (bones between them)"
+            raise InputError(f"--legs: {n[b]!r} is not a child of {n[a]!r}{between}")
+    if len(idx) == 4 and idx[2] not in skeleton.ancestors(idx[3]):
+        raise InputError(f"--legs: the toe {n[idx[3]]!r} is not below the ankle {n[idx[2]]!r}")
+    return label, idx
+
+
+def _override_sides(
+    skeleton: Skeleton, labels: list[str], legs: list[tuple[int, ...]]
+) -> list[str]:
+    """The side label of every leg: the user's; else the side the leg's names say (left or
+    right as name detection reads them) when no other leg says it; else "left" / "right" for
+    the first / second leg given when its names say no side; else ``leg{k}`` (k its place,
+    from 0)."""
+    said = []
+    for idx in legs:
+        sides = {_words(skeleton.names[j])[0] for j in idx[:3]} - {""}
+        said.append(sides.pop() if len(sides) == 1 else ("?" if sides else ""))
+    out = list(labels)
+    for k, s in enumerate(said):
+        if not out[k] and s in ("left", "right") and said.count(s) == 1 and s not in labels:
+            out[k] = s
+    for k in range(len(out)):
+        if not out[k]:
+            free = [] if said[k] or k > 1 else [("left", "right")[k]]
+            out[k] = next((c for c in [*free, f"leg{k}"] if c not in out), "")
+    for k, s in enumerate(out):
+        if not s or s in out[:k]:
+            raise InputError(f"--legs: leg {k + 1}'s label {s!r} is taken; label every leg")
+    return out
 
 
 def _by_override(skeleton: Skeleton, spec: str) -> list[Leg]:
-    """Legs named by the user: any number of ``hip,knee,ankle[,toe]`` groups separated by
-    ``;`` (sides ``left``, ``right``, then ``leg2``, ``leg3``, ...). A joint in two legs (a
-    leg given twice) is refused."""
-    legs: list[Leg] = []
+    """Legs named by the user (see :func:`find_legs`). A joint in two legs (a leg given
+    twice) is refused."""
+    labels, legs = [], []
     used: dict[int, int] = {}
     for k, part in enumerate(p for p in spec.split(";") if p.strip()):
-        names = [n.strip() for n in part.split(",")]
-        if len(names) not in (3, 4):
-            raise InputError(
-                f"--legs: each leg needs 3 or 4 joint names (hip,knee,ankle[,toe]), got {part!r}"
-            )
-        idx = skeleton.indices(names)
-        for a, b in zip(idx, idx[1:]):
-            if skeleton.parents[b] != a:
-                raise InputError(
-                    f"--legs: {skeleton.names[b]!r} is not a child of {skeleton.names[a]!r}"
-                )
+        label, idx = _override_leg(skeleton, part)
         for j in idx:
             if j in used:
                 raise InputError(
@@ -191,9 +353,12 @@ def _by_override(skeleton: Skeleton, spec: str) -> list[Leg]:
                     f" {k + 1}; each leg needs joints of its own"
                 )
             used[j] = k
-        side = ("left", "right")[k] if k < 2 else f"leg{k}"
-        legs.append(Leg(side, idx[0], idx[1], idx[2], idx[3] if len(idx) == 4 else -1))
-    return legs
+        labels.append(label)
+        legs.append(idx)
+    if not legs:
+        raise InputError(f"--legs: no leg in {spec!r}; expected 'hip,knee,ankle[,toe];...'")
+    sides = _override_sides(skeleton, labels, legs)
+    return [Leg(s, *idx) for s, idx in zip(sides, legs)]
 
 
 def pelvis_joint(skeleton: Skeleton, legs: Legs) -> int:
@@ -211,24 +376,38 @@ def pelvis_joint(skeleton: Skeleton, legs: Legs) -> int:
 
 
 def find_legs(skeleton: Skeleton, override: str | None = None) -> Legs:
-    """Find the legs of a skeleton.
+    """Find the legs of a skeleton: the override, else by name, else by topology (module
+    docstring).
 
     Args:
-        skeleton: the skeleton.
-        override: ``"hip,knee,ankle[,toe];hip,knee,ankle[,toe]"`` joint names, or None.
+        skeleton: the skeleton, in a Y-up world (the topology fallback reads the rest pose).
+        override: ``"hip,knee,ankle[,toe];hip,knee,ankle[,toe];..."`` joint names (any
+            number of legs; a name may leave out its namespace when that is unambiguous), or
+            None (or ``""``). Each group may start with a label, ``"front_left=a,b,c"``
+            (letters, digits, ``_``, ``.``, ``-``), that becomes the leg's ``side``; without
+            one a leg is "left" or "right" when its joint names say so and no other leg's
+            do, else "left" / "right" for the first / second leg given when its names say
+            no side, else ``leg{k}`` with ``k`` its place from 0 ("a,b,c;d,e,f;g,h,i;j,k,l" gives
+            "left", "right", "leg2", "leg3").
 
     Returns:
         :class:`Legs` with at least one leg and the leg length.
 
     Raises:
-        InputError: no legs found (the message lists the joint names and shows ``--legs``),
-            or a bad override.
+        InputError: no legs found (the message lists the joint names and shows ``--legs``);
+            a leg found by name with a bone inside its hip > knee > ankle chain; a bad
+            override: a joint in two legs, an unknown joint (named, with a hint), a knee
+            that is not the hip's child or an ankle not the knee's, a toe not below the
+            ankle, a bad or repeated label.
     """
-    legs = _by_override(skeleton, override) if override else _by_names(skeleton)
-    if len(legs) < 2 and not override:
-        topo = _by_topology(skeleton)
-        if len(topo) > len(legs):
-            legs = topo
+    if override is not None and override.strip():
+        legs = _by_override(skeleton, override)
+    else:
+        legs = [_solvable(skeleton, leg) for leg in _by_names(skeleton)]
+        if len(legs) < 2:
+            topo = _by_topology(skeleton)
+            if len(topo) > len(legs):
+                legs = topo
     if not legs:
         names = ", ".join(skeleton.names)
         raise InputError(
