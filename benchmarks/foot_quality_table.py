@@ -4,11 +4,15 @@ Run: ``python benchmarks/foot_quality_table.py [--data DIR ...] [--modes full,..
 Prints a Markdown table: for every clip (in ``../shared/data/bvh`` and ``bvh_more`` by
 default, turned Y-up when they are not) and built-in ground (laid at y = 0 along the pelvis:
 the clip's floor, the default datum), the do-nothing baseline and each mode, measured with
-:func:`ikrig.metrics.foot_metrics`: each foot joint against its own floor in the source
-(lengths in % of leg length). ``--live`` adds the live placer run causally, one frame per
-update, without the offline plan. ``--mesh`` instead writes each built-in ground to a PLY
-file at y = 0 (in the clip file's own up axis) and runs ``ikrig foot`` on it, as a user
-would, reading the result back from its BVH file.
+:func:`ikrig.metrics.foot_metrics`: each foot joint against its own floor in the source,
+contacts from the source, lengths in % of leg length. The columns are
+:data:`ikrig.metrics.TABLE_COLUMNS`: penetration p95 and max, float mean and p95 over the
+source's contacts, the largest height deviation of a planted joint, skate over the
+source's, knee pops, bone drift, pelvis horizontal deviation, pelvis vertical acceleration
+p99 over the source's, ground misses. ``--live`` adds the live placer run causally, one
+frame per update, without the offline plan. ``--mesh`` instead writes each built-in ground
+to a PLY file at y = 0 (in the clip file's own up axis) and runs ``ikrig foot`` on it, as a
+user would, reading the result back from its BVH file.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from ikrig.character import detect_up, find_legs, pelvis_joint, to_y_up
 from ikrig.foot import FootOptions, FootPlacer, place_feet
 from ikrig.ground import GROUND_NAMES, load_ground
 from ikrig.io import read_bvh
-from ikrig.metrics import foot_metrics
+from ikrig.metrics import TABLE_COLUMNS, foot_metrics, table_cell
 from ikrig.pose import Motion
 
 MODES = ("full", "trace-offset", "goal-blend")
@@ -36,19 +40,6 @@ def live_clip(clip: Motion, ground, legs) -> Motion:
     rl = np.stack([p.rotations_local for p in frames])
     pl = np.stack([p.positions_local for p in frames])
     return Motion(clip.skeleton, rl, pl, clip.frame_time)
-
-
-COLUMNS = (  # (key, header, format)
-    ("pen_p95", "pen p95", "{:.3f}"),
-    ("pen_max", "pen max", "{:.3f}"),
-    ("float_mean", "float mean", "{:.3f}"),
-    ("planted_shift", "shift", "{:.3f}"),
-    ("skate_rel", "skate rel", "{:.3f}"),
-    ("pops", "pops", "{}"),
-    ("bone_drift", "bone drift", "{:.1e}"),
-    ("pelvis_dev", "pelvis dev", "{:.3f}"),
-    ("pelvis_acc_ratio", "pelvis acc x", "{:.2f}"),
-)
 
 
 def mesh_run(path: Path, clip: Motion, up: str, name: str, folder: Path) -> Motion:
@@ -75,10 +66,6 @@ def mesh_run(path: Path, clip: Motion, up: str, name: str, folder: Path) -> Moti
     return to_y_up(read_bvh(out).motion, up)
 
 
-def _cell(value, fmt: str) -> str:
-    return "-" if value is None else fmt.format(value)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     shared = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -89,8 +76,8 @@ def main():
     args = ap.parse_args()
     modes = args.modes.split(",")
 
-    print("| clip | ground | mode | " + " | ".join(h for _, h, _ in COLUMNS) + " |")
-    print("|---" * (3 + len(COLUMNS)) + "|")
+    print("| clip | ground | mode | " + " | ".join(h for _, h, _ in TABLE_COLUMNS) + " |")
+    print("|---" * (3 + len(TABLE_COLUMNS)) + "|")
     pops: dict[str, int] = {}
     for path in sorted(p for folder in args.data for p in folder.glob("*.bvh")):
         clip = read_bvh(path).motion
@@ -113,7 +100,7 @@ def main():
                 rows.append(("live (no plan)", live_clip(clip, ground, legs)))
             for label, motion in rows:
                 m = foot_metrics(motion, clip, ground, legs)
-                cells = " | ".join(_cell(m[key], fmt) for key, _, fmt in COLUMNS)
+                cells = " | ".join(table_cell(m[key], fmt) for key, _, fmt in TABLE_COLUMNS)
                 print(f"| {path.stem} | {name} | {label} | {cells} |", flush=True)
                 pops[label] = pops.get(label, 0) + m["pops"]
     print("\nknee pops over all runs: " + ", ".join(f"{k} {v}" for k, v in pops.items()))

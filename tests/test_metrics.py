@@ -1,4 +1,5 @@
-"""Foot-placement metrics: known answers on small synthetic clips, and the shared clips."""
+"""Foot-placement metrics against the source's own floors: known edits with known answers
+on small synthetic clips, the contact rule, and the shared clips."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import json
 
 import numpy as np
 import pytest
-from conftest import shared_bvh_files
+from conftest import SHARED, shared_bvh_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ikrig.character import find_legs
 from ikrig.errors import InputError
@@ -14,6 +17,7 @@ from ikrig.math import quat_from_axis_angle
 from ikrig.metrics import (
     ACC_FLOOR,
     POP_THRESHOLD,
+    TABLE_COLUMNS,
     foot_metrics,
     joint_contacts,
     knee_angles,
@@ -47,6 +51,20 @@ OFFSETS = [
     [0.0, -0.08, 0.13],
 ]
 LEG = 0.82  # thigh + shin
+FOOT_KEYS = (
+    "pen_mean",
+    "pen_p95",
+    "pen_max",
+    "float_mean",
+    "float_p95",
+    "height_dev_p95",
+    "height_dev_max",
+    "skate",
+    "skate_source",
+    "skate_rel",
+    "planted_shift",
+    "misses",
+)
 
 
 class FlatGround:
@@ -73,11 +91,22 @@ def standing(frames=60, fps=60.0):
     return Motion.rest(skeleton(), batch_shape=(frames,), frame_time=1.0 / fps)
 
 
-def with_root(motion, offset):
-    """``motion`` with the root translated by ``offset`` ((3,) or (F, 3))."""
+def moved(motion, joint, offset):
+    """``motion`` with joint ``joint``'s local position moved by ``offset`` ((3,) or (F, 3))."""
     pos = motion.positions_local.copy()
-    pos[:, 0] += offset
+    pos[:, joint] += offset
     return motion.replace(positions_local=pos)
+
+
+def with_root(motion, offset):
+    return moved(motion, 0, offset)
+
+
+def up(frames, dy, at=slice(None)):
+    """``(frames, 3)`` offsets: ``dy`` up in the frames ``at``, 0 elsewhere."""
+    out = np.zeros((frames, 3))
+    out[at, 1] = dy
+    return out
 
 
 def bent_knees(motion, flex):
@@ -93,83 +122,174 @@ def test_identity_result_gives_zeros():
     src = standing()
     legs = find_legs(src.skeleton)
     m = foot_metrics(src, src, FlatGround(0.0), legs)
-    for key in ("pen_mean", "pen_p95", "pen_max", "float_mean", "float_p95", "skate"):
+    for key in FOOT_KEYS[:9] + ("planted_shift", "misses", "pops", "bone_drift", "pelvis_dev"):
         assert m[key] == 0.0, key
-    assert m["skate_rel"] == 1.0 and m["pops"] == 0 and m["misses"] == 0
-    assert m["bone_drift"] == 0.0 and m["pelvis_dev"] == 0.0 and m["planted_shift"] == 0.0
+    assert m["skate_rel"] == 1.0 and m["pelvis_acc"] == 0.0 and m["pelvis_acc_ratio"] == 0.0
     assert m["feet"] == ["left", "right"] and set(m["per_foot"]) == {"left", "right"}
+    assert list(m["per_joint"]) == ["LeftFoot", "LeftToeBase", "RightFoot", "RightToeBase"]
+    ankle, toe = m["per_joint"]["LeftFoot"], m["per_joint"]["LeftToeBase"]
+    assert ankle["side"] == "left" and ankle["floor"] == pytest.approx(0.08)
+    assert toe["floor"] == pytest.approx(0.0, abs=1e-12) and toe["contact_fraction"] == 1.0
+    assert set(FOOT_KEYS) <= set(toe) and set(FOOT_KEYS) <= set(m["per_foot"]["right"])
 
 
-def test_sunk_clip_penetrates_by_its_depth_against_each_joints_floor():
+def test_clip_lowered_by_2_percent_penetrates_2_on_each_joints_floor():
     src = standing()
     legs = find_legs(src.skeleton)
-    m = foot_metrics(with_root(src, [0.0, -0.02 * LEG, 0.0]), src, None, legs)
+    low = with_root(src, [0.0, -0.02 * LEG, 0.0])
+    m = foot_metrics(low, src, None, legs)
     # ankles (floor 0.08) and toes (floor 0) alike: 2 % below their own floors
-    assert m["pen_mean"] == pytest.approx(2.0) and m["pen_max"] == pytest.approx(2.0)
+    for key in ("pen_mean", "pen_p95", "pen_max", "height_dev_p95", "height_dev_max"):
+        assert m[key] == pytest.approx(2.0), key
     assert m["planted_shift"] == pytest.approx(2.0) and m["float_mean"] == 0.0
+    for joint in m["per_joint"].values():
+        assert joint["pen_max"] == pytest.approx(2.0)
     # the same clip over a ground 2 % lower stands on it
-    m = foot_metrics(with_root(src, [0.0, -0.02 * LEG, 0.0]), src, FlatGround(-0.02 * LEG), legs)
+    m = foot_metrics(low, src, FlatGround(-0.02 * LEG), legs)
     assert m["pen_max"] == pytest.approx(0.0, abs=1e-9)
+    assert m["height_dev_max"] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("h", [0.01, -0.01, 0.05])
+def test_ground_shifted_by_h_gives_penetration_or_float_of_h(h):
+    """result == source over a ground at +h: every joint h below it; at -h: h above it."""
+    src = standing()
+    legs = find_legs(src.skeleton)
+    m = foot_metrics(src, src, FlatGround(h * LEG), legs)
+    pen, flt = max(0.0, 100 * h), max(0.0, -100 * h)
+    assert m["pen_mean"] == pytest.approx(pen, abs=1e-9) and m["pen_max"] == pytest.approx(pen)
+    assert m["float_mean"] == pytest.approx(flt, abs=1e-9)
+    assert m["float_p95"] == pytest.approx(flt, abs=1e-9)
+    assert m["height_dev_max"] == pytest.approx(abs(100 * h))
+    assert m["pelvis_rise"] == pytest.approx(-100 * h)  # the body did not follow the ground
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(-0.1, 0.1), st.floats(-0.1, 0.1))
+def test_only_the_height_over_the_ground_counts(lift, ground):
+    """A result lifted by ``lift`` over a ground at ``ground`` (both in legs): penetration
+    and float of their difference, whatever each one is."""
+    src = standing(frames=20)
+    legs = find_legs(src.skeleton)
+    m = foot_metrics(with_root(src, [0.0, lift * LEG, 0.0]), src, FlatGround(ground * LEG), legs)
+    d = 100.0 * (lift - ground)
+    assert m["pen_max"] == pytest.approx(max(0.0, -d), abs=1e-9)
+    assert m["float_mean"] == pytest.approx(max(0.0, d), abs=1e-9)
+    assert m["height_dev_max"] == pytest.approx(abs(d), abs=1e-9)
+    assert m["planted_shift"] == pytest.approx(abs(d), abs=1e-9)
 
 
 def test_penetration_mean_counts_frames_above_ground_as_zero():
     src = standing()
     legs = find_legs(src.skeleton)
-    dy = np.zeros((60, 3))
-    dy[:30, 1] = -0.02 * LEG
-    m = foot_metrics(with_root(src, dy), src, None, legs)
+    m = foot_metrics(with_root(src, up(60, -0.02 * LEG, slice(0, 30))), src, None, legs)
     assert m["pen_mean"] == pytest.approx(1.0) and m["pen_p95"] == pytest.approx(2.0)
 
 
-def test_float_counts_contact_frames_only():
-    src = standing()
+def test_a_foot_lifted_during_contact_floats_and_a_lifted_swing_does_not():
+    """The source lifts its left leg 20 % of a leg in frames 30..44 (a swing: no contact);
+    the result lifts it 1 % more in frames 10..20 (in contact) and 3 % more in the swing."""
+    src = moved(standing(), 1, up(60, 0.2 * LEG, slice(30, 45)))
+    res = moved(src, 1, up(60, 0.01 * LEG, slice(10, 21)) + up(60, 0.03 * LEG, slice(30, 45)))
     legs = find_legs(src.skeleton)
-    m = foot_metrics(with_root(src, [0.0, 0.01 * LEG, 0.0]), src, None, legs)
-    assert m["float_mean"] == pytest.approx(1.0) and m["float_p95"] == pytest.approx(1.0)
-    assert m["pelvis_rise"] == pytest.approx(1.0)  # the body rose 1 % over a flat ground
-    # a ground raised by 1 % meets it again
-    m = foot_metrics(with_root(src, [0.0, 0.01 * LEG, 0.0]), src, FlatGround(0.01 * LEG), legs)
-    assert m["float_mean"] == pytest.approx(0.0, abs=1e-9)
-    assert m["pelvis_rise"] == pytest.approx(0.0, abs=1e-9)  # as much as the ground rose
-    # a source whose feet are in the air has no contact frames: no float value
-    lifted = with_root(src, np.linspace([0, 0, 0], [0, 0.5 * LEG, 0], 60))
-    assert foot_metrics(lifted, lifted, None, legs)["float_mean"] is not None  # low at first
+    m = foot_metrics(res, src, None, legs)
+    for name in ("LeftFoot", "LeftToeBase"):
+        joint = m["per_joint"][name]
+        assert joint["contact_fraction"] == pytest.approx(45 / 60)
+        assert joint["float_mean"] == pytest.approx(11 / 45)
+        assert joint["float_p95"] == pytest.approx(1.0)
+        assert joint["height_dev_max"] == pytest.approx(1.0)
+    left, right = m["per_foot"]["left"], m["per_foot"]["right"]
+    assert left["float_mean"] == pytest.approx(11 / 45) and left["pen_max"] == 0.0
+    assert right["float_mean"] == 0.0 and right["height_dev_max"] == 0.0
+    assert m["float_mean"] == pytest.approx(22 / 210)  # 2 x 11 of 2 x 45 + 2 x 60 frames
+    # the source's own swing height is no deviation: result == source is 0 everywhere
+    assert foot_metrics(src, src, None, legs)["height_dev_max"] == 0.0
+    # a source always moving at 2 leg/s has no contact: no float, deviation or skate values
     t = np.arange(60) / 60.0
-    running = with_root(src, np.stack([2.0 * LEG * t, 0 * t, 0 * t], axis=-1))  # 2 leg/s
-    assert foot_metrics(running, running, None, legs)["float_mean"] is None
+    running = with_root(src, np.stack([2.0 * LEG * t, 0 * t, 0 * t], axis=-1))
+    m = foot_metrics(running, running, None, legs)
+    assert m["float_mean"] is m["height_dev_max"] is m["skate"] is m["skate_rel"] is None
+    assert m["pen_max"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "frame_time, longest_short",
+    [(1 / 30, 1), (1 / 120, 5), (0.008333, 5), (0.04, 1), (0.05, 0)],
+    ids=["30fps", "120fps", "120fps-rounded", "25fps", "20fps"],
+)
+def test_contact_rule_50_ms_gaps_and_spans(frame_time, longest_short):
+    """Runs lasting less than 50 ms: ``longest_short`` frames at most (30 fps: 1 frame is
+    33 ms, 2 are 67 ms; 120 fps: 5 frames 42 ms, 6 frames 50 ms, also with a rounded frame
+    time; 25 fps: 1 frame 40 ms; 20 fps: 1 frame is already 50 ms)."""
+    n, F = longest_short, 60
+
+    def contacts(down):
+        p = np.zeros((F, 1, 3))
+        p[~down, 0, 1] = 0.2
+        return joint_contacts(p, 1.0, frame_time)[0][:, 0]
+
+    down = np.ones(F, dtype=bool)
+    down[10 : 10 + n] = False  # a short gap: filled
+    down[20 : 21 + n] = False  # a gap of 50 ms or more: kept
+    assert contacts(down).tolist() == [f < 20 or f >= 21 + n for f in range(F)]
+    down = np.zeros(F, dtype=bool)
+    down[:10] = True
+    down[25 : 25 + n] = True  # a short contact: dropped
+    down[45 : 46 + n] = True  # a contact of 50 ms or more: kept
+    expect = np.zeros(F, dtype=bool)
+    expect[:10] = expect[45 : 46 + n] = True
+    assert contacts(down).tolist() == expect.tolist()
 
 
 @pytest.mark.parametrize("fps", [30.0, 120.0])
-def test_contact_rule_heights_speeds_and_the_50_ms_rules(fps):
-    dt, F = 1.0 / fps, int(fps)  # one second
-    L = 1.0
-    p = np.zeros((F, 1, 3))
-    lift = np.zeros(F, dtype=bool)
-    lift[int(0.20 * fps) : int(0.20 * fps) + max(1, int(0.03 * fps))] = True  # a 30 ms lift
-    lift[int(0.50 * fps) : int(0.80 * fps)] = True  # a 300 ms swing
-    lift[int(0.83 * fps) :] = True  # 30 ms down, then up: a contact too short to count
-    p[lift, 0, 1] = 0.2 * L
-    c, floors = joint_contacts(p, L, dt)
-    assert floors.tolist() == [0.0]
-    assert c[: int(0.50 * fps), 0].all()  # the 30 ms lift is a gap, filled
-    assert not c[int(0.50 * fps) : int(0.80 * fps), 0].any()
-    assert not c[int(0.80 * fps) :, 0].any()  # the 30 ms contact is dropped
-    # moving faster than 0.5 leg/s is no contact
-    fast = np.zeros((F, 1, 3))
-    fast[:, 0, 0] = 0.6 * L * np.arange(F) * dt
-    assert not joint_contacts(fast, L, dt)[0].any()
+def test_contact_rule_fills_gaps_before_dropping_spans(fps):
+    """Two short contacts with a short gap between them make one that counts; and the
+    heights and speeds of the rule (6 % of a leg, 0.5 leg/s by central differences)."""
+    n = 1 if fps == 30.0 else 3  # frames: both contacts and the gap under 50 ms
+    F = 20 + 3 * n
+    p = np.full((F, 1, 3), 0.2)
+    p[:, 0, [0, 2]] = 0.0
+    p[10 : 10 + 3 * n, 0, 1] = 0.0
+    p[10 + n : 10 + 2 * n, 0, 1] = 0.2
+    c = joint_contacts(p, 1.0, 1.0 / fps)[0]
+    assert c[:, 0].tolist() == [10 <= f < 10 + 3 * n for f in range(F)]
+    # height: 5.9 % above the floor is contact, 6.1 % is not
+    F = int(fps)
+    p = np.zeros((F, 2, 3))
+    p[F // 2 :, 0, 1] = 0.059
+    p[F // 2 :, 1, 1] = 0.061
+    c, floors = joint_contacts(p, 1.0, 1.0 / fps)
+    assert floors.tolist() == [0.0, 0.0] and c[:, 0].all() and not c[F // 2 :, 1].any()
+    # speed: 0.4 leg/s along X is contact, 0.6 leg/s along Z is not
+    t = np.arange(F) / fps
+    p = np.zeros((F, 2, 3))
+    p[:, 0, 0] = 0.4 * t
+    p[:, 1, 2] = 0.6 * t
+    c = joint_contacts(p, 1.0, 1.0 / fps)[0]
+    assert c[:, 0].all() and not c[:, 1].any()
+    # at 3 leg/s, a joint stopping for 2 frames (at 30 fps) is slow in 1 frame by central
+    # differences (too short), for 3 frames in 2 (a contact); forward ones would say 2 and 3
+    for stop, slow in ((2, []), (3, [10, 11])):
+        x = np.r_[np.arange(10), np.full(stop, 9.0), 9.0 + np.arange(1, 11)] * 0.1
+        p = np.zeros((len(x), 1, 3))
+        p[:, 0, 0] = x
+        assert np.flatnonzero(joint_contacts(p, 1.0, 1.0 / 30.0)[0]).tolist() == slow
 
 
-def test_sliding_planted_foot_gives_known_skate():
+def test_skate_from_known_slides():
     src = standing()
     legs = find_legs(src.skeleton)
-    speed = 0.1 * LEG  # per second, along X
     t = np.arange(60) / 60.0
-    res = with_root(src, np.stack([speed * t, 0 * t, 0 * t], axis=-1))
-    m = foot_metrics(res, src, None, legs)
+    slide = np.stack([t, 0 * t, 0 * t], axis=-1) * LEG
+    m = foot_metrics(with_root(src, 0.1 * slide), src, None, legs)
     assert m["skate"] == pytest.approx(10.0, rel=1e-9)  # % of a leg per second
     assert m["skate_source"] == 0.0 and m["skate_rel"] is None
-    assert m["pelvis_dev"] == pytest.approx(100 * speed * t[-1] / LEG, rel=1e-9)
+    assert m["pelvis_dev"] == pytest.approx(10.0 * t[-1], rel=1e-9)
+    # a source sliding at 0.2 leg/s (still in contact), the result at 0.3 leg/s
+    m = foot_metrics(with_root(src, 0.3 * slide), with_root(src, 0.2 * slide), None, legs)
+    assert m["skate"] == pytest.approx(30.0) and m["skate_source"] == pytest.approx(20.0)
+    assert m["skate_rel"] == pytest.approx(1.5)
 
 
 def test_misses_are_excluded_and_counted():
@@ -177,10 +297,24 @@ def test_misses_are_excluded_and_counted():
     legs = find_legs(src.skeleton)
     res = with_root(src, [0.0, -0.02 * LEG, 0.0])
     m = foot_metrics(res, src, FlatGround(0.0, miss_x=0.0), legs)  # the left foot is at x > 0
-    assert m["misses"] == 60 * 2 and m["per_foot"]["left"]["pen_mean"] is None
-    assert m["per_foot"]["right"]["pen_mean"] == pytest.approx(2.0)
+    left, right = m["per_foot"]["left"], m["per_foot"]["right"]
+    assert m["misses"] == 60 * 2 and left["misses"] == 120 and right["misses"] == 0
+    assert left["pen_mean"] is left["float_mean"] is left["height_dev_max"] is None
+    assert left["skate"] == 0.0  # skating does not read the ground
+    assert right["pen_mean"] == pytest.approx(2.0) and m["pen_mean"] == pytest.approx(2.0)
+    assert m["per_joint"]["LeftToeBase"]["misses"] == 60
+    assert m["pelvis_rise"] is None  # no frame has the ground under every foot joint
     m = foot_metrics(res, src, FlatGround(0.0, miss_x=-1.0), legs)
     assert m["misses"] == 60 * 4 and m["pen_mean"] is None and m["planted_shift"] is None
+    json.dumps(m)
+
+    class Holes(FlatGround):  # a non-finite height is a miss too
+        def height_at(self, xz):
+            h, n, mask = super().height_at(xz)
+            return np.where(xz[..., 0] > 0, np.nan, h), n, mask
+
+    m = foot_metrics(res, src, Holes(), legs)
+    assert m["misses"] == 120 and m["pen_max"] == pytest.approx(2.0)
 
 
 def test_bone_drift_on_known_edits():
@@ -197,30 +331,53 @@ def test_bone_drift_on_known_edits():
     assert m["bone_drift"] < 1e-6
 
 
-def test_the_pelvis_is_not_joint_0():
-    """A static ground-level root with the hips under it carrying the travel (Bandai)."""
+def _bandai_like(frames=120, fps=30.0):
+    """A static ground-level ``Root`` (joint 0) with the hips under it carrying the travel:
+    1 leg along Z and a 1 % vertical bob at 2 Hz."""
     names = ("Root",) + NAMES
     parents = [-1, 0] + [p + 1 for p in PARENTS[1:]]
-    offsets = [[0.0, 0.0, 0.0]] + OFFSETS
-    sk = Skeleton(names, parents, offsets)
-    src = Motion.rest(sk, batch_shape=(60,), frame_time=1 / 60)
-    pos = src.positions_local.copy()
-    pos[:, 1, 2] += np.linspace(0.0, 1.0, 60)  # the hips walk 1 along Z
-    src = src.replace(positions_local=pos)
-    legs = find_legs(sk)
-    res_pos = pos.copy()
-    res_pos[:, 1, 0] += 0.05 * LEG  # the result's hips are 5 % to the side
-    m = foot_metrics(src.replace(positions_local=res_pos), src, None, legs)
+    sk = Skeleton(names, parents, [[0.0, 0.0, 0.0]] + OFFSETS)
+    t = np.arange(frames) / fps
+    travel = np.stack([0 * t, 0.01 * LEG * np.sin(2 * np.pi * 2 * t), LEG * t / t[-1]], -1)
+    return moved(Motion.rest(sk, batch_shape=(frames,), frame_time=1 / fps), 1, travel)
+
+
+def test_the_pelvis_is_not_joint_0():
+    src = _bandai_like()
+    legs = find_legs(src.skeleton)
+    m = foot_metrics(src, src, None, legs)
+    assert m["pelvis_acc_source"] > 100.0 and m["pelvis_acc_ratio"] == pytest.approx(1.0)
+    res = moved(src, 1, [0.05 * LEG, 0.0, 0.0])  # the result's hips are 5 % to the side
+    m = foot_metrics(res, src, None, legs)
     assert m["pelvis_dev"] == pytest.approx(5.0, rel=1e-9)
     assert m["bone_drift"] == 0.0  # root -> hips is a translation, not a bone
+    flat = moved(src, 1, up(120, -src.positions_local[:, 1, 1] + src.positions_local[0, 1, 1]))
+    m = foot_metrics(flat, src, None, legs)  # the result's hips no longer bob
+    assert m["pelvis_acc"] == pytest.approx(0.0, abs=1e-6)
+    assert m["pelvis_acc_ratio"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_bandai_clip_measures_its_pelvis():
+    files = sorted((SHARED / "data" / "bvh_more").glob("bandai*.bvh"))
+    if not files:
+        pytest.skip("../shared/data/bvh_more is not present")
+    from ikrig.io import read_bvh
+
+    src = read_bvh(files[0]).motion
+    legs = find_legs(src.skeleton)
+    assert np.ptp(src.positions_world()[:, 0], axis=0).max() == 0.0  # a static joint 0
+    shifted = src.positions_local.copy()
+    shifted[:, 0, 0] += 0.03 * legs.leg_length  # joint 0 moves, so does everything
+    m = foot_metrics(src.replace(positions_local=shifted), src, None, legs)
+    assert m["pelvis_dev"] == pytest.approx(3.0) and m["skate_rel"] == pytest.approx(1.0)
+    assert foot_metrics(src, src, None, legs)["pelvis_acc_source"] > ACC_FLOOR
 
 
 def test_pelvis_vertical_acceleration_against_the_source():
     src = standing(frames=240, fps=120.0)
     legs = find_legs(src.skeleton)
     t = np.arange(240) / 120.0
-    bob = np.zeros((240, 3))
-    bob[:, 1] = 0.01 * LEG * np.sin(2 * np.pi * 2.0 * t)  # 1 % at 2 Hz
+    bob = up(240, 0.01 * LEG * np.sin(2 * np.pi * 2.0 * t))  # 1 % at 2 Hz
     m = foot_metrics(with_root(src, bob), src, None, legs)
     # p99 of |a| over a 1/30 s step: close to the peak 1 % * (4 pi)^2 (a little under it)
     assert 130.0 < m["pelvis_acc"] < 100.0 * 0.01 * (4 * np.pi) ** 2 + 1e-9
@@ -228,6 +385,10 @@ def test_pelvis_vertical_acceleration_against_the_source():
     assert m["pelvis_acc_ratio"] == pytest.approx(m["pelvis_acc"] / ACC_FLOOR)
     same = foot_metrics(with_root(src, bob), with_root(src, bob), None, legs)
     assert same["pelvis_acc_ratio"] == pytest.approx(1.0)
+    # too short for a 1/30 s step each side (W = 4 frames at 120 fps): no value
+    short = foot_metrics(with_root(src, bob)[:8], src[:8], None, legs)
+    assert short["pelvis_acc"] is short["pelvis_acc_ratio"] is None
+    assert foot_metrics(src[:9], src[:9], None, legs)["pelvis_acc"] == 0.0
 
 
 def _knee_clip(fps, flex_of_t, seconds=2.0):
@@ -289,9 +450,7 @@ def _resolve_legs(source, legs, root_offset):
     from ikrig.solvers.two_bone import solve_two_bone
 
     rot_w, pos_w = source.fk()
-    pos = source.positions_local.copy()
-    pos[:, 0] += root_offset
-    m = source.replace(positions_local=pos)
+    m = with_root(source, root_offset)
     for leg in legs.legs:
         m = solve_two_bone(m, leg.joints, pos_w[:, leg.ankle], pole_world=pos_w[:, leg.knee]).motion
     rot = m.rotations_local.copy()
@@ -303,8 +462,8 @@ def _resolve_legs(source, legs, root_offset):
 
 @pytest.mark.parametrize("path", shared_bvh_files()[:1] + ["walk"], ids=str)
 def test_re_solved_legs_under_a_smooth_pelvis_offset(path):
-    """Lowering the pelvis smoothly with the feet pinned: no pops, no skating, no drift.
-    Raising it makes the knees lock straight: pops."""
+    """Lowering the pelvis smoothly with the feet pinned: no pops, no skating, no drift,
+    the planted joints where they were. Raising it makes the knees lock straight: pops."""
     pytest.importorskip("ikrig.solvers.two_bone")
     if path == "walk":
         from ikrig.data import walk_clip
@@ -317,16 +476,13 @@ def test_re_solved_legs_under_a_smooth_pelvis_offset(path):
     legs = find_legs(src.skeleton)
     t = np.arange(src.num_frames) * src.frame_time
     wave = 0.5 - 0.5 * np.cos(2 * np.pi * 0.5 * t)
-    offset = np.zeros((src.num_frames, 3))
-    offset[:, 1] = -0.03 * legs.leg_length * wave
-    res = _resolve_legs(src, legs, offset)
+    res = _resolve_legs(src, legs, up(src.num_frames, -0.03 * legs.leg_length * wave))
     m = foot_metrics(res, src, None, legs)
-    assert m["pops"] == 0
+    assert m["pops"] == 0 and m["height_dev_max"] < 1e-6
     assert m["skate_rel"] == pytest.approx(1.0, abs=0.02)
     assert m["bone_drift"] < 1e-6 and m["pelvis_dev"] < 1e-9
-    offset[:, 1] = 0.03 * legs.leg_length * wave
-    m = foot_metrics(_resolve_legs(src, legs, offset), src, None, legs)
-    assert m["pops"] > 0
+    res = _resolve_legs(src, legs, up(src.num_frames, 0.03 * legs.leg_length * wave))
+    assert foot_metrics(res, src, None, legs)["pops"] > 0
 
 
 def test_knee_pops_function():
@@ -366,10 +522,12 @@ def test_result_is_json_ready_and_table_is_readable():
     json.dumps(a)
     table = metrics_table([("baseline", a), ("trace-offset", b), ("full", {})])
     lines = table.splitlines()
-    assert lines[0].split()[0] == "label" and "shift" in lines[0] and "misses" in lines[0]
-    assert len(lines) == 6 and len({len(line) for line in lines[3:]}) == 1
-    assert lines[4].startswith("trace-offset") and "2.000" in lines[4]
-    assert lines[5].split()[1:] == ["-"] * 12
+    assert lines[0].split()[0] == "label" and "hdev max" in lines[0] and "misses" in lines[0]
+    assert [h for _, h, _ in TABLE_COLUMNS][:2] == ["pen p95", "pen max"]
+    assert len(lines) == 6 and len({len(line) for line in (lines[0], *lines[3:])}) == 1
+    cells = lines[4].split()
+    assert cells[0] == "trace-offset" and cells[1:3] == ["2.000", "2.000"]
+    assert lines[5].split()[1:] == ["-"] * len(TABLE_COLUMNS)
 
 
 def test_bad_inputs_raise():
@@ -381,6 +539,22 @@ def test_bad_inputs_raise():
         foot_metrics(src, src.replace(frame_time=None), None, legs)
     with pytest.raises(InputError, match="height_at"):
         foot_metrics(src, src, object(), legs)
+    with pytest.raises(InputError, match="batch shape"):
+        foot_metrics(src[0], src[0], None, legs)
+    with pytest.raises(InputError, match="Legs"):
+        foot_metrics(src, src, None, legs.legs)
+    with pytest.raises(InputError, match="Motion"):
+        foot_metrics(src.positions_world(), src, None, legs)
+
+    class Wrong:
+        def height_at(self, xz):
+            return np.zeros(3), None, np.ones(3, dtype=bool)
+
+    with pytest.raises(InputError, match="ground"):
+        foot_metrics(src, src, Wrong(), legs)
+    other = Skeleton(NAMES, [-1, 0, 1, 2, 3, 0, 5, 6, 5], OFFSETS)
+    with pytest.raises(InputError, match="hierarch"):
+        foot_metrics(Motion.rest(other, (60,), frame_time=1 / 60), src, None, legs)
 
 
 def test_real_grounds_match_the_flat_floor():
@@ -401,12 +575,13 @@ def test_real_grounds_match_the_flat_floor():
     legs = find_legs(src.skeleton)
     path_xz = src.positions_world()[:, pelvis_joint(src.skeleton, legs), [0, 2]]
     flat = ground.load_ground("flat", path_xz, legs.leg_length)
-    assert foot_metrics(src, src, flat, legs)["pen_max"] == pytest.approx(
-        foot_metrics(src, src, None, legs)["pen_max"], abs=1e-9
-    )
+    m, plain = foot_metrics(src, src, flat, legs), foot_metrics(src, src, None, legs)
+    assert m["pen_max"] == pytest.approx(plain["pen_max"], abs=1e-9)
+    assert m["height_dev_max"] == pytest.approx(0.0, abs=1e-9)
     # the unedited clip walks straight through the stairs
     stairs = ground.load_ground("stairs", path_xz, legs.leg_length)
-    assert foot_metrics(src, src, stairs, legs)["pen_max"] > 5.0
+    m = foot_metrics(src, src, stairs, legs)
+    assert m["pen_max"] > 5.0 and m["height_dev_max"] > 5.0
 
 
 @pytest.mark.parametrize("path", shared_bvh_files(), ids=lambda p: p.name)
@@ -417,13 +592,16 @@ def test_shared_clip_against_itself(path):
     legs = find_legs(src.skeleton)
     m = foot_metrics(src, src, None, legs)
     json.dumps(m)
-    assert m["pops"] == 0 and m["misses"] == 0
+    assert m["pops"] == 0 and m["misses"] == 0 and m["height_dev_max"] == 0.0
     assert m["bone_drift"] == 0.0 and m["pelvis_dev"] == 0.0 and m["planted_shift"] < 1e-9
     assert m["skate_rel"] == pytest.approx(1.0) and m["pelvis_acc_ratio"] == pytest.approx(1.0)
+    # every foot joint has contacts, and floats over them by less than its contact height
+    for joint in m["per_joint"].values():
+        assert 0.05 < joint["contact_fraction"] <= 1.0 and joint["float_p95"] <= 6.0
     # a smooth vertical offset of the whole body changes neither knees nor skating
     t = np.arange(src.num_frames) * src.frame_time
-    lift = np.zeros((src.num_frames, 3))
-    lift[:, 1] = 0.05 * legs.leg_length * np.sin(2 * np.pi * 0.5 * t)
+    lift = up(src.num_frames, 0.05 * legs.leg_length * np.sin(2 * np.pi * 0.5 * t))
     m = foot_metrics(with_root(src, lift), src, None, legs)
     assert m["pops"] == 0 and m["bone_drift"] < 1e-6
     assert m["skate_rel"] == pytest.approx(1.0)
+    assert 0.0 < m["height_dev_p95"] <= m["height_dev_max"] <= 5.0 + 1e-9

@@ -148,7 +148,7 @@ def test_stance_feet_do_not_slide(clips, case):
     legs = find_legs(m.skeleton)
     r = foot_metrics(m, m, None, legs)
     assert r["skate"] < 0.2 * 100.0 * CONTACT_SPEED and r["pops"] == 0
-    assert r["skate_rel"] == 1.0 and r["pen_p95"] < 1e-9
+    assert r["skate_rel"] == 1.0 and r["pen_p95"] < 1e-9 and r["height_dev_max"] == 0.0
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)

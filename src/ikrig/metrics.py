@@ -1,91 +1,101 @@
 """Foot-placement quality: one clip (``result``) against the clip it was made from
-(``source``), measured the way an outsider would, against the source's own floors, never
-with the pipeline's sole model (issue 11; ``../shared/reference/foot_metrics.md`` has the
-definitions used in the literature).
+(``source``), measured the way an outsider would: against each foot joint's own floor in the
+source, with contacts read from the source alone, never with the pipeline's sole model or
+contacts (issue 11; ``../shared/reference/foot_metrics.md`` has the literature's metrics).
 
-All lengths are in **percent of the leg length** (``legs.leg_length``), speeds in percent of
-the leg length per second, accelerations in percent of the leg length per second squared;
-times come from ``source.frame_time``. Values are given over all foot joints pooled and
-``per_foot`` (per leg side, its ankle and toe pooled).
+Units: lengths in **% of the leg length** (``legs.leg_length``), speeds in % of the leg
+length per second, accelerations in % of the leg length per second squared; times come from
+``source.frame_time`` (``dt``). Each value is given over all foot joints pooled, ``per_foot``
+(per leg side, its ankle and toe pooled) and ``per_joint`` (by joint name).
 
 Foot joints and floors
-    A leg's foot joints are its ankle and, when it has one, its toe joint. The *floor* of a
-    foot joint is the 5th percentile (:data:`FLOOR_PERCENTILE`) of its world height (Y) over
-    the **source**.
+    A leg's foot joints are its ankle and, when it has one (``leg.toe >= 0``), its toe. The
+    *floor* of a foot joint is the 5th percentile (:data:`FLOOR_PERCENTILE`, NumPy's linear
+    interpolation) of its world height (Y) over all frames of the **source**.
 
 Ground
-    ``ground.height_at(xz)`` under each joint of the result, as given: its ``y = 0`` meets
-    the joints' floors (foot placement's default datum, "clip"). ``None`` is a flat ground at
-    0. A (frame, joint) where the query misses is left out of every ground value and counted
-    in ``misses``.
+    ``ground.height_at(xz)`` under each foot joint of the result, as given: its ``y = 0``
+    meets the joints' floors (foot placement's default datum, "clip"). ``None`` is a flat
+    ground at 0. A (frame, joint) where the query misses (or gives a non-finite height) is
+    left out of every value that reads the ground and counted in ``misses``.
 
 Height over the ground
-    ``h = result height - (ground height + the joint's floor)``: 0 for a joint standing where
-    the source's stood on its floor.
+    ``h = result height - (ground height + floor)`` per foot joint and frame: 0 where the
+    joint stands as high over the ground as the source's stood on its floor.
 
-Contacts (from the source alone)
-    A joint is in contact in a frame when it is within :data:`CONTACT_HEIGHT` (6 %) of a leg
-    above its floor and its horizontal (XZ) speed is below :data:`CONTACT_SPEED` (0.5 leg/s)
-    in the source, the speed by central differences (one-sided at the ends). Then gaps
-    shorter than :data:`CONTACT_MIN_SPAN` (50 ms) are filled, and after that spans shorter
-    than 50 ms dropped.
+Contacts (per foot joint, from the source alone), in this order
+    1. speed: the horizontal (XZ) speed by central differences, ``|p[t+1] - p[t-1]| /
+       (2 dt)``, one-sided ``|p[1] - p[0]| / dt`` and ``|p[F-1] - p[F-2]| / dt`` at the ends
+       (0 for a one-frame clip);
+    2. raw contact: height above the floor ``<=`` :data:`CONTACT_HEIGHT` (6 % of a leg) and
+       speed ``<`` :data:`CONTACT_SPEED` (0.5 leg/s);
+    3. gaps between two contact runs that last less than :data:`CONTACT_MIN_SPAN` (50 ms) are
+       filled;
+    4. then contact runs (those at the clip's ends too) lasting less than 50 ms are dropped.
+    A run of ``k`` frames lasts ``k dt``; "less than 50 ms" is ``k dt < 50 ms - dt / 100``
+    (the hundredth of a frame absorbs frame times rounded in files, 0.008333 s). So at 30 fps
+    one-frame gaps are filled and one-frame runs dropped; at 120 fps, up to five frames.
 
 ``pen_mean``, ``pen_p95``, ``pen_max``
-    Penetration ``max(0, -h)`` over all kept frames (frames above the ground count as 0).
+    Penetration ``max(0, -h)`` over all frames (frames above the ground count as 0).
 
-``float_mean``, ``float_p95``
-    Float ``max(0, h)`` over the kept contact frames. ``None`` without any.
+``float_mean``, ``float_p95``: float ``max(0, h)`` over the joint's contact frames.
+
+``height_dev_p95``, ``height_dev_max``
+    Over the contact frames, ``|h - (source height - floor)|``: how far a planted joint is
+    from its recorded height above its floor (0 for ``result == source`` on flat ground at 0).
 
 ``skate``, ``skate_source``, ``skate_rel``
-    The joint's horizontal speed over each transition ``t -> t+1`` with contact in both
-    frames (and both kept), in the result, its mean; the same in the source;
+    Over the transitions ``t -> t+1`` with source contact in both frames, the mean horizontal
+    (XZ) speed ``|p[t+1] - p[t]| / dt`` of the result's joint; the same of the source's;
     ``skate_rel = skate / skate_source`` (1.0 when both are 0, ``None`` when only the
-    source's is).
+    source's is). Skate does not read the ground, so misses do not change it.
 
 ``planted_shift``
-    Per joint, ``|5th percentile of h over the kept frames|``: how far the level the joint
-    rests on in the result is from its recorded floor; the largest over the joints. A flat
-    ground at ``y = 0`` must leave it near 0; a wrong datum moves it by the whole offset.
+    Per joint ``|5th percentile of h|``: how far the level the joint rests on in the result is
+    from its recorded floor; the largest over the joints pooled.
 
 ``pops``
     Knee pops: sudden changes of knee angular velocity the result has and its source does
-    not, see :func:`knee_pops`. The knee angle is the angle at the knee between thigh and
-    shin (``pi`` straight), its change of angular velocity measured over ``POP_WINDOW``
-    (1/30 s), a frame flagged when it exceeds the source's nearby largest by more than
-    ``POP_THRESHOLD`` (2 rad/s), flagged frames closer than two windows being one pop.
+    not (:func:`knee_pops`): the knee angle (thigh to shin, ``pi`` straight), its change of
+    angular velocity over :data:`POP_WINDOW` (1/30 s), a frame flagged when that exceeds the
+    source's largest within the window by more than :data:`POP_THRESHOLD` (2 rad/s), flagged
+    frames closer than two windows being one pop. Counted per leg, summed overall.
 
 ``bone_drift`` (plain ratio)
-    The largest change of a bone's length over the leg length, bones being the parent-child
-    distances that are constant in the source (a distance that changes in the source, such
-    as a pelvis translated under a static root, is a translation, not a bone).
+    The largest change of a bone's length over the leg length, over all frames; bones are the
+    parent-child distances constant in the source (one that changes there, such as a pelvis
+    translated under a static root, is a translation, not a bone).
 
 ``pelvis_dev``
-    The largest horizontal distance between the result's and the source's pelvis (the hips'
-    common ancestor, :func:`~ikrig.character.legs.pelvis_joint`; not necessarily joint 0).
+    The largest horizontal (XZ) distance between the result's and the source's pelvis (the
+    hips' common ancestor, :func:`~ikrig.character.legs.pelvis_joint`; not always joint 0).
 
 ``pelvis_rise``
-    The largest rise of the pelvis over its height in the source beyond the highest ground
-    under the foot joints in that frame (frames where the ground is found under every foot
-    joint): how far the body rises more than the ground under the feet asks. ``None``
-    without such a frame.
+    The largest rise of the pelvis over the source's beyond the highest ground under the foot
+    joints, over the frames where the ground is found under every foot joint.
 
 ``pelvis_acc``, ``pelvis_acc_source``, ``pelvis_acc_ratio``
-    The pelvis's vertical acceleration over a fixed step ``h = 1/30 s`` (``W =
-    max(1, round(h / dt))`` frames): ``(y[t+W] - 2 y[t] + y[t-W]) / (W dt)^2``, the 99th
-    percentile of its magnitude, in the result and in the source; their ratio, the source's
-    floored at :data:`ACC_FLOOR` so that a clip standing still does not divide by ~0.
+    The pelvis's vertical acceleration over a fixed step ``h = 1/30 s``
+    (:data:`ACC_WINDOW`, ``W = max(1, round(h / dt))`` frames): ``(y[t+W] - 2 y[t] +
+    y[t-W]) / (W dt)^2`` for ``W <= t < F - W``; the 99th percentile of its magnitude in the
+    result and in the source; ``pelvis_acc_ratio = pelvis_acc / max(pelvis_acc_source,``
+    :data:`ACC_FLOOR` ``)`` so that a source standing still does not divide by ~0.
 
-``misses``
-    (frame, joint) pairs left out because the ground query missed.
+``misses``: the (frame, foot joint) pairs left out because the ground query missed.
 
-Structural problems (clips that are not ``(F,)`` or differ in frame count or hierarchy, a
-missing ``frame_time``, a ground without ``height_at``) raise
-:class:`~ikrig.errors.InputError`; empty samples give ``None``, never NaN.
+Values without samples (no contact frames, every query missed, a clip of ``2 W`` frames or
+fewer for the acceleration) are ``None``, never NaN. Structural problems raise
+:class:`~ikrig.errors.InputError`: clips that are not ``(F,)`` with ``F >= 1``, frame
+counts or hierarchies that differ, a source without ``frame_time``, legs that are no
+:class:`~ikrig.character.legs.Legs` or name joints outside the skeleton, a ground without
+``height_at`` or whose answer does not fit the query.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -93,28 +103,31 @@ from .character.legs import Legs, pelvis_joint
 from .errors import InputError
 from .pose import Motion
 from .signal.filters import jerk_excess
+from .signal.spans import clean_spans
 
 __all__ = [
+    "ACC_FLOOR",
+    "ACC_WINDOW",
     "CONTACT_HEIGHT",
     "CONTACT_MIN_SPAN",
     "CONTACT_SPEED",
     "FLOOR_PERCENTILE",
     "POP_THRESHOLD",
     "POP_WINDOW",
+    "TABLE_COLUMNS",
     "foot_metrics",
     "joint_contacts",
     "knee_angles",
     "knee_pops",
     "metrics_table",
+    "table_cell",
 ]
 
 POP_WINDOW = 1.0 / 30.0
 """Time step (s) over which the change of knee angular velocity is measured (knee pops)."""
-
 POP_THRESHOLD = 2.0
 """A change of knee angular velocity over ``POP_WINDOW`` exceeding the source's by more than
 this (rad/s) is a pop."""
-
 FLOOR_PERCENTILE = 5.0
 """A foot joint's floor: this percentile of its height in the source."""
 CONTACT_HEIGHT = 0.06
@@ -125,56 +138,42 @@ CONTACT_MIN_SPAN = 0.05
 """Seconds: shorter gaps between contacts are filled, then shorter contacts dropped."""
 ACC_WINDOW = 1.0 / 30.0
 """Seconds: the step of the pelvis's vertical acceleration."""
-ACC_FLOOR = 1.0
-"""% leg/s^2: the least source acceleration ``pelvis_acc_ratio`` divides by."""
-
-_KEYS = (
-    "pen_mean",
-    "pen_p95",
-    "pen_max",
-    "float_mean",
-    "float_p95",
-    "skate",
-    "skate_source",
-    "skate_rel",
-    "planted_shift",
-    "pops",
-    "bone_drift",
-    "pelvis_dev",
-    "pelvis_rise",
-    "pelvis_acc",
-    "pelvis_acc_source",
-    "pelvis_acc_ratio",
-    "misses",
-)
+ACC_FLOOR = 10.0
+"""% leg/s^2: the least source acceleration ``pelvis_acc_ratio`` divides by (a 1 % bob at
+0.5 Hz; the shared clips' p99 run from 27, an idle, to 2800, a run)."""
 
 
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    edges = np.flatnonzero(np.diff(np.r_[0, mask.astype(np.int8), 0]))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+def _span_frames(frame_time: float) -> int:
+    """The fewest frames lasting at least :data:`CONTACT_MIN_SPAN` (module docstring)."""
+    return max(1, math.ceil(CONTACT_MIN_SPAN / frame_time - 0.01))
 
 
-def joint_contacts(positions_world: np.ndarray, leg_length: float, frame_time: float):
-    """Contacts of foot joints by the rule above, from the source's positions
-    ``(F, n, 3)``: ``(contacts (F, n) bool, floors (n,))``."""
+def joint_contacts(
+    positions_world: np.ndarray, leg_length: float, frame_time: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Contacts of foot joints by the rule of the module docstring.
+
+    Args:
+        positions_world: ``(F, n, 3)`` the source's foot joints, ``F >= 1``.
+        leg_length: the length unit of the thresholds.
+        frame_time: seconds per frame.
+
+    Returns:
+        ``(contacts (F, n) bool, floors (n,))``, floors in the positions' units.
+    """
     p = np.asarray(positions_world, dtype=np.float64)
-    floors = np.percentile(p[..., 1], FLOOR_PERCENTILE, axis=0) if len(p) else np.zeros(0)
-    if len(p) >= 2:
+    if p.ndim != 3 or p.shape[-1] != 3 or len(p) == 0:
+        raise InputError(f"positions_world: expected (F >= 1, n, 3), got {p.shape}")
+    floors = np.percentile(p[..., 1], FLOOR_PERCENTILE, axis=0)
+    speed = np.zeros(p.shape[:-1])
+    if len(p) >= 2:  # central differences, one-sided at the ends
         speed = np.linalg.norm(np.gradient(p[..., [0, 2]], frame_time, axis=0), axis=-1)
-    else:
-        speed = np.zeros(p.shape[:-1])
-    low = (p[..., 1] - floors < CONTACT_HEIGHT * leg_length) & (speed < CONTACT_SPEED * leg_length)
-    n = max(1, int(round(CONTACT_MIN_SPAN / frame_time)))
-    for k in range(low.shape[1] if low.ndim == 2 else 0):
-        c = low[:, k]
-        runs = _runs(c)
-        for (_, e), (s, _) in zip(runs, runs[1:]):
-            if s - e < n:
-                c[e:s] = True
-        for s, e in _runs(c):
-            if e - s < n:
-                c[s:e] = False
-    return low, floors
+    raw = (p[..., 1] - floors <= CONTACT_HEIGHT * leg_length) & (speed < CONTACT_SPEED * leg_length)
+    n = _span_frames(frame_time)
+    out = np.zeros_like(raw)
+    for k in range(raw.shape[1]):
+        out[:, k] = clean_spans(raw[:, k], n, n - 1)
+    return out, floors
 
 
 def knee_angles(positions_world: np.ndarray, legs: Legs) -> np.ndarray:
@@ -222,7 +221,7 @@ def knee_pops(
     return pops, excess
 
 
-def _stat(values: np.ndarray, kind: str):
+def _stat(values: np.ndarray, kind: str) -> float | None:
     if values.size == 0:
         return None
     if kind == "mean":
@@ -232,7 +231,7 @@ def _stat(values: np.ndarray, kind: str):
     return float(np.max(values))
 
 
-def _rel(skate, skate_source):
+def _rel(skate: float | None, skate_source: float | None) -> float | None:
     if skate is None or skate_source is None:
         return None
     if skate_source > 0.0:
@@ -240,36 +239,101 @@ def _rel(skate, skate_source):
     return 1.0 if skate == 0.0 else None
 
 
-def _clip_positions(motion: Motion, name: str) -> np.ndarray:
-    if len(motion.batch_shape) != 1:
-        raise InputError(f"{name}: expected a clip with batch shape (F,), got {motion.batch_shape}")
-    return motion.positions_world().astype(np.float64)
+def _checked(result: Motion, source: Motion, legs: Legs) -> tuple[np.ndarray, np.ndarray]:
+    """World positions ``(F, J, 3)`` of both clips after the structural checks."""
+    if not isinstance(result, Motion) or not isinstance(source, Motion):
+        raise InputError("result and source: expected ikrig Motion clips")
+    if not isinstance(legs, Legs):
+        raise InputError(f"legs: expected ikrig Legs (find_legs), got {type(legs).__name__}")
+    for name, m in (("result", result), ("source", source)):
+        if len(m.batch_shape) != 1 or m.batch_shape[0] < 1:
+            raise InputError(
+                f"{name}: expected a clip of batch shape (F >= 1,), got {m.batch_shape}"
+            )
+    if result.batch_shape != source.batch_shape:
+        raise InputError(
+            f"result {result.batch_shape} and source {source.batch_shape}: frame counts differ"
+        )
+    if not np.array_equal(result.skeleton.parents, source.skeleton.parents):
+        raise InputError("result and source: skeleton hierarchies (parents) differ")
+    if source.frame_time is None:
+        raise InputError("source: needs a frame_time (seconds per frame) for speeds")
+    J = source.skeleton.num_joints
+    for leg in legs.legs:
+        if not all(0 <= j < J for j in leg.joints) or leg.toe >= J:
+            raise InputError(f"legs: leg {leg.side!r} names a joint outside the {J}-joint skeleton")
+    pos_r = result.positions_world().astype(np.float64)
+    return pos_r, source.positions_world().astype(np.float64)
 
 
 def _ground_heights(ground, xz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Heights ``(...)`` under ``xz (..., 2)`` and a kept mask."""
+    """Heights ``(...)`` under ``xz (..., 2)`` (0 where missed) and the found mask."""
     if ground is None:
         return np.zeros(xz.shape[:-1]), np.ones(xz.shape[:-1], dtype=bool)
     if not callable(getattr(ground, "height_at", None)):
         raise InputError(
             f"ground: expected an object with height_at(xz), got {type(ground).__name__}"
         )
-    h, _, mask = ground.height_at(xz)
-    h = np.broadcast_to(np.asarray(h, dtype=np.float64), xz.shape[:-1])
-    mask = np.broadcast_to(np.asarray(mask, dtype=bool), xz.shape[:-1]) & np.isfinite(h)
-    return np.where(mask, h, 0.0), mask
+    answer = ground.height_at(xz)
+    try:
+        h = np.broadcast_to(np.asarray(answer[0], dtype=np.float64), xz.shape[:-1])
+        found = np.broadcast_to(np.asarray(answer[2], dtype=bool), xz.shape[:-1])
+    except (TypeError, ValueError, IndexError):
+        raise InputError(
+            f"ground: height_at(xz {xz.shape}) must give (heights, normals, mask) over xz[..., 0]"
+        ) from None
+    found = found & np.isfinite(h)
+    return np.where(found, h, 0.0), found
 
 
 def _speeds(p: np.ndarray, ok: np.ndarray, dt: float) -> np.ndarray:
-    """Horizontal speeds of ``p (F, 3)`` over the transitions where ``ok (F-1,)``."""
+    """Horizontal speeds of ``p (F, 3)`` over the transitions ``t -> t+1`` where ``ok (F-1,)``."""
     t = np.flatnonzero(ok)
     return np.linalg.norm(p[t + 1][:, [0, 2]] - p[t][:, [0, 2]], axis=-1) / dt
 
 
-def _pelvis_acc(y: np.ndarray, dt: float) -> float:
+def _joint_samples(h: np.ndarray, rec: np.ndarray, c: np.ndarray, found: np.ndarray) -> dict:
+    """One joint's ground samples (% leg): ``h (F,)`` over the ground, ``rec (F,)`` the
+    source over its floor, contacts ``c`` and found mask ``found``."""
+    h_all, h_c = h[found], h[found & c]
+    return {
+        "pen": np.maximum(0.0, -h_all),
+        "float": np.maximum(0.0, h_c),
+        "height_dev": np.abs(h_c - rec[found & c]),
+        "shift": abs(float(np.percentile(h_all, FLOOR_PERCENTILE))) if h_all.size else None,
+        "misses": int(np.count_nonzero(~found)),
+    }
+
+
+def _values(parts: list[dict]) -> dict[str, Any]:
+    """The pooled values of the joints' samples ``parts``."""
+
+    def cat(key: str) -> np.ndarray:
+        return np.concatenate([p[key] for p in parts]) if parts else np.zeros(0)
+
+    pen, flt, dev = cat("pen"), cat("float"), cat("height_dev")
+    skate, skate_source = _stat(cat("skate"), "mean"), _stat(cat("skate_source"), "mean")
+    shifts = [p["shift"] for p in parts if p["shift"] is not None]
+    return {
+        "pen_mean": _stat(pen, "mean"),
+        "pen_p95": _stat(pen, "p95"),
+        "pen_max": _stat(pen, "max"),
+        "float_mean": _stat(flt, "mean"),
+        "float_p95": _stat(flt, "p95"),
+        "height_dev_p95": _stat(dev, "p95"),
+        "height_dev_max": _stat(dev, "max"),
+        "skate": skate,
+        "skate_source": skate_source,
+        "skate_rel": _rel(skate, skate_source),
+        "planted_shift": max(shifts) if shifts else None,
+        "misses": int(sum(p["misses"] for p in parts)),
+    }
+
+
+def _pelvis_acc(y: np.ndarray, dt: float) -> float | None:
     W = max(1, int(round(ACC_WINDOW / dt)))
     if len(y) <= 2 * W:
-        return 0.0
+        return None
     a = (y[2 * W :] - 2.0 * y[W:-W] + y[: -2 * W]) / (W * dt) ** 2
     return float(np.percentile(np.abs(a), 99.0))
 
@@ -280,37 +344,30 @@ def _bone_drift(pos_r: np.ndarray, pos_s: np.ndarray, parents: np.ndarray, unit:
         return 0.0
     len_s = np.linalg.norm(pos_s[:, child] - pos_s[:, parents[child]], axis=-1)
     len_r = np.linalg.norm(pos_r[:, child] - pos_r[:, parents[child]], axis=-1)
-    bones = np.ptp(len_s, axis=0) <= 1e-9 * unit if len(len_s) else np.zeros(0, bool)
+    bones = np.ptp(len_s, axis=0) <= 1e-9 * unit
     return float(np.max(np.abs(len_r - len_s)[:, bones], initial=0.0)) / unit
 
 
-def _values(parts: dict, cols: list[int], body: dict) -> dict:
-    """The values of the joints ``cols`` (indices into the per-joint samples) plus the
-    whole-body ones."""
-
-    def cat(key: str) -> np.ndarray:
-        return np.concatenate([parts[key][k] for k in cols]) if cols else np.zeros(0)
-
-    skate, skate_source = _stat(cat("skate"), "mean"), _stat(cat("skate_source"), "mean")
-    pen = cat("pen")
+def _body(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, legs: Legs, top: np.ndarray):
+    """The whole-body values (module docstring); ``top (F,)`` the highest ground under the
+    foot joints, NaN where a query missed."""
+    dt, scale = float(source.frame_time or 0.0), 100.0 / legs.leg_length
+    pelvis = pelvis_joint(source.skeleton, legs)
+    y_r, y_s = pos_r[:, pelvis, 1], pos_s[:, pelvis, 1]
+    acc_r, acc_s = _pelvis_acc(y_r * scale, dt), _pelvis_acc(y_s * scale, dt)
+    dev = np.linalg.norm(pos_r[:, pelvis][:, [0, 2]] - pos_s[:, pelvis][:, [0, 2]], axis=-1)
+    rise = (y_r - y_s - top)[np.isfinite(top)] * scale
     return {
-        "pen_mean": _stat(pen, "mean"),
-        "pen_p95": _stat(pen, "p95"),
-        "pen_max": _stat(pen, "max"),
-        "float_mean": _stat(cat("float"), "mean"),
-        "float_p95": _stat(cat("float"), "p95"),
-        "skate": skate,
-        "skate_source": skate_source,
-        "skate_rel": _rel(skate, skate_source),
-        "planted_shift": max(
-            (parts["shift"][k] for k in cols if parts["shift"][k] is not None), default=None
-        ),
-        "misses": int(sum(parts["misses"][k] for k in cols)),
-        **body,
+        "bone_drift": _bone_drift(pos_r, pos_s, source.skeleton.parents, legs.leg_length),
+        "pelvis_dev": float(np.max(dev)) * scale,
+        "pelvis_rise": float(rise.max()) if rise.size else None,
+        "pelvis_acc": acc_r,
+        "pelvis_acc_source": acc_s,
+        "pelvis_acc_ratio": None if acc_r is None else acc_r / max(acc_s or 0.0, ACC_FLOOR),
     }
 
 
-def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict:
+def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict[str, Any]:
     """Foot-placement quality of ``result`` against ``source`` (definitions: module docstring).
 
     Args:
@@ -323,92 +380,81 @@ def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict:
 
     Returns:
         A JSON-ready dict: ``frames``, ``frame_time``, ``leg_length``, ``feet`` (sides), the
-        overall values (module docstring), and ``per_foot``: ``{side: {same keys}}`` (the
-        pelvis, bone and pop values concern the whole body and are repeated per foot, but
-        ``pops`` counts that leg's).
+        overall values (module docstring); ``per_foot``: ``{side: {same keys}}`` (the body
+        values are repeated per foot, but ``pops`` counts that leg's); ``per_joint``:
+        ``{joint name: {side, floor (data units), contact_fraction, the foot-joint
+        values}}``.
 
     Raises:
         InputError: see the module docstring.
     """
-    if not isinstance(result, Motion) or not isinstance(source, Motion):
-        raise InputError("result and source: expected ikrig Motion clips")
-    if source.frame_time is None:
-        raise InputError("source: needs a frame_time (seconds per frame) for speeds")
-    if result.batch_shape != source.batch_shape:
-        raise InputError(
-            f"result {result.batch_shape} and source {source.batch_shape}: frame counts differ"
-        )
-    if not np.array_equal(result.skeleton.parents, source.skeleton.parents):
-        raise InputError("result and source: skeleton hierarchies (parents) differ")
-    dt, unit = float(source.frame_time), float(legs.leg_length)
-    pos_r, pos_s = _clip_positions(result, "result"), _clip_positions(source, "source")
+    pos_r, pos_s = _checked(result, source, legs)
+    dt, unit = float(source.frame_time or 0.0), float(legs.leg_length)
     scale = 100.0 / unit
     joints = [(leg.side, j) for leg in legs.legs for j in (leg.ankle, leg.toe) if j >= 0]
     idx = [j for _, j in joints]
     contacts, floors = joint_contacts(pos_s[:, idx], unit, dt)
-    gh, kept = _ground_heights(ground, pos_r[:, idx][..., [0, 2]])
+    gh, found = _ground_heights(ground, pos_r[:, idx][..., [0, 2]])
     h = (pos_r[:, idx, 1] - gh - floors) * scale
-    names = ("pen", "float", "skate", "skate_source", "shift", "misses")
-    parts: dict[str, list] = {name: [] for name in names}
+    rec = (pos_s[:, idx, 1] - floors) * scale
+    parts = []
     for k, j in enumerate(idx):
-        c, ok = contacts[:, k], kept[:, k]
-        parts["pen"].append(np.maximum(0.0, -h[ok, k]))
-        parts["float"].append(np.maximum(0.0, h[ok & c, k]))
+        c = contacts[:, k]
+        part = _joint_samples(h[:, k], rec[:, k], c, found[:, k])
         both = c[:-1] & c[1:]
-        parts["skate"].append(_speeds(pos_r[:, j], both & ok[:-1] & ok[1:], dt) * scale)
-        parts["skate_source"].append(_speeds(pos_s[:, j], both, dt) * scale)
-        rest = abs(float(np.percentile(h[ok, k], FLOOR_PERCENTILE))) if ok.any() else None
-        parts["shift"].append(rest)
-        parts["misses"].append(int(np.count_nonzero(~ok)))
+        part["skate"] = _speeds(pos_r[:, j], both, dt) * scale
+        part["skate_source"] = _speeds(pos_s[:, j], both, dt) * scale
+        parts.append(part)
+    top = np.where(found.all(axis=1), gh.max(axis=1, initial=-np.inf), np.nan)
+    body = _body(pos_r, pos_s, source, legs, top)
     pops, _ = knee_pops(knee_angles(pos_r, legs), knee_angles(pos_s, legs), dt)
-    pelvis = pelvis_joint(source.skeleton, legs)
-    acc_r = _pelvis_acc(pos_r[:, pelvis, 1], dt) * scale
-    acc_s = _pelvis_acc(pos_s[:, pelvis, 1], dt) * scale
-    dev = np.linalg.norm(pos_r[:, pelvis][:, [0, 2]] - pos_s[:, pelvis][:, [0, 2]], axis=-1)
-    all_kept = kept.all(axis=1)
-    rise = (pos_r[:, pelvis, 1] - pos_s[:, pelvis, 1] - gh.max(axis=1, initial=0.0))[all_kept]
-    body = {
-        "bone_drift": _bone_drift(pos_r, pos_s, source.skeleton.parents, unit),
-        "pelvis_dev": float(np.max(dev, initial=0.0)) * scale,
-        "pelvis_rise": float(rise.max()) * scale if rise.size else None,
-        "pelvis_acc": acc_r,
-        "pelvis_acc_source": acc_s,
-        "pelvis_acc_ratio": acc_r / max(acc_s, ACC_FLOOR),
-    }
     per_foot = {}
     for i, leg in enumerate(legs.legs):
-        cols = [k for k, (side, _) in enumerate(joints) if side == leg.side]
-        per_foot[leg.side] = _values(parts, cols, {**body, "pops": int(pops[i])})
-    overall = _values(parts, list(range(len(idx))), {**body, "pops": int(pops.sum())})
+        mine = [parts[k] for k, (side, _) in enumerate(joints) if side == leg.side]
+        per_foot[leg.side] = {**_values(mine), **body, "pops": int(pops[i])}
+    names = source.skeleton.names
+    per_joint = {
+        names[j]: {
+            "side": side,
+            "floor": float(floors[k]),
+            "contact_fraction": float(np.mean(contacts[:, k])),
+            **_values([parts[k]]),
+        }
+        for k, (side, j) in enumerate(joints)
+    }
     return {
         "frames": int(pos_r.shape[0]),
         "frame_time": dt,
         "leg_length": unit,
         "feet": [leg.side for leg in legs.legs],
-        **overall,
+        **_values(parts),
+        **body,
+        "pops": int(pops.sum()),
         "per_foot": per_foot,
+        "per_joint": per_joint,
     }
 
 
-_COLUMNS = (  # (key, header, width, format)
-    ("pen_mean", "pen mean", 8, "{:8.3f}"),
-    ("pen_p95", "pen p95", 8, "{:8.3f}"),
-    ("pen_max", "pen max", 8, "{:8.3f}"),
-    ("float_mean", "flt mean", 8, "{:8.3f}"),
-    ("float_p95", "flt p95", 8, "{:8.3f}"),
-    ("planted_shift", "shift", 6, "{:6.3f}"),
-    ("skate_rel", "skt rel", 7, "{:7.3f}"),
-    ("pops", "pops", 5, "{:5d}"),
-    ("bone_drift", "bone drift", 10, "{:10.1e}"),
-    ("pelvis_dev", "pelv dev", 8, "{:8.3f}"),
-    ("pelvis_acc_ratio", "acc x", 6, "{:6.2f}"),
-    ("misses", "misses", 6, "{:6d}"),
+TABLE_COLUMNS = (  # (key, header, format)
+    ("pen_p95", "pen p95", "{:.3f}"),
+    ("pen_max", "pen max", "{:.3f}"),
+    ("float_mean", "flt mean", "{:.3f}"),
+    ("float_p95", "flt p95", "{:.3f}"),
+    ("height_dev_max", "hdev max", "{:.3f}"),
+    ("skate_rel", "skate rel", "{:.3f}"),
+    ("pops", "pops", "{:d}"),
+    ("bone_drift", "bone drift", "{:.1e}"),
+    ("pelvis_dev", "pelvis dev", "{:.3f}"),
+    ("pelvis_acc_ratio", "acc ratio", "{:.2f}"),
+    ("misses", "misses", "{:d}"),
 )
+"""The columns of :func:`metrics_table` (and the benchmark's table): ``(key, header, format)``."""
 
 
-def _cell(value, width: int, fmt: str) -> str:
+def table_cell(value, fmt: str) -> str:
+    """``value`` formatted with ``fmt``; ``-`` for ``None`` (or a non-finite float)."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-".rjust(width)
+        return "-"
     return fmt.format(value)
 
 
@@ -417,23 +463,31 @@ def metrics_table(rows) -> str:
 
     Args:
         rows: ``[(label, metrics), ...]`` with ``metrics`` from :func:`foot_metrics` (or its
-            ``per_foot`` entries). Missing or ``None`` values print as ``-``.
+            ``per_foot`` / ``per_joint`` entries). Missing or ``None`` values print as ``-``.
 
     Returns:
-        The table (header, unit line, rule, one line per row), lines joined by ``\\n``.
-        Lengths are in % of leg length, skate in % of leg length per second, bone drift a
-        plain ratio.
+        The table (header, unit line, rule, one line per row), lines joined by ``\\n``:
+        the columns of :data:`TABLE_COLUMNS`, each as wide as its widest cell.
     """
     rows = list(rows)
+    cells = [[table_cell(m.get(key), fmt) for key, _, fmt in TABLE_COLUMNS] for _, m in rows]
+    widths = [
+        max([len(head)] + [len(r[i]) for r in cells])
+        for i, (_, head, _) in enumerate(TABLE_COLUMNS)
+    ]
     label_w = max([5] + [len(str(label)) for label, _ in rows])
-    header = "label".ljust(label_w) + "".join(" " + h.rjust(w) for _, h, w, _ in _COLUMNS)
+    header = "label".ljust(label_w) + "".join(
+        " " + head.rjust(w) for (_, head, _), w in zip(TABLE_COLUMNS, widths)
+    )
     lines = [
         header,
-        "(% of leg length against each foot joint's floor in the source; shift: the level a"
-        " joint rests on; acc x: pelvis vertical acceleration p99 over the source's)",
+        "(% of leg length against each foot joint's floor in the source, contacts from the"
+        " source; hdev: a planted joint's height off its recorded one; acc ratio: pelvis"
+        " vertical acceleration p99 over the source's)",
         "-" * len(header),
     ]
-    for label, m in rows:
-        cells = [_cell(m.get(key), w, fmt) for key, _, w, fmt in _COLUMNS]
-        lines.append(str(label).ljust(label_w) + "".join(" " + c for c in cells))
+    for (label, _), row in zip(rows, cells):
+        lines.append(
+            str(label).ljust(label_w) + "".join(" " + c.rjust(w) for c, w in zip(row, widths))
+        )
     return "\n".join(lines)

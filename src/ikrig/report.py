@@ -20,8 +20,10 @@ def foot_report(results: dict[str, FootResult], source, ground, extra: dict | No
         extra: more fields to put in the report (clip path, ground name, ...).
 
     Returns:
-        ``(report dict, table text)``. The report has ``rows`` (label -> metrics), the legs,
-        leg length, floor, frame count and the frames where the ground was missing.
+        ``(report dict, table text)``. The report has ``rows`` (label -> the dict of
+        :func:`~ikrig.metrics.foot_metrics`, with its ``per_foot`` and ``per_joint`` parts),
+        the legs, leg length, floor, frame count and the frames where the ground was missing.
+        The table has one line per row (:func:`~ikrig.metrics.metrics_table`).
     """
     first = next(iter(results.values()))
     floors = RaisedGround(ground, -first.sole.floor)
