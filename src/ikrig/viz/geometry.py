@@ -25,6 +25,9 @@ __all__ = [
     "face_shading",
     "ground_mesh",
     "path_bounds",
+    "shade",
+    "skirts",
+    "surface_floor",
     "walking_axes",
 ]
 
@@ -170,15 +173,32 @@ def _heightfield(g: Heightfield, bounds, cells: int):
 
 
 def _mesh(g: MeshGround, bounds, max_faces: int):
+    """The mesh's faces that overlap the rectangle (by their XZ extent: a big quad or tread
+    with no vertex inside still counts), less the flat faces hidden under the top surface
+    (box bottoms, floors under steps), which would only fight with what covers them."""
     v, f = g.vertices, g.faces
-    xz = v[:, [0, 2]]
-    inside = ((xz >= bounds[0]) & (xz <= bounds[1])).all(axis=1)
-    keep = inside[f].any(axis=1)
+    xz = v[:, [0, 2]][f]  # (T, 3, 2)
+    keep = ((xz.min(axis=1) <= bounds[1]) & (xz.max(axis=1) >= bounds[0])).all(axis=1)
     f = f[keep]
+    if len(f):
+        f = f[~_hidden_flat(g, v, f)]
     if len(f) > max_faces:
         f = f[np.linspace(0, len(f) - 1, max_faces).astype(np.int64)]
     used, inv = np.unique(f, return_inverse=True)
     return v[used], inv.reshape(-1, 3)
+
+
+def _hidden_flat(g: MeshGround, v, f) -> np.ndarray:
+    """Bool per face: a flat face whose centre lies clearly below the topmost surface."""
+    n = face_normals(v, f)
+    c = v[f].mean(axis=1)
+    flat = n[:, 1] > 0.5
+    hidden = np.zeros(len(f), dtype=bool)
+    if flat.any():
+        extent = float(np.ptp(v[f].reshape(-1, 3), axis=0).max())
+        h, _, hit = g.height_at(c[flat][:, [0, 2]])
+        hidden[flat] = np.asarray(hit) & (c[flat, 1] < np.asarray(h) - 1e-6 * max(extent, 1.0))
+    return hidden
 
 
 def ground_mesh(ground, bounds_xz, cells: int = 48, max_faces: int = 20000):
@@ -193,8 +213,9 @@ def ground_mesh(ground, bounds_xz, cells: int = 48, max_faces: int = 20000):
     Returns:
         ``(vertices (V, 3) float64, faces (T, 3) int64)``. Planes, stairs, slopes and blocks
         are exact (a few large faces, vertical risers and box sides); heightfields are their
-        own grid (subsampled to ``cells``); meshes their triangles that reach into the
-        rectangle; any other ground is sampled with ``height_at`` (misses leave holes).
+        own grid (subsampled to ``cells``); meshes their triangles that overlap the
+        rectangle, less flat ones hidden under the top surface; any other ground is sampled
+        with ``height_at`` (misses leave holes).
     """
     b = _rect(bounds_xz)
     if isinstance(ground, ProfileGround):
@@ -226,9 +247,18 @@ def face_shading(vertices, faces, base_rgb=(0.70, 0.74, 0.72), height_tint=0.6) 
     faces darker than treads), warmer where the ground is higher (``height_tint``)."""
     if len(faces) == 0:
         return np.zeros((0, 3))
-    n = face_normals(vertices, faces)
-    lit = 0.55 + 0.45 * np.abs(n @ LIGHT)
     y = vertices[faces][:, :, 1].mean(axis=1)
+    return shade(face_normals(vertices, faces), y, base_rgb, height_tint)
+
+
+def shade(normals, heights, base_rgb=(0.70, 0.74, 0.72), height_tint=0.6) -> np.ndarray:
+    """``(T, 3)`` RGB of faces with unit ``normals (T, 3)`` at mean ``heights (T,)``: lit from
+    :data:`LIGHT`, warmer the higher they are within the heights given."""
+    n = np.asarray(normals, dtype=np.float64).reshape(-1, 3)
+    y = np.asarray(heights, dtype=np.float64).reshape(-1)
+    if len(y) == 0:
+        return np.zeros((0, 3))
+    lit = 0.55 + 0.45 * np.abs(n @ LIGHT)
     span = float(np.ptp(y))
     t = (y - y.min()) / span if span > 1e-12 else np.zeros_like(y)
     base = np.asarray(base_rgb, dtype=np.float64)
@@ -279,30 +309,37 @@ def _clip_polygon(poly: np.ndarray, axis: int, value: float, keep_above: bool) -
     return np.array(out).reshape(-1, 3)
 
 
-def clip_faces_xz(vertices, faces, bounds_xz) -> tuple[list, np.ndarray]:
-    """Triangles clipped to the vertical prism over an XZ rectangle.
+def clip_faces_xz(
+    vertices, faces, bounds_xz, y_min: float | None = None
+) -> tuple[list, np.ndarray]:
+    """Triangles clipped to the vertical prism over an XZ rectangle (cut at ``y_min`` below).
 
     Returns:
         ``(polygons, index)``: a list of ``(k, 3)`` polygons (triangles inside are kept as
         they are, those crossing the border are cut) and the face each came from.
     """
     b = _rect(bounds_xz)
-    tri = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)]
-    x, z = tri[..., 0], tri[..., 2]
-    inside = ((x >= b[0, 0]) & (x <= b[1, 0]) & (z >= b[0, 1]) & (z <= b[1, 1])).all(axis=1)
-    outside = (
-        (x < b[0, 0]).all(1) | (x > b[1, 0]).all(1) | (z < b[0, 1]).all(1) | (z > b[1, 1]).all(1)
+    tri = np.asarray(vertices, dtype=np.float64)[np.asarray(faces)].reshape(-1, 3, 3)
+    x, y, z = tri[..., 0], tri[..., 1], tri[..., 2]
+    low = -np.inf if y_min is None else float(y_min)
+    inside = ((x >= b[0, 0]) & (x <= b[1, 0]) & (z >= b[0, 1]) & (z <= b[1, 1]) & (y >= low)).all(
+        axis=1
     )
+    outside = (
+        (x < b[0, 0]).all(1)
+        | (x > b[1, 0]).all(1)
+        | (z < b[0, 1]).all(1)
+        | (z > b[1, 1]).all(1)
+        | (y < low).all(1)
+    )
+    planes = [(0, b[0, 0], True), (0, b[1, 0], False), (2, b[0, 1], True), (2, b[1, 1], False)]
+    if y_min is not None:
+        planes.append((1, low, True))
     polys = list(tri[inside])
     index = list(np.flatnonzero(inside))
     for i in np.flatnonzero(~inside & ~outside):
         p = tri[i]
-        for axis, value, above in (
-            (0, b[0, 0], True),
-            (0, b[1, 0], False),
-            (2, b[0, 1], True),
-            (2, b[1, 1], False),
-        ):
+        for axis, value, above in planes:
             p = _clip_polygon(p, axis, value, above)
             if len(p) < 3:
                 break
@@ -310,3 +347,47 @@ def clip_faces_xz(vertices, faces, bounds_xz) -> tuple[list, np.ndarray]:
             polys.append(p)
             index.append(i)
     return polys, np.asarray(index, dtype=np.int64)
+
+
+def surface_floor(ground, bounds_xz, samples: int = 12) -> float | None:
+    """The lowest height of the top surface over an XZ rectangle (sampled on a grid), or
+    ``None`` where the ground is missing everywhere. Walls and box sides reaching far below
+    it can be cut there: they only hide the steps above them."""
+    b = _rect(bounds_xz)
+    xs = np.linspace(b[0, 0], b[1, 0], samples)
+    zs = np.linspace(b[0, 1], b[1, 1], samples)
+    xz = np.stack(np.meshgrid(xs, zs, indexing="ij"), axis=-1).reshape(-1, 2)
+    h, _, hit = ground.height_at(xz)
+    h = np.asarray(h, dtype=np.float64)[np.asarray(hit, dtype=bool)]
+    return float(h.min()) if len(h) else None
+
+
+def skirts(ground, bounds_xz, y_min: float, samples: int = 96) -> tuple[list, np.ndarray]:
+    """The four cut faces of a solid ground clipped to an XZ rectangle: along each edge, the
+    top surface's profile down to ``y_min`` (the ground taken as solid below its top, as a
+    terrain diorama). They close the cut so the boxes' inner walls do not show through.
+
+    Returns:
+        ``(polygons, normals)``: up to four ``(k, 3)`` polygons and their outward normals.
+    """
+    b = _rect(bounds_xz)
+    t = np.linspace(0.0, 1.0, samples)
+    corners = np.array(
+        [[b[0, 0], b[0, 1]], [b[1, 0], b[0, 1]], [b[1, 0], b[1, 1]], [b[0, 0], b[1, 1]]]
+    )
+    centre = corners.mean(axis=0)
+    polys, normals = [], []
+    for k in range(4):
+        a, c = corners[k], corners[(k + 1) % 4]
+        xz = a + t[:, None] * (c - a)
+        h, _, hit = ground.height_at(xz)
+        y = np.where(np.asarray(hit, dtype=bool), np.asarray(h, dtype=np.float64), y_min)
+        y = np.maximum(y, y_min)
+        if not (y > y_min).any():
+            continue
+        top = np.column_stack([xz[:, 0], y, xz[:, 1]])
+        bottom = np.array([[c[0], y_min, c[1]], [a[0], y_min, a[1]]])
+        polys.append(np.concatenate([top, bottom]))
+        mid = (a + c) / 2 - centre
+        normals.append(np.array([mid[0], 0.0, mid[1]]) / float(np.linalg.norm(mid)))
+    return polys, np.asarray(normals, dtype=np.float64).reshape(-1, 3)

@@ -30,6 +30,7 @@ from .options import MovieLook, View
 from .scene3d import SceneSetup, SkeletonScene
 
 __all__ = [
+    "BeforeAfter",
     "check_movie_path",
     "frame_indices",
     "write_before_after_gif",
@@ -51,6 +52,59 @@ def _motion(x) -> Motion:
     return x.motion if hasattr(x, "motion") and not isinstance(x, Motion) else x
 
 
+class BeforeAfter:
+    """The figure of the before/after movie: two :class:`SkeletonScene` panels (baseline on
+    the left, result on the right, ``scenes``) on one figure (``fig``), moved to a frame and
+    grabbed as pixels by :meth:`frame`. See :func:`write_before_after_movie` for the
+    arguments."""
+
+    def __init__(self, result, source, ground, look: MovieLook | None = None) -> None:
+        look = look or MovieLook()
+        self.result, self.src = result, _motion(source)
+        self.fig = fig = new_figure(*look.size, dpi=look.dpi)
+        fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=0.92, wspace=0.0)
+        L = float(result.legs.leg_length)
+        self.root = int(np.flatnonzero(self.src.skeleton.parents < 0)[0])
+        self.base = result.baseline.fk()
+        self.res = result.motion.fk()
+        w, _ = walking_axes(self.res[1][:, self.root, [0, 2]])
+        left, right = look.labels or ("before: root on the ground, no IK", "after: ikrig foot IK")
+        setup = SceneSetup(result.legs, result.sole, L)
+        self.scenes = []
+        for k, title in enumerate((left, right)):
+            ax = fig.add_subplot(1, 2, k + 1, projection="3d")
+            view = View(window=look.window, title=title)
+            self.scenes.append(
+                SkeletonScene(
+                    ax,
+                    self.src.skeleton,
+                    ground,
+                    setup,
+                    direction_xz=w,
+                    view=view,
+                    cells=24,
+                    ticks=False,
+                )
+            )
+        self.text = fig.text(0.5, 0.015, "", ha="center", fontsize=9, color="0.3")
+        self.frame_time = float(self.src.frame_time or result.motion.frame_time or 1 / 30)
+
+    def frame(self, f: int) -> np.ndarray:
+        """``(H, W, 3)`` uint8 pixels of frame ``f``."""
+        F = self.result.motion.num_frames
+        center = self.res[1][f, self.root, [0, 2]]
+        self.scenes[0].update(self.base[0][f], self.base[1][f], center_xz=center)
+        self.scenes[1].update(
+            self.res[0][f],
+            self.res[1][f],
+            targets=self.result.info.targets_world[f],
+            contacts=self.result.contacts[f],
+            center_xz=center,
+        )
+        self.text.set_text(f"frame {f} / {F}   t = {f * self.frame_time:.2f} s")
+        return figure_rgb(self.fig)
+
+
 def render_before_after(
     result,
     source,
@@ -65,54 +119,15 @@ def render_before_after(
 
     Returns a generator; ``len(frame_indices(F, max_frames))`` frames come out.
     """
-    look = look or MovieLook()
-    size, dpi, labels, window = look.size, look.dpi, look.labels, look.window
-    src = _motion(source)
-    F = result.motion.num_frames
-    idx = frame_indices(F, max_frames)
-    fig = new_figure(*size, dpi=dpi)
-    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=0.92, wspace=0.0)
-    L = float(result.legs.leg_length)
-    root = int(np.flatnonzero(src.skeleton.parents < 0)[0])
-    base_rot, base_pos = result.baseline.fk()
-    res_rot, res_pos = result.motion.fk()
-    w, _ = walking_axes(res_pos[:, root, [0, 2]])
-    left, right = labels or ("before: root on the ground, no IK", "after: ikrig foot IK")
-    setup = SceneSetup(result.legs, result.sole, L)
-    scenes = []
-    for k, title in enumerate((left, right)):
-        ax = fig.add_subplot(1, 2, k + 1, projection="3d")
-        scenes.append(
-            SkeletonScene(
-                ax,
-                src.skeleton,
-                ground,
-                setup,
-                direction_xz=w,
-                view=View(window=window, title=title),
-                cells=24,
-                ticks=False,
-            )
-        )
-    text = fig.text(0.5, 0.015, "", ha="center", fontsize=9, color="0.3")
+    idx = frame_indices(result.motion.num_frames, max_frames)
+    movie = BeforeAfter(result, source, ground, look)
     frames = idx
     if progress:
         from tqdm import tqdm
 
         frames = tqdm(idx, desc="rendering", unit="frame", leave=False)
-    ft = float(src.frame_time or result.motion.frame_time or 1 / 30)
     for f in frames:
-        center = res_pos[f, root, [0, 2]]
-        scenes[0].update(base_rot[f], base_pos[f], center_xz=center)
-        scenes[1].update(
-            res_rot[f],
-            res_pos[f],
-            targets=result.info.targets_world[f],
-            contacts=result.contacts[f],
-            center_xz=center,
-        )
-        text.set_text(f"frame {f} / {F}   t = {f * ft:.2f} s")
-        yield figure_rgb(fig)
+        yield movie.frame(int(f))
 
 
 def write_before_after_movie(

@@ -20,10 +20,20 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..errors import IkrigError
+from ..ground import MeshGround
 from ..pose import Motion
 from ..skeleton import Skeleton
 from ._mpl import finish, new_figure
-from .geometry import bone_segments, clip_faces_xz, face_shading, ground_mesh, walking_axes
+from .geometry import (
+    bone_segments,
+    clip_faces_xz,
+    face_normals,
+    ground_mesh,
+    shade,
+    skirts,
+    surface_floor,
+    walking_axes,
+)
 from .options import View
 
 if TYPE_CHECKING:
@@ -168,15 +178,26 @@ class SkeletonScene:
         r = self.window * self.L
         bounds = np.array([center_xz - r, center_xz + r])
         v, f = ground_mesh(self.ground, bounds, cells=self.cells)
-        if len(f):
-            polys, index = clip_faces_xz(v, f, bounds)
-            colors = face_shading(v, f)[index]
+        y_min = None
+        if isinstance(self.ground, MeshGround):  # a user's boxes may reach far down
+            top = surface_floor(self.ground, bounds, samples=16)
+            y_min = None if top is None else top - 0.25 * self.L
+        polys, index = clip_faces_xz(v, f, bounds, y_min) if len(f) else ([], np.zeros(0, int))
+        normals = face_normals(v, f)[index] if len(f) else np.zeros((0, 3))
+        if y_min is not None:  # close the cut: the ground as a solid block
+            cut, cut_normals = skirts(self.ground, bounds, y_min)
+            polys, normals = list(polys) + cut, np.concatenate([normals, cut_normals])
+        if polys:
+            heights = np.array([p[:, 1].mean() for p in polys])
+            colors = shade(normals, heights)
             self.ground_poly.set_verts(polys)
             self.ground_poly.set_facecolor(colors)
             self.ground_poly.set_edgecolor(colors)
+            ys = np.concatenate([p[:, 1] for p in polys])
+            self._ground_y = (float(ys.min()), float(ys.max()))
         else:
             self.ground_poly.set_verts([])
-        self._ground_y = (float(v[:, 1].min()), float(v[:, 1].max())) if len(v) else (0.0, 0.0)
+            self._ground_y = (float(v[:, 1].min()), float(v[:, 1].max())) if len(v) else (0.0, 0.0)
 
     def update(
         self,
