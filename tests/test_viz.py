@@ -597,3 +597,50 @@ def test_foot_with_a_movie_on_a_built_in_ground(tmp_path):
     with PIL_Image.open(gif) as im:
         assert im.n_frames == 20
     assert not leftovers(tmp_path) and not leftovers(tmp_path / "sub")
+
+
+# ------------------------------------------------------------------------------ speed (#15)
+def gif_delays(path) -> list[int]:
+    with PIL_Image.open(path) as im:
+        out = []
+        for k in range(im.n_frames):
+            im.seek(k)
+            out.append(int(im.info["duration"]))
+    return out
+
+
+def test_gif_durations_add_up_to_the_clip():
+    for F, ft, max_frames in ((109, 1 / 40, 150), (360, 1 / 60, 150), (24, 1 / 30, 5)):
+        idx = movie.frame_indices(F, max_frames)
+        d = movie.gif_durations(idx, F, ft)
+        assert len(d) == len(idx) and min(d) >= 20 and all(x % 10 == 0 for x in d)
+        assert abs(sum(d) / 1000 - F * ft) <= (idx[1] - idx[0]) * ft
+    # 120 fps: GIF delays under 20 ms play slowly in browsers, so every 3rd frame is shown
+    assert list(movie.frame_indices(12, 150, min_step=3)) == [0, 3, 6, 9]
+
+
+@pytest.mark.parametrize(("frames", "fps", "step"), [(27, 40.0, 1), (36, 120.0, 3), (40, 30.0, 4)])
+def test_movie_gif_plays_in_real_time(tmp_path, monkeypatch, frames, fps, step):
+    clip = stick_walk(frames=frames, fps=fps)
+    made = []
+
+    class Recorded(movie.BeforeAfter):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            made.append(self)
+
+    monkeypatch.setattr(movie, "BeforeAfter", Recorded)
+    out = tmp_path / "m.gif"
+    max_frames = 10 if step == 4 else 150
+    look = MovieLook(size=(3.0, 1.5), dpi=30)
+    movie.write_before_after_movie(
+        fake_result(clip), clip, None, out, max_frames=max_frames, look=look, progress=False
+    )
+    delays = gif_delays(out)
+    assert len(delays) == len(range(0, frames, step))
+    assert abs(sum(delays) / 1000 - frames / fps) <= step / fps
+    title = made[0].fig._suptitle
+    if step == 1:
+        assert title is None
+    else:  # a skipping movie says so in its title
+        assert f"every {step}" in title.get_text() and "real time" in title.get_text()

@@ -3,8 +3,10 @@
 The left panel is the do-nothing baseline (the root follows the ground, no IK: feet sink into
 steps and float over dips), the right panel the foot-placement result with its IK targets and
 contacts. Both cameras follow the character. Long clips are frame-skipped so the file stays
-small: at most ``max_frames`` frames are written, evenly spaced, and the playback rate is
-lowered to match so the movie runs in real time.
+small: at most ``max_frames`` frames are written, evenly spaced, and each is shown until the
+next one's time, so the movie runs in real time (a GIF's delays add up to the clip's
+duration, to 10 ms; no GIF frame is shorter than 20 ms, so high-rate clips skip frames). A
+movie that skips frames says so in its title.
 
 GIFs are written with Pillow, MP4 with imageio-ffmpeg (which ships its own ffmpeg binary);
 both come with the ``[plot]`` extra (``pip install 'ikrig[plot]'``). Movies are written
@@ -17,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +36,8 @@ __all__ = [
     "BeforeAfter",
     "check_movie_path",
     "frame_indices",
+    "gif_durations",
+    "subsampling_note",
     "write_before_after_gif",
     "write_before_after_movie",
 ]
@@ -40,12 +45,43 @@ __all__ = [
 FORMATS = (".gif", ".mp4")
 
 
-def frame_indices(num_frames: int, max_frames: int) -> np.ndarray:
-    """The frames a movie shows: every ``step``-th frame, ``step = ceil(F / max_frames)``."""
+#: Shortest GIF frame delay (s): browsers play shorter delays (10 ms, 0) far slower.
+GIF_MIN_DELAY = 0.02
+
+
+def frame_indices(num_frames: int, max_frames: int, min_step: int = 1) -> np.ndarray:
+    """The frames a movie shows: every ``step``-th frame, ``step = ceil(F / max_frames)``
+    (at least ``min_step``)."""
     if max_frames < 1:
         raise InputError(f"max_frames: must be >= 1, got {max_frames}")
-    step = max(1, math.ceil(num_frames / max_frames))
+    step = max(1, int(min_step), math.ceil(num_frames / max_frames))
     return np.arange(0, num_frames, step)
+
+
+def gif_durations(indices, num_frames: int, seconds_per_frame: float) -> list[int]:
+    """Delays (ms, multiples of 10 as GIF stores them) of the shown ``indices`` of a clip of
+    ``num_frames`` frames of ``seconds_per_frame`` each: each shown frame lasts until the
+    next one's time (the last until the clip's end), rounded on the running total so the
+    delays add up to the clip's duration within 10 ms (no delay under 20 ms)."""
+    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    ends = np.append(idx[1:], num_frames) * float(seconds_per_frame)
+    total = np.round(ends * 100.0).astype(np.int64) * 10
+    return [max(20, int(d)) for d in np.diff(total, prepend=0)]
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def subsampling_note(num_frames: int, indices, fps: float | None = None) -> str | None:
+    """The movie's title when it does not show every frame in real time (else ``None``)."""
+    idx = np.asarray(indices).reshape(-1)
+    step = int(idx[1] - idx[0]) if len(idx) > 1 else 1
+    speed = "in real time" if not fps else f"at {fps:g} frames per second"
+    if step > 1:
+        return f"every {_ordinal(step)} frame of {num_frames} shown ({len(idx)} frames), {speed}"
+    return f"all {num_frames} frames, {speed}" if fps else None
 
 
 def _motion(x) -> Motion:
@@ -86,6 +122,9 @@ class BeforeAfter:
                     ticks=False,
                 )
             )
+        if look.title:
+            fig.subplots_adjust(top=0.86)
+            fig.suptitle(look.title, y=0.985, fontsize=9, color="0.25")
         self.text = fig.text(0.5, 0.015, "", ha="center", fontsize=9, color="0.3")
         self.frame_time = float(self.src.frame_time or result.motion.frame_time or 1 / 30)
 
@@ -120,12 +159,15 @@ def render_before_after(
     Returns a generator; ``len(frame_indices(F, max_frames))`` frames come out.
     """
     idx = frame_indices(result.motion.num_frames, max_frames)
-    movie = BeforeAfter(result, source, ground, look)
-    frames = idx
+    return _render(BeforeAfter(result, source, ground, look), idx, progress)
+
+
+def _render(movie: BeforeAfter, indices, progress: bool) -> Iterator[np.ndarray]:
+    frames = indices
     if progress:
         from tqdm import tqdm
 
-        frames = tqdm(idx, desc="rendering", unit="frame", leave=False)
+        frames = tqdm(indices, desc="rendering", unit="frame", leave=False)
     for f in frames:
         yield movie.frame(int(f))
 
@@ -149,7 +191,8 @@ def write_before_after_movie(
         ground: the ground the result was placed on.
         path: ``.gif`` (Pillow) or ``.mp4`` (imageio-ffmpeg).
         max_frames: at most this many frames (evenly skipped; see :func:`frame_indices`).
-        fps: playback rate; default real time (source fps divided by the frame step).
+        fps: playback rate; default real time (each frame shown until the next one's time;
+            see :func:`gif_durations`).
         progress: show a tqdm progress bar.
         look: :class:`~ikrig.viz.options.MovieLook`: frame size in inches and resolution
             (pixels = size * dpi; default 10 x 5 at 80), the two panel titles, and the
@@ -164,20 +207,25 @@ def write_before_after_movie(
         MissingDependencyError: matplotlib/Pillow (GIF) or imageio-ffmpeg (MP4) missing.
     """
     path = Path(check_movie_path(path))
-    ext = path.suffix.lower()
+    gif = path.suffix.lower() == ".gif"
     src = _motion(source)
     F = result.motion.num_frames
-    step = max(1, math.ceil(F / max_frames)) if max_frames >= 1 else 0
     ft = float(src.frame_time or result.motion.frame_time or 1 / 30)
-    rate = float(fps) if fps else 1.0 / (ft * max(step, 1))
-    frames = render_before_after(
-        result, src, ground, max_frames=max_frames, progress=progress, look=look
-    )
+    # real time: a GIF frame lasts at least GIF_MIN_DELAY, so high-rate clips skip frames
+    min_step = math.ceil(GIF_MIN_DELAY / ft - 1e-9) if gif and not fps else 1
+    idx = frame_indices(F, max_frames, min_step)
+    look = look or MovieLook()
+    if look.title is None:
+        look = replace(look, title=subsampling_note(F, idx, fps))
+    frames = _render(BeforeAfter(result, src, ground, look), idx, progress)
     with atomic_path(path) as tmp:
-        if ext == ".gif":
-            _write_gif(frames, tmp, rate)
+        if gif:
+            per_frame = 1.0 / float(fps) if fps else ft
+            shown = np.arange(len(idx)) if fps else idx
+            _write_gif(frames, tmp, gif_durations(shown, len(idx) if fps else F, per_frame))
         else:
-            _write_mp4(frames, tmp, rate)
+            step = int(idx[1] - idx[0]) if len(idx) > 1 else 1
+            _write_mp4(frames, tmp, float(fps) if fps else 1.0 / (ft * step))
     return path
 
 
@@ -201,7 +249,7 @@ def write_before_after_gif(result, source, ground, path, **kwargs) -> Path:
     return write_before_after_movie(result, source, ground, path, **kwargs)
 
 
-def _write_gif(frames, path: Path, fps: float) -> None:
+def _write_gif(frames, path: Path, durations: list[int]) -> None:
     image = require("PIL.Image", "plot", "writing GIFs")
     images = [
         image.fromarray(f).quantize(
@@ -211,13 +259,11 @@ def _write_gif(frames, path: Path, fps: float) -> None:
     ]
     if not images:
         raise InputError("movie: no frames to write")
-    # GIF delays are in 10 ms units; Pillow rounds
-    duration = max(20, int(round(1000.0 / fps / 10.0)) * 10)
     images[0].save(
         path,
         save_all=True,
         append_images=images[1:],
-        duration=duration,
+        duration=durations[: len(images)],
         loop=0,
         format="GIF",
         optimize=False,

@@ -118,9 +118,12 @@ class MovieLook:
         dpi: resolution.
         labels: the two panel titles (default: before and after foot IK).
         window: half-size of the ground shown around the character, in leg lengths.
+        title: a line over both panels; ``None`` lets
+            :func:`~ikrig.viz.movie.write_before_after_movie` say when frames are skipped.
     """
 
     size: tuple[float, float] = (10.0, 5.0)
     dpi: float = 80
     labels: tuple[str, str] | None = None
     window: float = 1.0
+    title: str | None = None
