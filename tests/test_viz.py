@@ -644,3 +644,59 @@ def test_movie_gif_plays_in_real_time(tmp_path, monkeypatch, frames, fps, step):
         assert title is None
     else:  # a skipping movie says so in its title
         assert f"every {step}" in title.get_text() and "real time" in title.get_text()
+
+
+# ------------------------------------------------------------------------------ legends (#15)
+def drawn_labels(ax) -> set[str]:
+    """Labels of the marks drawn on a 3D axes (read from its artists; ground and empty
+    artists left out)."""
+    out = set()
+    for a in [*ax.collections, *ax.lines]:
+        label = a.get_label()
+        if not label.startswith("_") and scene3d._drawn(a):
+            out.add(label)
+    return out
+
+
+def legend_labels(legend) -> list[str]:
+    return [t.get_text() for t in legend.get_texts()]
+
+
+def test_skeleton_legend_explains_every_mark_once(tmp_path):
+    clip = stick_walk()
+    fig = scene3d.plot_skeleton_3d(clip, ground_for(clip, "flat"), frame=10, ghost=clip)
+    ax = fig.axes[0]
+    labels = legend_labels(ax.get_legend())
+    assert len(labels) == len(set(labels))
+    assert set(labels) == drawn_labels(ax)
+    for kind in ("ghost", "ray", "left", "right"):  # the ones the legend used to leave out
+        assert scene3d.MARKS[kind] in labels
+
+
+def test_skeleton_legend_with_a_result(placed):
+    clip, ground, result = placed
+    fig = scene3d.plot_skeleton_3d(clip, ground, frame=15, result=result)
+    ax = fig.axes[0]
+    labels = legend_labels(ax.get_legend())
+    assert len(labels) == len(set(labels)) and set(labels) == drawn_labels(ax)
+    assert {scene3d.MARKS[k] for k in ("target", "ghost")} <= set(labels)
+
+
+def test_movie_legend_explains_every_mark_once():
+    clip = stick_walk(frames=12)
+    legs = find_legs(clip.skeleton)
+    path = clip.positions_world()[:, 0][:, [0, 2]]
+    floor = estimate_sole(clip, legs).floor + 0.03  # the soles dip under it now and then
+    ground = load_ground("flat", path, legs.leg_length, floor)
+    frames = movie.BeforeAfter(fake_result(clip), clip, ground, MovieLook(size=(4.0, 2.0), dpi=40))
+    drawn: set[str] = set()
+    for f in range(clip.num_frames):
+        frames.frame(f)
+        for scene in frames.scenes:
+            drawn |= drawn_labels(scene.ax)
+    (legend,) = frames.fig.legends
+    labels = legend_labels(legend)
+    assert len(labels) == len(set(labels))
+    assert set(labels) == drawn
+    for kind in ("below", "target", "contact"):  # triangles, crosses and circles
+        assert scene3d.MARKS[kind] in labels

@@ -30,7 +30,7 @@ from ..pose import Motion
 from ._mpl import figure_rgb, new_figure, require
 from .geometry import walking_axes
 from .options import MovieLook, View
-from .scene3d import SceneSetup, SkeletonScene
+from .scene3d import MARKS, SceneSetup, SkeletonScene
 
 __all__ = [
     "BeforeAfter",
@@ -91,14 +91,15 @@ def _motion(x) -> Motion:
 class BeforeAfter:
     """The figure of the before/after movie: two :class:`SkeletonScene` panels (baseline on
     the left, result on the right, ``scenes``) on one figure (``fig``), moved to a frame and
-    grabbed as pixels by :meth:`frame`. See :func:`write_before_after_movie` for the
+    grabbed as pixels by :meth:`frame`. Its legend holds the marks drawn on the frames
+    ``indices`` (default: all). See :func:`write_before_after_movie` for the other
     arguments."""
 
-    def __init__(self, result, source, ground, look: MovieLook | None = None) -> None:
+    def __init__(self, result, source, ground, look: MovieLook | None = None, indices=None) -> None:
         look = look or MovieLook()
         self.result, self.src = result, _motion(source)
         self.fig = fig = new_figure(*look.size, dpi=look.dpi)
-        fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=0.92, wspace=0.0)
+        fig.subplots_adjust(left=0.0, right=1.0, bottom=0.08, top=0.92, wspace=0.0)
         L = float(result.legs.leg_length)
         self.root = int(np.flatnonzero(self.src.skeleton.parents < 0)[0])
         self.base = result.baseline.fk()
@@ -125,8 +126,36 @@ class BeforeAfter:
         if look.title:
             fig.subplots_adjust(top=0.86)
             fig.suptitle(look.title, y=0.985, fontsize=9, color="0.25")
-        self.text = fig.text(0.5, 0.015, "", ha="center", fontsize=9, color="0.3")
+        self.text = fig.text(0.01, 0.015, "", ha="left", fontsize=8, color="0.3")
+        labels = self.legend_labels(
+            np.arange(result.motion.num_frames) if indices is None else indices
+        )
+        fig.legend(
+            handles=self.scenes[1].legend_handles(labels),
+            loc="lower center",
+            bbox_to_anchor=(0.58, 0.0),
+            ncol=(len(labels) + 1) // 2,
+            fontsize=7,
+            frameon=False,
+            handlelength=1.6,
+            columnspacing=1.2,
+        )
         self.frame_time = float(self.src.frame_time or result.motion.frame_time or 1 / 30)
+
+    def legend_labels(self, indices) -> list[str]:
+        """The kinds of mark (:data:`~.scene3d.MARKS`) the movie draws on the frames
+        ``indices``: the rays are cast beforehand (nothing drawn) to know."""
+        kinds = {"body", "target"} | ({"left", "right"} if self.result.legs is not None else set())
+        names = ("ray", "hit", "below", "contact")
+        for f in np.asarray(indices, dtype=np.int64).reshape(-1):
+            for scene, (rot, pos), contacts in (
+                (self.scenes[0], (self.base[0][f], self.base[1][f]), None),
+                (self.scenes[1], (self.res[0][f], self.res[1][f]), self.result.contacts[f]),
+            ):
+                marks = scene.sole_marks(rot, pos, contacts)
+                found = (marks.rays, marks.hits, marks.below, marks.contacts)
+                kinds |= {k for k, a in zip(names, found, strict=True) if len(a)}
+        return [label for kind, label in MARKS.items() if kind in kinds]
 
     def frame(self, f: int) -> np.ndarray:
         """``(H, W, 3)`` uint8 pixels of frame ``f``."""
@@ -159,7 +188,7 @@ def render_before_after(
     Returns a generator; ``len(frame_indices(F, max_frames))`` frames come out.
     """
     idx = frame_indices(result.motion.num_frames, max_frames)
-    return _render(BeforeAfter(result, source, ground, look), idx, progress)
+    return _render(BeforeAfter(result, source, ground, look, idx), idx, progress)
 
 
 def _render(movie: BeforeAfter, indices, progress: bool) -> Iterator[np.ndarray]:
@@ -217,7 +246,7 @@ def write_before_after_movie(
     look = look or MovieLook()
     if look.title is None:
         look = replace(look, title=subsampling_note(F, idx, fps))
-    frames = _render(BeforeAfter(result, src, ground, look), idx, progress)
+    frames = _render(BeforeAfter(result, src, ground, look, idx), idx, progress)
     with atomic_path(path) as tmp:
         if gif:
             per_frame = 1.0 / float(fps) if fps else ft

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from ..character.legs import Legs
     from ..character.sole import FootSole
 
-__all__ = ["SceneSetup", "SkeletonScene", "plot_skeleton_3d", "scene_setup"]
+__all__ = ["MARKS", "SceneSetup", "SkeletonScene", "plot_skeleton_3d", "scene_setup"]
 
 BONES = "#1d3557"
 LEFT = "#2a6fdb"
@@ -51,6 +51,44 @@ HIT = "#2a9d8f"
 CONTACT = "#38b000"
 TARGET = "#d00000"
 BELOW = "#ff006e"
+
+
+#: The legend's words for each kind of mark a scene draws.
+MARKS = {
+    "body": "skeleton",
+    "left": "left leg",
+    "right": "right leg",
+    "ghost": "before (the source pose)",
+    "ray": "ray cast down from a sole point",
+    "hit": "ray hit and ground normal",
+    "contact": "foot in contact",
+    "below": "sole point under the ground",
+    "target": "IK target",
+}
+#: How each kind of mark looks in the legend.
+KEYS: dict[str, dict] = {
+    "body": {"color": BONES, "lw": 3.0, "marker": "o", "ms": 2.5},
+    "left": {"color": LEFT, "lw": 3.0},
+    "right": {"color": RIGHT, "lw": 3.0},
+    "ghost": {"color": GHOST, "lw": 2.0, "alpha": 0.7},
+    "ray": {"color": RAY, "lw": 1.0, "ls": "--"},
+    "hit": {"color": HIT, "lw": 1.5, "marker": "o", "ms": 4},
+    "contact": {"ls": "none", "marker": "o", "ms": 9, "mfc": "none", "mec": CONTACT, "mew": 2},
+    "below": {"ls": "none", "marker": "v", "ms": 7, "color": BELOW},
+    "target": {"ls": "none", "marker": "x", "ms": 9, "mew": 2.2, "color": TARGET},
+}
+
+
+class SoleMarks(NamedTuple):
+    """What the rays under a pose's sole points show (world, ``(n, 2, 3)`` segments and
+    ``(n, 3)`` points): the rays down to their hits, the ground's normals at the hits, the
+    hits, the sole points under the ground and the contact marks."""
+
+    rays: np.ndarray
+    normals: np.ndarray
+    hits: np.ndarray
+    below: np.ndarray
+    contacts: np.ndarray
 
 
 class SceneSetup(NamedTuple):
@@ -115,28 +153,47 @@ class SkeletonScene:
         self.L, self.sole, self.legs = float(setup.leg_length), setup.sole, setup.legs
         self.window, self.cells, self.rays = float(view.window), int(cells), bool(view.rays)
         self.parents = skeleton.parents
-        self._colors = self._bone_colors()
+        self._kinds = self._bone_kinds()
         ax.computed_zorder = False
-        self.ground_poly = Poly3DCollection([], zorder=1, linewidths=0.4)
+        self.ground_poly = Poly3DCollection([], zorder=1, linewidths=0.4, label="_ground")
         ax.add_collection3d(self.ground_poly, autolim=False)
-        self.ghost = Line3DCollection([], colors=GHOST, linewidths=2.0, alpha=0.7, zorder=3)
+        self.ghost = Line3DCollection(
+            [], colors=GHOST, linewidths=2.0, alpha=0.7, zorder=3, label=MARKS["ghost"]
+        )
         ax.add_collection3d(self.ghost, autolim=False)
-        self.ray_lines = Line3DCollection([], colors=RAY, linewidths=1.0, linestyles="--", zorder=4)
+        self.ray_lines = Line3DCollection(
+            [], colors=RAY, linewidths=1.0, linestyles="--", zorder=4, label=MARKS["ray"]
+        )
         ax.add_collection3d(self.ray_lines, autolim=False)
-        self.normals = Line3DCollection([], colors=HIT, linewidths=1.5, zorder=4)
+        self.normals = Line3DCollection(
+            [], colors=HIT, linewidths=1.5, zorder=4, label=MARKS["hit"]
+        )
         ax.add_collection3d(self.normals, autolim=False)
-        self.bones = Line3DCollection([], colors=self._colors, linewidths=3.0, zorder=5)
-        ax.add_collection3d(self.bones, autolim=False)
-        (self.joints,) = ax.plot([], [], [], "o", ms=2.5, color=BONES, zorder=6)
-        (self.hits,) = ax.plot([], [], [], "o", ms=4, color=HIT, zorder=6, label="ray hits")
+        self.bones = {}
+        for kind, color in (("body", BONES), ("left", LEFT), ("right", RIGHT)):
+            self.bones[kind] = Line3DCollection(
+                [], colors=color, linewidths=3.0, zorder=5, label=MARKS[kind]
+            )
+            ax.add_collection3d(self.bones[kind], autolim=False)
+        (self.joints,) = ax.plot(
+            [], [], [], "o", ms=2.5, color=BONES, zorder=6, label=MARKS["body"]
+        )
+        (self.hits,) = ax.plot([], [], [], "o", ms=4, color=HIT, zorder=6, label=MARKS["hit"])
         (self.contacts,) = ax.plot(
-            [], [], [], "o", ms=9, mfc="none", mec=CONTACT, mew=2.0, zorder=7, label="contact"
+            [],
+            [],
+            [],
+            "o",
+            ms=9,
+            mfc="none",
+            mec=CONTACT,
+            mew=2.0,
+            zorder=7,
+            label=MARKS["contact"],
         )
-        (self.below,) = ax.plot(
-            [], [], [], "v", ms=7, color=BELOW, zorder=7, label="under the ground"
-        )
+        (self.below,) = ax.plot([], [], [], "v", ms=7, color=BELOW, zorder=7, label=MARKS["below"])
         (self.targets,) = ax.plot(
-            [], [], [], "x", ms=9, mew=2.2, color=TARGET, zorder=8, label="IK target"
+            [], [], [], "x", ms=9, mew=2.2, color=TARGET, zorder=8, label=MARKS["target"]
         )
         w = np.asarray(direction_xz, dtype=np.float64)
         w = w / max(float(np.hypot(*w)), 1e-12)
@@ -157,20 +214,43 @@ class SkeletonScene:
         if title:
             ax.set_title(title, fontsize=11, pad=0)
 
-    def _bone_colors(self):
-        colors = np.array([BONES] * len(np.flatnonzero(self.parents >= 0)), dtype=object)
-        if self.legs is None:
-            return list(colors)
+    def _bone_kinds(self) -> np.ndarray:
+        """Per bone (non-root joint): ``"body"``, ``"left"`` or ``"right"`` (leg bones)."""
         child = np.flatnonzero(self.parents >= 0)
+        kinds = np.array(["body"] * len(child), dtype=object)
+        if self.legs is None:
+            return kinds
         for leg in self.legs.legs:
             below = {leg.knee, leg.ankle} | set(
                 j for j in range(len(self.parents)) if leg.ankle in _ancestors(self.parents, j)
             )
-            color = LEFT if leg.side == "left" else RIGHT
             for b, j in enumerate(child):
                 if j in below:
-                    colors[b] = color
-        return list(colors)
+                    kinds[b] = "left" if leg.side == "left" else "right"
+        return kinds
+
+    def marks(self) -> dict[str, object]:
+        """The marks drawn now, one artist per kind: ``{label: artist}`` in legend order."""
+        artists = [*self.bones.values(), self.joints, self.ghost, self.ray_lines, self.hits]
+        artists += [self.normals, self.contacts, self.below, self.targets]
+        out: dict[str, object] = {}
+        for a in artists:
+            label = a.get_label()
+            if not label.startswith("_") and _drawn(a):
+                out.setdefault(label, a)
+        return out
+
+    def legend_handles(self, labels=None) -> list:
+        """Legend keys (matplotlib ``Line2D``) for the marks ``labels`` (default: those drawn
+        now, :meth:`marks`), in :data:`MARKS` order, one per kind."""
+        from matplotlib.lines import Line2D
+
+        wanted = set(self.marks() if labels is None else labels)
+        handles = []
+        for kind, label in MARKS.items():
+            if label in wanted:
+                handles.append(Line2D([], [], label=label, **KEYS[kind]))
+        return handles
 
     def _set_ground(self, center_xz):
         if self.ground is None:
@@ -222,44 +302,52 @@ class SkeletonScene:
         root = int(np.flatnonzero(self.parents < 0)[0])
         c = pos[root, [0, 2]] if center_xz is None else np.asarray(center_xz, dtype=np.float64)
         self._set_ground(c)
-        self.bones.set_segments(bone_segments(self.parents, pos))
+        segments = bone_segments(self.parents, pos)
+        for kind, lines in self.bones.items():
+            lines.set_segments(segments[self._kinds == kind])
         self.joints.set_data_3d(pos[:, 0], pos[:, 1], pos[:, 2])
         if ghost_positions is not None:
             self.ghost.set_segments(bone_segments(self.parents, np.asarray(ghost_positions)))
         else:
             self.ghost.set_segments([])
+        marks = self.sole_marks(rotations_world, pos, contacts)
+        self.ray_lines.set_segments(marks.rays)
+        self.normals.set_segments(marks.normals)
+        self.hits.set_data_3d(*marks.hits.T)
+        self.below.set_data_3d(*marks.below.T)
+        self.contacts.set_data_3d(*marks.contacts.T)
         empty = (np.zeros(0),) * 3
-        hits_xyz, below_xyz, contact_xyz = empty, empty, empty
-        rays: list | np.ndarray = []
-        normals: list | np.ndarray = []
-        if self.sole is not None and self.ground is not None:
-            pts = self.sole.points_world(np.asarray(rotations_world), pos).reshape(-1, 3)
-            soles = pts - self.sole.heights.reshape(-1)[:, None] * np.array([0.0, 1.0, 0.0])
-            origin = soles + np.array([0.0, 0.35 * self.L, 0.0])
-            hits = self.ground.raycast(origin, np.array([0.0, -1.0, 0.0]), 1.2 * self.L)
-            m = np.asarray(hits.mask)
-            hp = np.asarray(hits.point, dtype=np.float64)
-            if self.rays:
-                rays = np.stack([origin[m], hp[m]], axis=1)
-                normals = np.stack([hp[m], hp[m] + 0.12 * self.L * np.asarray(hits.normal)[m]], 1)
-                hits_xyz = tuple(hp[m].T)
-            under = m & (soles[:, 1] < hp[:, 1] - 1e-3 * self.L)
-            below_xyz = tuple(soles[under].T)
-            if contacts is not None:
-                feet = np.repeat(np.asarray(contacts, dtype=bool).reshape(-1), 2)
-                on = feet & m
-                contact_xyz = tuple(np.where(on[:, None], hp, soles)[feet].T)
-        self.ray_lines.set_segments(rays)
-        self.normals.set_segments(normals)
-        self.hits.set_data_3d(*hits_xyz)
-        self.below.set_data_3d(*below_xyz)
-        self.contacts.set_data_3d(*contact_xyz)
         if targets is not None:
             t = np.asarray(targets, dtype=np.float64).reshape(-1, 3)
             self.targets.set_data_3d(t[:, 0], t[:, 1], t[:, 2])
         else:
             self.targets.set_data_3d(*empty)
         self._frame_view(c, pos)
+
+    def sole_marks(self, rotations_world, positions_world, contacts=None) -> SoleMarks:
+        """The ray casts under the sole points of a pose and what they find (nothing
+        drawn): see :class:`SoleMarks`; all empty without a sole or a ground."""
+        none = np.zeros((0, 3))
+        if self.sole is None or self.ground is None:
+            return SoleMarks(np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), none, none, none)
+        pos = np.asarray(positions_world, dtype=np.float64)
+        pts = self.sole.points_world(np.asarray(rotations_world), pos).reshape(-1, 3)
+        soles = pts - self.sole.heights.reshape(-1)[:, None] * np.array([0.0, 1.0, 0.0])
+        origin = soles + np.array([0.0, 0.35 * self.L, 0.0])
+        hits = self.ground.raycast(origin, np.array([0.0, -1.0, 0.0]), 1.2 * self.L)
+        m = np.asarray(hits.mask)
+        hp = np.asarray(hits.point, dtype=np.float64)
+        rays, normals, hit_points = np.zeros((0, 2, 3)), np.zeros((0, 2, 3)), none
+        if self.rays:
+            rays = np.stack([origin[m], hp[m]], axis=1)
+            normals = np.stack([hp[m], hp[m] + 0.12 * self.L * np.asarray(hits.normal)[m]], 1)
+            hit_points = hp[m]
+        below = soles[m & (soles[:, 1] < hp[:, 1] - 1e-3 * self.L)]
+        contact_points = none
+        if contacts is not None:
+            feet = np.repeat(np.asarray(contacts, dtype=bool).reshape(-1), 2)
+            contact_points = np.where((feet & m)[:, None], hp, soles)[feet]
+        return SoleMarks(rays, normals, hit_points, below, contact_points)
 
     def _frame_view(self, c, pos):
         r = self.window * self.L
@@ -271,6 +359,12 @@ class SkeletonScene:
         ax.set_zlim(c[1] - r, c[1] + r)
         ax.set_ylim(y0, y1)
         ax.set_box_aspect((2 * r, y1 - y0, 2 * r), zoom=self.zoom)
+
+
+def _drawn(artist) -> bool:
+    if hasattr(artist, "_segments3d"):  # Line3DCollection keeps its 3D segments there
+        return len(artist._segments3d) > 0
+    return len(artist.get_data_3d()[0]) > 0
 
 
 def _ancestors(parents, j):
@@ -337,11 +431,7 @@ def plot_skeleton_3d(
         kw["targets"] = result.info.targets_world[f]
         kw["contacts"] = result.contacts[f]
     scene.update(rot_w, pos_w, **kw)
-    handles = [
-        h
-        for h in (scene.hits, scene.contacts, scene.below, scene.targets)
-        if len(h.get_data_3d()[0])
-    ]
+    handles = scene.legend_handles()
     if handles:
         ax.legend(handles=handles, loc="upper left", fontsize=8, framealpha=0.9)
     title = view.title
