@@ -700,3 +700,14 @@ def test_movie_legend_explains_every_mark_once():
     assert set(labels) == drawn
     for kind in ("below", "target", "contact"):  # triangles, crosses and circles
         assert scene3d.MARKS[kind] in labels
+
+
+# ------------------------------------------------------------------------------ progress (#15)
+def test_demo_gif_shows_a_progress_bar(tmp_path, capsys):
+    from ikrig.cli import _maybe_gif
+
+    clip = stick_walk(frames=6)
+    _maybe_gif(fake_result(clip), clip, ground_for(clip), tmp_path / "demo.gif")
+    out, err = capsys.readouterr()
+    assert "wrote" in out and (tmp_path / "demo.gif").exists()
+    assert "rendering" in err and "frame" in err  # the tqdm bar, as the solve steps show

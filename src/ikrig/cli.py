@@ -307,7 +307,7 @@ def _maybe_gif(result, source, ground, path):
     try:
         from .viz.movie import write_before_after_gif
 
-        write_before_after_gif(result, source, ground, path, progress=False)
+        write_before_after_gif(result, source, ground, path)  # with a progress bar
     except (ImportError, IkrigError) as exc:
         click.echo(f"(no before/after GIF: {exc}; the [plot] extra makes one)")
         return
