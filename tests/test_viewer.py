@@ -134,6 +134,49 @@ def test_viewer_frames_and_switches(viewer):
     assert "frame **7**" in viewer.gui_info.content
 
 
+def test_viewer_shows_a_mesh_ground_and_where_its_rays_miss(tmp_path):
+    pytest.importorskip("trimesh", reason="trimesh not installed (the [mesh] extra)")
+    from test_viz_ground import mesh_ground, write_obj
+
+    from ikrig.ground import load_ground
+
+    clip = stick_walk(frames=30)  # walks along +Z from z = 0 to 1 m
+    # the user's mesh: one big quad ending at z = 0.5, with no vertex near the walk
+    quad = np.array([[-50.0, 0.0, -50.0], [50.0, 0.0, -50.0], [50.0, 0.0, 0.5], [-50.0, 0.0, 0.5]])
+    ground = load_ground(
+        str(write_obj(tmp_path / "ends.obj", quad, [(0, 1, 2), (0, 2, 3)])), None, 1.0
+    )
+    app = ClipViewer(clip, ground, port=0)
+    try:
+        app.gui_ik.value = False
+        v, f = ground_mesh_of(app)
+        assert len(f) == 2 and np.ptp(v[:, 0]) == 100.0  # the mesh is drawn, all of it
+        app.gui_frame.value = 2  # on the quad: every ray hits
+        assert app.missed == 0 and not app.misses.handle.visible
+        assert "miss" not in app.gui_info.content
+        app.gui_frame.value = 29  # past its end: the rays miss, drawn and counted
+        assert app.missed > 0 and app.misses.handle.visible and app.miss_ends.handle.visible
+        assert f"{app.missed} rays miss the ground" in app.gui_info.content
+        assert "miss the ground" in app.gui_legend.content
+    finally:
+        app.close()
+    stairs = ClipViewer(clip, mesh_ground(tmp_path, "stairs"), port=0)
+    try:
+        v, f = ground_mesh_of(stairs)
+        treads = np.unique(np.round(v[f][:, :, 1].max(axis=1), 6))
+        assert len(f) > 40 and len(treads) >= 10  # the boxes' treads and risers, step by step
+    finally:
+        stairs.close()
+
+
+def ground_mesh_of(app):
+    """The vertices and faces the viewer sent for its ground."""
+    from ikrig.viz.geometry import ground_mesh, path_bounds
+
+    path = app.source_pos[:, app.root][:, [0, 2]]
+    return ground_mesh(app.ground, path_bounds(path, 2.0 * app.L), cells=160, max_faces=200_000)
+
+
 def test_viewer_plays(viewer):
     viewer.gui_speed.value = 2.0
     viewer.gui_play.value = True

@@ -3,7 +3,9 @@
 ``ikrig view CLIP.bvh --ground stairs`` opens a page (served on 127.0.0.1 by default) with
 the clip on the ground, a timeline slider, play/pause and speed, and switches for foot IK
 (on/off and the mode), the ray casts, the contacts, the IK goals and a ghost of the original
-clip. Only the page it serves may connect to it (see :mod:`ikrig.viz._viser`).
+clip. A mesh ground is drawn as its triangles; rays under the soles that find no ground are
+drawn in amber to their full length, and the info line counts them. Only the page it
+serves may connect to it (see :mod:`ikrig.viz._viser`).
 
 Foot IK runs live, frame by frame, through :class:`~ikrig.foot.live.FootPlacer` with the
 clip's pinning curve (so playback gives the same frames as the offline pipeline); jumping
@@ -25,9 +27,17 @@ from . import _viser as V
 from .geometry import bone_segments, ground_mesh, path_bounds, walking_axes
 from .scene3d import BELOW, CONTACT, GHOST, HIT, LEFT, RAY, RIGHT, TARGET, scene_setup
 
+MISS = "#ff9f1c"  # a ray that finds no ground under a sole point
+
 __all__ = ["ClipViewer", "view_clip"]
 
 MODES = ("full", "goal-blend", "trace-offset")
+#: What each colour in the scene is (shown under the controls).
+LEGEND = (
+    "**Legend**: skeleton navy, left leg blue, right leg coral, ghost (original) grey; "
+    "rays grey with teal hits; rays that **miss the ground** amber, ending in a square; "
+    "contacts green circles; soles under the ground pink diamonds; IK goals red sparkles."
+)
 
 
 class ClipViewer:
@@ -109,7 +119,7 @@ class ClipViewer:
         s = self.server.scene
         L = self.L
         bounds = path_bounds(path_xz, 2.0 * L)
-        v, f = ground_mesh(self.ground, bounds, cells=160)
+        v, f = ground_mesh(self.ground, bounds, cells=160, max_faces=200_000)
         self.ground_handle = s.add_mesh_simple(
             "/ground",
             v.astype(np.float32),
@@ -137,6 +147,8 @@ class ClipViewer:
         self.ghost = V.Lines(s, "/ghost", V.rgb(GHOST), 0.6 * t, visible=False)
         self.rays = V.Lines(s, "/rays/lines", V.rgb(RAY), 0.25 * t)
         self.hits = V.Points(s, "/rays/hits", V.rgb(HIT), 0.06 * L)
+        self.misses = V.Lines(s, "/rays/misses", V.rgb(MISS), 0.25 * t)
+        self.miss_ends = V.Points(s, "/rays/miss_ends", V.rgb(MISS), 0.06 * L, shape="square")
         self.contact_pts = V.Points(s, "/contacts", V.rgb(CONTACT), 0.12 * L, shape="circle")
         self.below_pts = V.Points(s, "/below", V.rgb(BELOW), 0.08 * L, shape="diamond")
         self.goals = V.Points(s, "/goals", V.rgb(TARGET), 0.09 * L, shape="sparkle")
@@ -181,6 +193,7 @@ class ClipViewer:
         self.gui_ghost = g.add_checkbox("ghost (original)", False)
         self.gui_follow = g.add_checkbox("camera follows", True)
         self.gui_info = g.add_markdown("")
+        self.gui_legend = g.add_markdown(LEGEND)
         self.gui_frame.on_update(lambda _: self.update(int(self.gui_frame.value)))
         for h in (
             self.gui_ik,
@@ -255,7 +268,8 @@ class ClipViewer:
         self.joints.set(pos_w)
         self.ghost.enabled = bool(self.gui_ghost.value)
         self.ghost.set(bone_segments(self.parents, self.source_pos[frame]))
-        rays, hits, below, contacts = (np.zeros((0, 2, 3)),) + (np.zeros((0, 3)),) * 3
+        rays, misses = np.zeros((0, 2, 3)), np.zeros((0, 2, 3))
+        hits, below, contacts = (np.zeros((0, 3)),) * 3
         if self.sole is not None:
             pts = self.sole.points_world(rot_w, pos_w).reshape(-1, 3)
             soles = pts - np.repeat(self.sole.heights.reshape(-1, 1), 3, 1) * [0.0, 1.0, 0.0]
@@ -265,22 +279,29 @@ class ClipViewer:
             hp = np.asarray(h.point, dtype=np.float64)
             rays = np.stack([origin[m], hp[m]], axis=1)
             hits = hp[m]
+            # a ray that finds no ground: its full length, ending in a square
+            misses = np.stack([origin[~m], origin[~m] - [0.0, 1.2 * self.L, 0.0]], axis=1)
             below = soles[m & (soles[:, 1] < hp[:, 1] - 1e-3 * self.L)]
             if self.pins is not None:
                 on = np.repeat(self.pins[frame] > 0.5, 2)
                 contacts = np.where((on & m)[:, None], hp, soles)[on]
         self.rays.enabled = self.hits.enabled = bool(self.gui_rays.value)
+        self.misses.enabled = self.miss_ends.enabled = bool(self.gui_rays.value)
         self.rays.set(rays)
         self.hits.set(hits)
+        self.misses.set(misses)
+        self.miss_ends.set(misses[:, 1])
+        self.missed = int(len(misses))
         self.below_pts.set(below)
         self.contact_pts.enabled = bool(self.gui_contacts.value)
         self.contact_pts.set(contacts)
         self.goals.enabled = bool(self.gui_goals.value)
         self.goals.set(np.zeros((0, 3)) if targets is None else targets)
         ik = "on (" + str(self.gui_mode.value) + ")" if self.gui_ik.value else "off"
+        missed = f", **{len(misses)} rays miss the ground**" if len(misses) else ""
         self.gui_info.content = (
             f"frame **{frame}** / {self.clip.num_frames}, "
-            f"t = {frame * self.clip.frame_time:.2f} s, foot IK {ik}"
+            f"t = {frame * self.clip.frame_time:.2f} s, foot IK {ik}{missed}"
         )
 
     def _follow(self, delta) -> None:
