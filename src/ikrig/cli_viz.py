@@ -93,6 +93,11 @@ def check_movie(output, clip=None, ground_spec=None):
     check_movie_path(output, inputs=[p for p in (clip, ground_input(ground_spec)) if p])
 
 
+def ground_name(spec: str) -> str:
+    """How a picture's title names the ground: a built-in's name, a mesh file's name."""
+    return Path(spec).name
+
+
 def _out(path) -> str:
     return str(Path(path))
 
@@ -256,7 +261,7 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
     f = motion.num_frames // 2 if frame is None else frame
     result = place(motion, ground, mode, found) if ik and found is not None else None
-    title = f"{ground_spec}, frame {f}" + (f", foot IK ({mode})" if result else "")
+    title = f"{ground_name(ground_spec)}, frame {f}" + (f", foot IK ({mode})" if result else "")
     view = View(rays=not no_rays, title=title)
     plot_skeleton_3d(motion, ground, frame=f, result=result, legs=legs, path=output, view=view)
     click.echo(f"wrote {_out(output)}")
@@ -281,7 +286,8 @@ def plot_diagnostics(given: ClipOnGround, output):
     motion = load_clip(clip)
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
     result = place(motion, ground, mode, found)
-    plot_foot_diagnostics(result, motion, ground, path=output, title=f"{ground_spec}, mode {mode}")
+    title = f"{ground_name(ground_spec)}, mode {mode}"
+    plot_foot_diagnostics(result, motion, ground, path=output, title=title)
     click.echo(f"wrote {_out(output)}")
 
 
