@@ -746,7 +746,7 @@ def to_soa(*arrays):
 )
 def test_soa_matches_aos(dtype, options):
     rng = np.random.default_rng(11)
-    n = 500
+    n = PARALLEL_MIN  # both paths vectorised, in the data's dtype
     root, mid, end, target, pole, _, _ = random_problem(rng, (n,))
     target = target + rng.normal(size=target.shape)
     # a few degenerate elements go through the fallback pass

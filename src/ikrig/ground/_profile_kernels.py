@@ -93,6 +93,23 @@ def seg_hit(origin, direction, p, q, tol, tmax):
     return t
 
 
+@njit(cache=True)
+def _search(ks, s, right):
+    """``np.searchsorted(ks, s, side="right" if right else "left")`` for a sorted float
+    array and a scalar (NaN sorts last), as a plain bisection: NumPy's generic version
+    takes seconds to compile."""
+    lo, hi = 0, ks.shape[0]
+    if s != s:
+        return hi
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ks[mid] < s or (right and ks[mid] == s):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 @njit(inline="always")
 def _profile_height(p, xz):
     """Height and upward normal at ``xz``. At a vertical face the top height is returned;
@@ -100,7 +117,7 @@ def _profile_height(p, xz):
     w = p.w
     k = p.ks.shape[0]
     s = (xz[0] - p.start[0]) * w[0] + (xz[1] - p.start[1]) * w[1]
-    j = np.searchsorted(p.ks, s, side="right") - 1  # last knot with p.ks <= s
+    j = _search(p.ks, s, True) - 1  # last knot with p.ks <= s
     slope = 0.0
     if j < 0:
         h = p.ky[0]
@@ -152,11 +169,11 @@ def _profile_hit(p, ray):
     # Walk the segments in the order the ray's s meets them; stop once a segment lies
     # beyond the s the ray can still reach (at max_dist, or at the best hit so far).
     if a >= 0.0:
-        j = np.searchsorted(p.ks, s0 - tol, side="left")
+        j = _search(p.ks, s0 - tol, False)
         stop = k + 1
         step = 1
     else:
-        j = np.searchsorted(p.ks, s0 + tol, side="right")
+        j = _search(p.ks, s0 + tol, True)
         stop = -1
         step = -1
     lim = ray.max_dist

@@ -97,6 +97,8 @@ __all__ = [
     "make_constants",
     "unpack_constants",
     "solve_two_bone_kernel",
+    "solve_two_bone_serial",
+    "solve_two_bone_serial_arc",
 ]
 
 # Relative threshold for "on the line", "straight" and "zero length" tests.
@@ -389,3 +391,18 @@ def solve_two_bone_kernel(p, weights, k, arc):
         sel((fx * fx + fy * fy + fz * fz <= lim * lim) & (not degen), 1, 0),
         sel(ok_fast != 0, 0, 1),
     )  # fmt: skip
+
+
+@njit(cache=True, **SMALL)
+def solve_two_bone_serial(p, weights, k):
+    """:func:`solve_two_bone_kernel` with bend-plane rotations, as a separately compiled
+    function for serial loops (one element at a time: nothing to gain from inlining).
+    Every such loop calls the same machine code, compiled once (seconds on a cold cache)
+    instead of once per caller."""
+    return solve_two_bone_kernel(p, weights, k, False)
+
+
+@njit(cache=True, **SMALL)
+def solve_two_bone_serial_arc(p, weights, k):
+    """:func:`solve_two_bone_serial` with shortest-arc rotations."""
+    return solve_two_bone_kernel(p, weights, k, True)

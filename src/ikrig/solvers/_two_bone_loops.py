@@ -30,6 +30,8 @@ from ..kernels.two_bone import (
     TwoBonePoints,
     TwoBoneWeights,
     solve_two_bone_kernel,
+    solve_two_bone_serial,
+    solve_two_bone_serial_arc,
     unpack_constants,
 )
 
@@ -62,17 +64,17 @@ def point64(a, j):
 @njit(inline="always", **OPTS)
 def _solve64(points, j, wct, col, k64, arc):
     """:func:`~ikrig.kernels.two_bone.solve_two_bone_kernel` in float64 on element ``j``
-    (flat index of its x) of the AoS ``points``, with column ``col`` of ``wct``."""
+    (flat index of its x) of the AoS ``points``, with column ``col`` of ``wct``; ``arc``
+    a compile-time constant (both serial solves compile otherwise)."""
     f = np.float64
-    return solve_two_bone_kernel(
-        TwoBonePoints(
-            point64(points[0], j), point64(points[1], j), point64(points[2], j),
-            point64(points[3], j), point64(points[4], j),
-        ),
-        TwoBoneWeights(f(wct[0, col]), f(wct[1, col]), f(wct[2, col])),
-        k64,
-        arc,
+    p = TwoBonePoints(
+        point64(points[0], j), point64(points[1], j), point64(points[2], j),
+        point64(points[3], j), point64(points[4], j),
     )  # fmt: skip
+    w = TwoBoneWeights(f(wct[0, col]), f(wct[1, col]), f(wct[2, col]))
+    if arc:
+        return solve_two_bone_serial_arc(p, w, k64)
+    return solve_two_bone_serial(p, w, k64)
 
 
 @njit(**OPTS)
@@ -82,32 +84,40 @@ def _store(out, o, values):
         out[o + c] = values[c]
 
 
-@njit(**OPTS)
-def aos_solve(root, mid, end, target, pole, wct, c64, arc, out, out_reached):
+def _make_aos_solve(arc: bool):
     """Full solve over flat AoS arrays, serial and in float64 (small batches, single calls).
 
     Arguments: ``root, mid, end, target, pole`` raveled ``(N, 3)`` (world space); ``wct``
     ``(3, M)`` rows weight, cos(twist), sin(twist) with ``M`` 1 (broadcast) or ``N``;
-    ``c64`` the float64 constants; ``arc`` shortest-arc rotations; ``out`` raveled
-    ``(N, OUT_WIDTH)`` of the data's dtype; ``out_reached`` ``(N,)`` bool. One output
-    buffer and separate arrays (a tuple of arrays costs more to dispatch) keep the per-call
-    overhead small. Returns the number of elements with a non-finite input.
+    ``c64`` the float64 constants; ``out`` raveled ``(N, OUT_WIDTH)`` of the data's dtype;
+    ``out_reached`` ``(N,)`` bool. One output buffer and separate arrays (a tuple of arrays
+    costs more to dispatch) keep the per-call overhead small. ``arc`` (shortest-arc
+    rotations) is a compile-time constant. Returns the number of elements with a
+    non-finite input.
     """
-    points = (root, mid, end, target, pole)
-    k64 = TwoBoneConstants(*unpack_constants(c64))
-    step = 1 if wct.shape[1] > 1 else 0
-    nbad = 0
-    for i in range(out_reached.shape[0]):
-        sol = _solve64(points, 3 * i, wct, i * step, k64, arc)
-        o = OUT_WIDTH * i
-        _store(out, o + OUT_MID, sol.mid)
-        _store(out, o + OUT_END, sol.end)
-        _store(out, o + OUT_QR, sol.root_delta)
-        _store(out, o + OUT_QM, sol.mid_delta)
-        out[o + OUT_STRETCH] = sol.stretch
-        out_reached[i] = sol.reached != 0
-        nbad += sol.bad
-    return nbad
+
+    def kernel(root, mid, end, target, pole, wct, c64, out, out_reached):
+        points = (root, mid, end, target, pole)
+        k64 = TwoBoneConstants(*unpack_constants(c64))
+        step = 1 if wct.shape[1] > 1 else 0
+        nbad = 0
+        for i in range(out_reached.shape[0]):
+            sol = _solve64(points, 3 * i, wct, i * step, k64, arc)
+            o = OUT_WIDTH * i
+            _store(out, o + OUT_MID, sol.mid)
+            _store(out, o + OUT_END, sol.end)
+            _store(out, o + OUT_QR, sol.root_delta)
+            _store(out, o + OUT_QM, sol.mid_delta)
+            out[o + OUT_STRETCH] = sol.stretch
+            out_reached[i] = sol.reached != 0
+            nbad += sol.bad
+        return nbad
+
+    return named(kernel, "aos_solve" + ("_arc" if arc else ""))
+
+
+# Keyed by shortest arc.
+AOS_SERIAL = {arc: _make_aos_solve(arc) for arc in (False, True)}
 
 
 @njit(**OPTS)
@@ -140,16 +150,41 @@ def _aos_redo(points, wct, c64, arc, outs):
     return nbad
 
 
+@njit(**OPTS)
+def count_marked(out_state):
+    """The number of elements marked 2 (for the float64 pass) in ``out_state``."""
+    n = 0
+    for i in range(out_state.shape[0]):
+        n += out_state[i] == 2
+    return n
+
+
+@njit(**OPTS)
+def _count_bad(out_state):
+    """Count the elements marked 3 (a non-finite input, float64 data) and unmark them
+    (``reached`` False). Returns the count."""
+    nbad = 0
+    for i in range(out_state.shape[0]):
+        if out_state[i] == 3:
+            out_state[i] = 0
+            nbad += 1
+    return nbad
+
+
 def _make_aos_parallel(arc: bool, redo: bool):
     """Full solve over flat AoS arrays, vectorised and multi-threaded (big batches).
 
-    As :func:`aos_solve`, but ``wct`` is ``(3, N)``, ``consts`` has the data's dtype and the
-    outputs are a tuple of separate raveled arrays ``outs``: mid and end ``(N, 3)``, deltas
-    ``(N, 4)``, stretch ``(N,)`` and ``out_state`` ``(N,)`` uint8 (the bool ``reached``
-    viewed as bytes; 2 marks an element for the float64 pass). Stride 3 and 4 stores
-    vectorise well; stride 15 ones do not. ``arc`` and ``redo`` are compile-time constants;
-    without ``redo`` (float64 data) nothing is marked and the loop does no more work than
-    it needs.
+    As :func:`_make_aos_solve`'s kernel, but ``wct`` is ``(3, N)``, ``consts`` has the
+    data's dtype and the outputs are a tuple of separate raveled arrays ``outs``: mid and
+    end ``(N, 3)``, deltas ``(N, 4)``, stretch ``(N,)`` and ``out_state`` ``(N,)`` uint8
+    (the bool ``reached`` viewed as bytes). The loop marks an element for the float64 pass
+    with 2 (float32 data), or an element with a non-finite input with 3 (float64 data; it
+    ends with ``reached`` False). Stride 3 and 4 stores vectorise well; stride 15 ones do
+    not. ``arc`` and ``redo`` are compile-time constants; without ``redo`` (float64 data)
+    the float64 pass is not even compiled.
+
+    The loop has no reduction (the marks are counted afterwards): Numba's reduction
+    analysis copies the whole, inlined loop body and made this kernel compile 4x slower.
     """
 
     def kernel(points, wct, consts, c64, outs):
@@ -167,8 +202,6 @@ def _make_aos_parallel(arc: bool, redo: bool):
         out_stretch = outs[4]
         out_state = outs[5]
         k = TwoBoneConstants(*unpack_constants(consts))
-        nbad = 0
-        nslow = 0
         for i in prange(out_state.shape[0]):
             # Unsigned indices: Numba then skips the negative-index wraparound, whose
             # per-element select stops LLVM from vectorising the strided accesses.
@@ -193,15 +226,16 @@ def _make_aos_parallel(arc: bool, redo: bool):
             out_qm[k0], out_qm[k1], out_qm[k2], out_qm[k3] = sol.mid_delta
             out_stretch[i] = sol.stretch
             if redo:
-                out_state[i] = sel(sol.slow != 0, 2, sol.reached)
-                nslow += sol.slow
-                nbad += sel(sol.slow != 0, 0, sol.bad)  # counted by the second pass
+                out_state[i] = sel(sol.slow + sol.bad != 0, 2, sol.reached)
             else:
-                out_state[i] = sol.reached
-                nbad += sol.bad
-        if nslow == 0:
-            return nbad
-        return nbad + _aos_redo(points, wct, c64, arc, outs)
+                out_state[i] = sel(sol.bad != 0, 3, sol.reached)
+        # serial passes over the marks (no reduction in the parallel loop: Numba's
+        # reduction analysis copies the whole loop body and compiles 4x slower)
+        if not redo:
+            return _count_bad(out_state)
+        if count_marked(out_state) == 0:
+            return 0
+        return _aos_redo(points, wct, c64, arc, outs)
 
     name = "aos_solve_parallel" + ("_arc" if arc else "") + ("_f32" if redo else "")
     return named(kernel, name, parallel=True)

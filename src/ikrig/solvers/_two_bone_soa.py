@@ -24,7 +24,7 @@ from ..kernels._two_bone_math import (
     sqrt_abs,
 )
 from ..kernels.two_bone import TwoBoneConstants, TwoBonePoints, unpack_constants
-from ._two_bone_loops import OPTS, named
+from ._two_bone_loops import OPTS, count_marked, named
 
 
 class FastPositions(NamedTuple):
@@ -171,7 +171,6 @@ def _make_soa_kernel(full: bool, rng: bool):
     def kernel(root, mid, end, target, pole, consts, c64, out_mid, out_end, out_state):
         k = TwoBoneConstants(*unpack_constants(consts))
         n = root.shape[1]
-        nslow = 0
         for i in prange(n):
             sol = _fast_positions(
                 TwoBonePoints(
@@ -185,8 +184,9 @@ def _make_soa_kernel(full: bool, rng: bool):
             out_mid[0, i], out_mid[1, i], out_mid[2, i] = sol.mid
             out_end[0, i], out_end[1, i], out_end[2, i] = sol.end
             out_state[i] = sel(sol.slow != 0, 2, sol.reached)
-            nslow += sol.slow
-        if nslow == 0:
+        # the marks are counted after the loop: a reduction in the parallel loop makes
+        # Numba copy the whole loop body and compile several times slower
+        if count_marked(out_state) == 0:
             return 0
         return _soa_redo((root, mid, end, target, pole), c64, full, (out_mid, out_end, out_state))
 

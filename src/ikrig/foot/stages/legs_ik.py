@@ -16,7 +16,7 @@ from ...kernels.two_bone import (
     TwoBonePoints,
     TwoBoneWeights,
     make_constants,
-    solve_two_bone_kernel,
+    solve_two_bone_serial,
     unpack_constants,
 )
 from ...math._qmath import q_conj, q_get, q_mul
@@ -86,14 +86,13 @@ def legs_run(joints_p, joints_r, parent_r, plan, consts, weight, out_r, reached)
             w = min(max(w, 0.0), 1.0)
             p = joints_p[f, k]
             knee = (p[1, 0], p[1, 1] + up, p[1, 2])  # also the pole: the knee keeps its plane
-            sol = solve_two_bone_kernel(
+            sol = solve_two_bone_serial(
                 TwoBonePoints(
                     (p[0, 0], p[0, 1] + up, p[0, 2]), knee, (p[2, 0], p[2, 1] + up, p[2, 2]),
                     (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2]), knee,
                 ),
                 TwoBoneWeights(w, tb.one, tb.zero),
                 tb,
-                False,
             )  # fmt: skip
             reached[f, k] = sol.reached != 0
             # 7b. new rotations: hip and knee from the IK, the ankle turned to the ground

@@ -39,8 +39,10 @@ def plan_run(planted, clearance, contacts, ramp, max_bump, out):
     starts, ends = spans_of(contacts)
     # in contact, and where no contact bounds the air phase (before the first, after the
     # last): the ground under the foot plus the animation's own clearance
-    stance = planted + clearance
-    out[:] = stance
+    stance = np.empty_like(planted)
+    for f in range(len(planted)):  # (loops, not array expressions: these compile faster)
+        stance[f] = planted[f] + clearance[f]
+        out[f] = stance[f]
     for i in range(len(starts)):  # the animation's own clearance blended out mid-contact
         s, e = starts[i], ends[i]
         for f in range(s, e):
