@@ -711,3 +711,20 @@ def test_demo_gif_shows_a_progress_bar(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "wrote" in out and (tmp_path / "demo.gif").exists()
     assert "rendering" in err and "frame" in err  # the tqdm bar, as the solve steps show
+
+
+def test_gif_keeps_the_marks_colours(tmp_path):
+    clip = stick_walk(frames=6)
+    out = tmp_path / "m.gif"
+    look = MovieLook(size=(4.0, 2.0), dpi=50)
+    movie.write_before_after_movie(
+        fake_result(clip), clip, ground_for(clip), out, look=look, progress=False
+    )
+    red = np.array(PIL_Image.new("RGB", (1, 1), scene3d.TARGET).getpixel((0, 0)))
+    with PIL_Image.open(out) as im:
+        for k in range(im.n_frames):
+            im.seek(k)
+            rgb = np.asarray(im.convert("RGB")).astype(np.int16)
+            # the IK targets' crosses stay their legend's red, not a median-cut neighbour
+            assert (np.abs(rgb[:, 100:] - red).max(axis=-1) == 0).any()
+            assert (rgb == 255).all(axis=-1).mean() > 0.5  # and the background white

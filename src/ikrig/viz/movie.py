@@ -30,7 +30,7 @@ from ..pose import Motion
 from ._mpl import figure_rgb, new_figure, require
 from .geometry import walking_axes
 from .options import MovieLook, View
-from .scene3d import MARKS, SceneSetup, SkeletonScene
+from .scene3d import MARKS, PALETTE, SceneSetup, SkeletonScene
 
 __all__ = [
     "BeforeAfter",
@@ -278,14 +278,39 @@ def write_before_after_gif(result, source, ground, path, **kwargs) -> Path:
     return write_before_after_movie(result, source, ground, path, **kwargs)
 
 
+def gif_palette(first_frame: np.ndarray, colors: int = 64):
+    """A Pillow ``P`` image holding the palette every GIF frame is mapped to: the colours
+    of every mark (:data:`~.scene3d.PALETTE`, exact, so the legend's colours stay true)
+    and the rest median-cut from the first frame (the ground's shades, text, panes)."""
+    image = require("PIL.Image", "plot", "writing GIFs")
+    fixed = [c for hexc in PALETTE for c in _rgb(hexc)]
+    rest = colors - len(PALETTE)
+    cut = image.fromarray(first_frame).quantize(
+        colors=rest, method=image.Quantize.MEDIANCUT, dither=image.Dither.NONE
+    )
+    found = np.asarray(cut.getpalette()[: 3 * rest], dtype=np.int64).reshape(-1, 3)
+    # Pillow maps to a palette through a coarse colour cache: a shade close to a fixed
+    # colour could take its pixels (white turning pinkish), so such shades are left out
+    near = np.abs(found[:, None] - np.array(fixed).reshape(-1, 3)[None]).max(axis=-1) <= 12
+    found = found[~near.any(axis=1)]
+    pal = image.new("P", (1, 1))
+    pal.putpalette(fixed + found.ravel().tolist())
+    return pal
+
+
+def _rgb(hex_color: str) -> tuple[int, int, int]:
+    h = hex_color.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
 def _write_gif(frames, path: Path, durations: list[int]) -> None:
     image = require("PIL.Image", "plot", "writing GIFs")
-    images = [
-        image.fromarray(f).quantize(
-            colors=64, method=image.Quantize.MEDIANCUT, dither=image.Dither.NONE
-        )
-        for f in frames
-    ]
+    images: list = []
+    palette = None
+    for f in frames:
+        if palette is None:
+            palette = gif_palette(f)
+        images.append(image.fromarray(f).quantize(palette=palette, dither=image.Dither.NONE))
     if not images:
         raise InputError("movie: no frames to write")
     images[0].save(

@@ -51,6 +51,8 @@ HIT = "#2a9d8f"
 CONTACT = "#38b000"
 TARGET = "#d00000"
 BELOW = "#ff006e"
+#: Every mark's colour, with white and the text greys (GIFs keep them exact).
+PALETTE = (BONES, LEFT, RIGHT, GHOST, RAY, HIT, CONTACT, TARGET, BELOW, "#ffffff", "#4d4d4d")
 
 
 #: The legend's words for each kind of mark a scene draws.
