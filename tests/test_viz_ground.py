@@ -138,3 +138,30 @@ def test_mesh_ground_is_under_the_feet_in_a_movie_frame(tmp_path, name):
         ax = scene.ax
         px = projected_3d(ax, under_feet(clip, ground, 6))
         assert ground_near(img, px, ground_colours(ax)).all()
+
+
+def test_cli_plot_skeleton_on_a_stairs_mesh(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+    from test_viz import stick_bvh
+
+    from ikrig.cli_viz import plot
+
+    drawn = []
+    real = scene3d.plot_skeleton_3d
+
+    def keep(*args, **kwargs):
+        drawn.append((args, kwargs, real(*args, **kwargs)))
+        return drawn[-1][2]
+
+    monkeypatch.setattr(scene3d, "plot_skeleton_3d", keep)
+    bvh, obj, out = stick_bvh(tmp_path), stairs_obj(tmp_path / "stairs.obj"), tmp_path / "s.png"
+    r = CliRunner().invoke(plot, ["skeleton", str(bvh), "-g", str(obj), "-o", str(out)])
+    assert r.exit_code == 0, (r.output, r.exception)
+    (args, kwargs, fig) = drawn[0]
+    clip, ground, frame = args[0], args[1], kwargs["frame"]
+    ax = fig.axes[0]
+    assert ax.get_title().startswith("stairs.obj, frame")  # the file's name, not its path
+    img = read_rgb(out)
+    assert ground_near(
+        img, projected_3d(ax, under_feet(clip, ground, frame)), ground_colours(ax)
+    ).all()

@@ -5,7 +5,9 @@ Everything here is world space, Y up, in the data's units:
 - :func:`bone_segments`: a pose's bones as ``(..., B, 2, 3)`` line segments;
 - :func:`ground_mesh`: a triangle mesh of any ground over an XZ rectangle, exact for the
   built-in grounds (stair risers stay vertical, blocks keep their sides);
-- :func:`face_shading`: per-triangle colours lit from a fixed direction;
+- :func:`face_shading` / :func:`shade`: per-face colours lit from a fixed direction;
+- :func:`clip_faces_xz`, :func:`surface_floor`, :func:`skirts`: faces cut to the view (and
+  a little below the lowest top surface), and the cut faces that close a solid ground;
 - :func:`arc_points` / :func:`cone_rim`: the fans and cones that show joint limits;
 - :func:`walking_axes`: the horizontal direction a clip moves in, to place cameras.
 """
