@@ -30,10 +30,10 @@ LAYERS = (
     ("metrics",),
     ("foot",),
     ("io", "data"),
-    ("report", "demo"),
+    ("report", "demo", "warmup"),
     ("viz",),
     ("cli_common",),
-    ("cli", "cli_viz", "__main__", "__init__"),
+    ("cli", "cli_viz", "cli_warmup", "__main__", "__init__"),
 )
 """Bottom to top: a module may import its own layer and the layers below it."""
 

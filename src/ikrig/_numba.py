@@ -110,7 +110,8 @@ _apply_thread_count()
 
 _PACKAGE = __name__.rpartition(".")[0] or "ikrig"
 _NOTICE = (
-    "ikrig: compiling numerical kernels for this machine (first run only, may take a minute)..."
+    "ikrig: compiling numerical kernels for this machine (first run only; 'ikrig warmup'"
+    " compiles them all ahead of time)..."
 )
 
 

@@ -473,10 +473,12 @@ def run_foot(
 
 
 def _register_viz() -> None:
-    """The plot, view and playground commands (their heavy imports load only when run)."""
+    """The plot, view, playground and warmup commands (their heavy imports load only when
+    run)."""
     from .cli_viz import playground, plot, view
+    from .cli_warmup import warmup
 
-    for command in (plot, view, playground):
+    for command in (plot, view, playground, warmup):
         main.add_command(command)
 
 

@@ -1,0 +1,219 @@
+"""Compile ikrig's kernels ahead of time: ``ikrig warmup``.
+
+Numba compiles each kernel the first time it runs on a machine and keeps the machine code
+in its disk cache (see :mod:`ikrig._numba`). On a fresh install that first run costs about
+a minute of CPU. :func:`warm_up` pays it once, knowingly: it runs small, real workloads
+(:data:`TASKS`) that reach every kernel the command line and the common library calls use,
+spread over worker processes so that every core compiles. Run it after installing, in a
+Docker image build, or before a test suite.
+
+Each task is a plain function running public API on small built-in data; the workers
+share Numba's cache directory, so what one compiled the others (and every later process)
+load. A task that fails says so and the others go on.
+
+Example (a warm cache takes a few seconds: everything loads)::
+
+    from ikrig.warmup import warm_up
+    seconds = warm_up(["two-bone"], jobs=1, progress=False)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from ._numba import CACHE_DIR, compile_seconds
+from .errors import InputError
+
+GROUNDS = ("flat", "stairs", "slope", "bumps", "blocks")
+
+
+def _two_bone() -> None:
+    """Two-bone solver: positions (serial and parallel kernels, both rotation modes) and
+    the component-first path, float64 and float32."""
+    from .solvers.two_bone import TwoBoneOptions, two_bone_positions, two_bone_positions_soa
+
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.float32):
+        for n in (1, 1024):
+            root, target = rng.normal(size=(2, n, 3)).astype(dtype)
+            mid = root + np.array([0.0, -0.45, 0.05], dtype)
+            end = mid + np.array([0.0, -0.42, -0.05], dtype)
+            for arc in ("bend_plane", "shortest_arc"):
+                options = TwoBoneOptions(root_rotation=arc)
+                two_bone_positions(root, mid, end, target, options=options)
+            r, m, e, t = (a.T.copy() for a in (root, mid, end, target))
+            for soften in (1.0, 0.9):
+                two_bone_positions_soa(r, m, e, t, options=TwoBoneOptions(soften=soften))
+
+
+def _chains() -> None:
+    """The iterative chain solvers (CCD, 2D CCD, FABRIK, follow, DLS), float64 and
+    float32, one problem and a batch."""
+    from .solvers import ccd, ccd_2d, dls, fabrik, follow
+
+    for dtype in (np.float64, np.float32):
+        chain = np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], dtype)
+        target = np.array([1.0, 2.0, 0.5], dtype)
+        for batch in ((), (4,)):
+            joints = np.broadcast_to(chain, batch + chain.shape)
+            goal = np.broadcast_to(target, batch + (3,))
+            for solve in (ccd, fabrik, follow, dls):
+                solve(joints, goal)
+            ccd_2d(joints[..., :2], goal[..., :2])
+
+
+def _walk(seconds: float = 2.0):
+    from .data.walk import walk_clip
+
+    return walk_clip(seconds=seconds, fps=60.0)
+
+
+def _foot(mode: str) -> Callable[[], None]:
+    def run() -> None:
+        """Offline foot placement in ``mode`` on every built-in ground, with the report's
+        metrics."""
+        from .character.legs import find_legs, pelvis_joint
+        from .foot import FootOptions, place_feet
+        from .ground import load_ground
+        from .report import foot_report
+
+        clip = _walk()
+        legs = find_legs(clip.skeleton)
+        path = clip.positions_world()[:, pelvis_joint(clip.skeleton, legs)][:, [0, 2]]
+        for name in GROUNDS:
+            ground = load_ground(name, path, legs.leg_length)
+            result = place_feet(clip, ground, FootOptions(mode=mode), legs=legs)
+            foot_report({mode: result}, clip, ground)
+
+    run.__doc__ = f"Offline foot placement, mode {mode}, on every built-in ground."
+    return run
+
+
+def _live() -> None:
+    """Live foot placement, frame by frame, with and without the offline plan."""
+    from .foot import FootPlacer, place_feet
+    from .ground import load_ground
+
+    clip = _walk(1.0)
+    ground = load_ground("stairs", clip.positions_world()[:, 0, [0, 2]], 0.85)
+    placer = FootPlacer.from_clip(clip, ground)
+    offline = place_feet(clip, ground)
+    for f in range(8):
+        placer.update(clip[f], dt=clip.frame_time)
+        placer.update(clip[f], dt=clip.frame_time, plan=offline.plan(f))
+
+
+def _files() -> None:
+    """BVH writing and reading, and a mesh ground's queries."""
+    from .ground import MeshGround
+    from .io.bvh import read_bvh, to_bvh_clip, write_bvh
+
+    clip = _walk(0.5)
+    with tempfile.TemporaryDirectory(prefix="ikrig-warmup-") as tmp:
+        path = Path(tmp) / "walk.bvh"
+        write_bvh(path, to_bvh_clip(clip))
+        read_bvh(path)
+    vertices = np.array([[-9, 0, -9], [9, 0, -9], [9, 0.2, 9], [-9, 0.2, 9]], float)
+    ground = MeshGround(vertices, np.array([[0, 1, 2], [0, 2, 3]]))
+    ground.height_at(np.zeros((4, 2)))
+    ground.raycast(np.ones((4, 3)), np.array([0.0, -1.0, 0.0]))
+
+
+TASKS: dict[str, Callable[[], None]] = {
+    "chains": _chains,
+    "two-bone": _two_bone,
+    "foot full": _foot("full"),
+    "foot goal-blend": _foot("goal-blend"),
+    "files": _files,
+    "live": _live,
+    "foot trace-offset": _foot("trace-offset"),
+}
+"""Warm-up tasks by name, biggest first (the order they are handed to the workers)."""
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    """What one task did: ``seconds`` of wall time, of which ``compiling`` spent compiling
+    (0 when everything loaded from the cache); ``error`` a one-line message, or None."""
+
+    name: str
+    seconds: float
+    compiling: float
+    error: str | None = None
+
+
+def run_task(name: str) -> TaskReport:
+    """Run the warm-up task ``name`` in this process."""
+    t0, c0 = time.perf_counter(), compile_seconds()
+    error = None
+    try:
+        TASKS[name]()
+    except Exception as exc:  # a broken task must not stop the others
+        error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return TaskReport(name, time.perf_counter() - t0, compile_seconds() - c0, error)
+
+
+def _check_names(names: Iterable[str] | None) -> list[str]:
+    if names is None:
+        return list(TASKS)
+    names = list(names)
+    unknown = [n for n in names if n not in TASKS]
+    if unknown:
+        raise InputError(f"warm-up task {unknown[0]!r}: expected one of {', '.join(TASKS)}")
+    return [n for n in TASKS if n in names]
+
+
+def warm_up(
+    names: Iterable[str] | None = None, jobs: int | None = None, progress: bool = True
+) -> list[TaskReport]:
+    """Compile the kernels the tasks ``names`` (default: all of :data:`TASKS`) reach.
+
+    Args:
+        names: task names, or None for all.
+        jobs: worker processes (default: one per core, at most one per task); 1 runs the
+            tasks in this process.
+        progress: show a progress bar (tqdm) over the tasks.
+
+    Returns:
+        One :class:`TaskReport` per task, in the order of :data:`TASKS`.
+    """
+    todo = _check_names(names)
+    jobs = min(jobs or os.cpu_count() or 1, len(todo))
+    if jobs < 1:
+        raise InputError(f"jobs: expected at least 1, got {jobs}")
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(todo), desc="compiling kernels", unit="task", disable=not progress)
+    reports: dict[str, TaskReport] = {}
+    try:
+        if jobs == 1:
+            for name in todo:
+                bar.set_postfix_str(name)
+                reports[name] = run_task(name)
+                bar.update()
+        else:
+            # spawn: a fresh interpreter per worker (no forked Numba or OpenMP state)
+            with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+                futures = {pool.submit(run_task, n): n for n in todo}
+                for done in as_completed(futures):
+                    report = done.result()
+                    reports[report.name] = report
+                    bar.set_postfix_str(report.name)
+                    bar.update()
+    finally:
+        bar.close()
+    return [reports[n] for n in todo]
+
+
+def cache_dir() -> str | None:
+    """Numba's cache directory, where the compiled kernels are kept (None: no cache)."""
+    return CACHE_DIR
