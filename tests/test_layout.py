@@ -30,10 +30,10 @@ LAYERS = (
     ("metrics",),
     ("foot",),
     ("io", "data"),
-    ("report", "demo", "warmup"),
+    ("report", "demo", "warmup", "batch"),
     ("viz",),
     ("cli_common",),
-    ("cli", "cli_viz", "cli_warmup", "__main__", "__init__"),
+    ("cli", "cli_viz", "cli_warmup", "cli_batch", "__main__", "__init__"),
 )
 """Bottom to top: a module may import its own layer and the layers below it."""
 

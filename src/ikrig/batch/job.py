@@ -1,0 +1,148 @@
+"""One clip of a batch: what ``ikrig foot IN -g GROUND -o OUT --mode M`` does, in a worker.
+
+:func:`run_clip` reads its own clip, places the feet with the same functions, in the same
+order and with the same options as ``ikrig foot`` (so the written file is byte-identical),
+writes the result atomically and returns a small :class:`ClipOutcome`: status, one-line
+error, metrics. It never raises for a bad clip; the batch goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from .._version import __version__
+from ..errors import IkrigError, InputError
+
+__all__ = ["ClipOutcome", "ClipTask", "FootJob", "file_sha256", "options_hash", "run_clip"]
+
+#: metrics of the report row that are not quality values
+_NOT_METRICS = ("frames", "frame_time", "leg_length")
+
+
+class FootJob(NamedTuple):
+    """The ``ikrig foot`` options of a batch (``legs`` may differ per clip: see
+    :class:`ClipTask`). ``ground_sha256`` is the mesh file's hash (None for a built-in)."""
+
+    ground: str
+    mode: str = "full"
+    seed: int = 0
+    datum: str = "clip"
+    up: str = "auto"
+    ground_sha256: str | None = None
+
+
+class ClipTask(NamedTuple):
+    """One clip to do: paths only (each worker reads its own clip), its legs spec, the job."""
+
+    source: str
+    relative: str
+    output: str
+    legs: str | None
+    job: FootJob
+
+
+class ClipOutcome(NamedTuple):
+    """What a worker sends back: no arrays, a few hundred bytes."""
+
+    relative: str
+    status: str  # "ok" or "failed"
+    error: str | None
+    metrics: dict[str, float | None]
+    frames: int
+    seconds: float
+    input_sha256: str | None
+    warnings: list[str]
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def options_hash(job: FootJob, legs: str | None) -> str:
+    """A hash of everything besides the clip that decides the output (ikrig's version too)."""
+    data = {**job._asdict(), "legs": legs, "version": __version__}
+    if job.ground_sha256 is not None:
+        data["ground"] = os.path.basename(job.ground)  # the mesh's bytes count, not its path
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one line: ikrig's messages as they are, others with their type."""
+    text = " ".join(str(exc).split())
+    if isinstance(exc, IkrigError):
+        return text or type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": {exc.filename}" if exc.filename else "")
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _scalars(row: dict[str, Any]) -> dict[str, float | None]:
+    return {
+        k: (None if v is None else float(v))
+        for k, v in row.items()
+        if k not in _NOT_METRICS and (v is None or isinstance(v, (int, float)))
+    }
+
+
+def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
+    """``ikrig foot`` on one clip (see :func:`ikrig.cli.run_foot`); writes the output."""
+    from ..character.legs import find_legs, pelvis_joint
+    from ..character.up import detect_up, from_y_up, to_y_up
+    from ..foot import FootOptions, place_feet
+    from ..ground import load_ground
+    from ..ground.views import RaisedGround
+    from ..io.bvh import read_bvh, write_bvh
+    from ..report import foot_report
+
+    job = task.job
+    clip = read_bvh(task.source)
+    if clip.frame_time is None:
+        raise InputError(
+            f"{task.source}: no frame time (Frame Time: 0, a single pose); foot placement"
+            " needs a clip with a frame time"
+        )
+    up = detect_up(clip.motion) if job.up == "auto" else job.up
+    motion = to_y_up(clip.motion, up)
+    found = find_legs(motion.skeleton, task.legs)
+    path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, found)]
+    ground = load_ground(job.ground, path_xz[:, [0, 2]], found.leg_length, seed=job.seed, up=up)
+    options = FootOptions(mode=job.mode, datum=job.datum)
+    result = place_feet(motion, ground, options, legs=found, progress=False)
+    world = RaisedGround(ground, result.datum) if result.datum else ground
+    report, _ = foot_report({job.mode: result}, motion, world)
+    Path(task.output).parent.mkdir(parents=True, exist_ok=True)
+    write_bvh(task.output, clip.with_motion(from_y_up(result.motion, up)))
+    metrics = _scalars(report["rows"][job.mode])
+    metrics["ground_missing_frames"] = float(report["ground_missing_frames"])
+    return metrics, int(clip.num_frames)
+
+
+def run_clip(task: ClipTask) -> ClipOutcome:
+    """Do one clip; a bad clip comes back ``failed`` with its one-line error."""
+    t0 = time.perf_counter()
+    sha: str | None = None
+    caught: list[warnings.WarningMessage] = []
+    try:
+        sha = file_sha256(task.source)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            metrics, frames = _place(task)
+    except Exception as exc:  # a bad clip is recorded, never stops the batch
+        return ClipOutcome(
+            task.relative, "failed", one_line(exc), {}, 0, time.perf_counter() - t0, sha, []
+        )
+    said = sorted({" ".join(str(w.message).split()) for w in caught})
+    return ClipOutcome(
+        task.relative, "ok", None, metrics, frames, time.perf_counter() - t0, sha, said
+    )

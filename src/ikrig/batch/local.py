@@ -1,0 +1,125 @@
+"""The local runner: a pool of worker processes on this machine (no server, no extra).
+
+Clips are handed out in a bounded window (twice the workers), so memory stays flat however
+long the list is; results come back as small :class:`~ikrig.batch.job.ClipOutcome` records.
+A worker that dies (killed, out of memory, a crash in compiled code) breaks the pool:
+the runner starts a new pool and hands the unfinished clips out again, at most
+:data:`MAX_TRIES` times each; a clip that keeps killing workers is recorded as failed.
+
+Workers are started with the ``spawn`` method and use ``cores / jobs`` compute threads
+each. A worker whose batch process disappears (killed) finishes the clip it is writing and
+exits, so no orphan keeps working or leaves a temporary file behind.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+
+from .job import ClipOutcome, ClipTask, run_clip
+
+__all__ = ["MAX_TRIES", "run_local"]
+
+MAX_TRIES = 3
+"""How many times a clip is handed to a worker before a dying worker marks it failed."""
+
+OnDone = Callable[[ClipTask, ClipOutcome], None]
+
+_BUSY = threading.Lock()
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit when the batch process is gone, but never in the middle of a clip."""
+    while True:
+        time.sleep(0.25)
+        if os.getppid() != parent:
+            with _BUSY:
+                os._exit(1)
+
+
+def _start_worker(parent: int, threads: int) -> None:
+    """Pool initializer: the compute threads, and the watch on the batch process."""
+    from .._numba import numba
+
+    numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _run_guarded(task: ClipTask) -> ClipOutcome:
+    """:func:`~ikrig.batch.job.run_clip` while holding the worker's busy lock."""
+    with _BUSY:
+        return run_clip(task)
+
+
+def _died(task: ClipTask, tries: int) -> ClipOutcome:
+    return ClipOutcome(
+        task.relative, "failed",
+        f"the worker process died {tries} times on this clip (killed, out of memory or a"
+        " crash)", {}, 0, 0.0, None, [],
+    )  # fmt: skip
+
+
+def _new_pool(jobs: int) -> ProcessPoolExecutor:
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    return ProcessPoolExecutor(
+        jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(os.getpid(), threads),
+    )
+
+
+def _one_pool(jobs: int, todo: deque[ClipTask], tries: dict[str, int], on_done: OnDone) -> None:
+    """Run clips from ``todo`` on one pool until it is empty or the pool breaks; clips a
+    broken pool lost go back to the front of ``todo``."""
+    pool = _new_pool(jobs)
+    running: dict[Future[ClipOutcome], ClipTask] = {}
+    broken = False
+    try:
+        while (todo or running) and not broken:
+            while todo and len(running) < 2 * jobs:
+                task = todo.popleft()
+                try:
+                    running[pool.submit(_run_guarded, task)] = task
+                except BrokenProcessPool:
+                    todo.appendleft(task)
+                    broken = True
+                    break
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            if any(isinstance(f.exception(), BrokenProcessPool) for f in finished):
+                broken = True
+                finished, _ = wait(running)  # a broken pool fails all its futures at once
+            lost = []
+            for fut in finished:
+                task = running.pop(fut)
+                exc = fut.exception()
+                if exc is None:
+                    on_done(task, fut.result())
+                elif not isinstance(exc, BrokenProcessPool):
+                    raise exc  # a bug in the runner itself, never a bad clip
+                else:
+                    tries[task.relative] = tries.get(task.relative, 0) + 1
+                    if tries[task.relative] >= MAX_TRIES:
+                        on_done(task, _died(task, tries[task.relative]))
+                    else:
+                        lost.append(task)
+            todo.extendleft(reversed(lost))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_local(tasks: Iterable[ClipTask], jobs: int, on_done: OnDone) -> None:
+    """Run every task on ``jobs`` worker processes; ``on_done(task, outcome)`` is called in
+    this process as each one finishes (in completion order)."""
+    todo: deque[ClipTask] = deque(tasks)
+    tries: dict[str, int] = {}
+    while todo:
+        _one_pool(jobs, todo, tries, on_done)

@@ -1,0 +1,159 @@
+"""A whole batch: which clips still need doing, running them (locally or on a cluster),
+recording each in the manifest as it finishes, and the summary."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..errors import InputError
+from .inputs import ClipPath
+from .job import ClipOutcome, ClipTask, FootJob, file_sha256, options_hash
+from .manifest import MANIFEST_NAME, Manifest
+from .summary import batch_summary
+
+__all__ = ["BatchSettings", "legs_map", "run_batch"]
+
+
+class BatchSettings(NamedTuple):
+    """How a batch runs: the output folder, ``jobs`` local workers or a Dask ``scheduler``
+    address, ``force`` (redo finished clips), a progress bar, the legs (one spec for every
+    clip, or a map of patterns to specs, see :func:`legs_map`)."""
+
+    out_dir: str
+    jobs: int = 1
+    scheduler: str | None = None
+    force: bool = False
+    progress: bool = True
+    legs: str | dict[str, str] | None = None
+
+
+def legs_map(value: str | None) -> str | dict[str, str] | None:
+    """``--legs``: a spec (``hip,knee,ankle[,toe];...``) for every clip, or a JSON file
+    mapping glob patterns (matched against the clip's path relative to the inputs, then its
+    file name; the first match wins) to specs, for libraries of mixed rigs."""
+    if value is None or not value.lower().endswith(".json"):
+        return value
+    try:
+        data = json.loads(Path(value).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"--legs {value}: cannot read the legs map ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise InputError(f"--legs {value}: expected a JSON object of pattern -> legs spec")
+    return data
+
+
+def _legs_for(legs: str | dict[str, str] | None, relative: str) -> str | None:
+    if not isinstance(legs, dict):
+        return legs
+    name = relative.rsplit("/", 1)[-1]
+    for pattern, spec in legs.items():
+        if fnmatch.fnmatch(relative, pattern) or fnmatch.fnmatch(name, pattern):
+            return spec
+    return None
+
+
+def _remove_stale_parts(output: Path) -> None:
+    """Temporary files a killed worker left beside an output (``.NAME.*.part.bvh``)."""
+    for part in output.parent.glob(f".{output.name}.*.part{output.suffix}"):
+        part.unlink(missing_ok=True)
+
+
+@contextmanager
+def _locked(out_dir: Path) -> Iterator[None]:
+    """One batch at a time per output folder (released by the OS if the batch is killed)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(out_dir / ".ikrig_batch.lock", "w") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InputError(f"another ikrig batch is writing to {out_dir}") from None
+        yield
+
+
+def _plan(
+    clips: list[ClipPath], job: FootJob, settings: BatchSettings, manifest: Manifest
+) -> tuple[list[ClipTask], list[str]]:
+    """The tasks still to do, and the clips skipped as already done."""
+    todo, skipped = [], []
+    for c in clips:
+        legs = _legs_for(settings.legs, c.relative)
+        opts = options_hash(job, legs)
+        if not settings.force and c.relative in manifest.entries:
+            if manifest.is_done(c.relative, file_sha256(c.source), opts):
+                skipped.append(c.relative)
+                continue
+        _remove_stale_parts(c.output)
+        todo.append(ClipTask(os.path.abspath(c.source), c.relative, str(c.output), legs, job))
+    return todo, skipped
+
+
+class _Progress:
+    """The bar: clips done of the total (rate, ETA), frames done and frames per second."""
+
+    def __init__(self, total: int, show: bool) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, unit="clip", disable=not show, dynamic_ncols=True)
+        self.frames, self.failed, self.t0 = 0, 0, time.perf_counter()
+
+    def step(self, outcome: ClipOutcome) -> None:
+        self.frames += outcome.frames
+        self.failed += outcome.status != "ok"
+        rate = self.frames / max(time.perf_counter() - self.t0, 1e-9)
+        self.bar.set_postfix(frames=self.frames, fps=f"{rate:.0f}", failed=self.failed)
+        self.bar.update(1)
+
+
+def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> dict[str, Any]:
+    """Do every clip not yet done; return the summary (:func:`batch_summary`) of all of
+    them. A bad clip is recorded as failed and the batch goes on."""
+    t0 = time.perf_counter()
+    out_dir = Path(settings.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with _locked(out_dir):
+        _remove_stale_parts(out_dir / MANIFEST_NAME)
+        manifest = Manifest(out_dir)
+        todo, skipped = _plan(clips, job, settings, manifest)
+        hashes = {t.relative: options_hash(job, t.legs) for t in todo}
+        bar = _Progress(len(todo), settings.progress)
+
+        def on_done(task: ClipTask, outcome: ClipOutcome) -> None:
+            manifest.record(outcome, (task.source, task.output), hashes[task.relative])
+            bar.step(outcome)
+
+        manifest.open()
+        try:
+            if not todo:
+                pass
+            elif settings.scheduler:
+                from .cluster import run_cluster
+
+                run_cluster(todo, settings.scheduler, on_done)
+            else:
+                from .local import run_local
+
+                run_local(todo, settings.jobs, on_done)
+        finally:
+            bar.bar.close()
+            manifest.close()
+    entries = manifest.select(c.relative for c in clips)
+    return batch_summary(entries, len(skipped), time.perf_counter() - t0)
+
+
+def default_jobs() -> int:
+    """Worker processes by default: one per core this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1

@@ -1,0 +1,133 @@
+"""``ikrig batch``: ``ikrig foot`` on a whole clip library (see :mod:`ikrig.batch`)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from .batch import (
+    BatchSettings,
+    FootJob,
+    default_jobs,
+    expand_inputs,
+    legs_map,
+    run_batch,
+    summary_table,
+    write_report,
+)
+from .batch.cluster import SCHEDULER_ENV, scheduler_address
+from .batch.job import file_sha256
+from .cli_common import check_outputs, ground_input
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUTS...")
+@click.option(
+    "-g",
+    "--ground",
+    "ground_spec",
+    required=True,
+    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
+)
+@click.option(
+    "-o",
+    "--out-dir",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder for the results; they mirror the inputs' tree. Holds the manifest.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["full", "goal-blend", "trace-offset"]),
+    default="full",
+    show_default=True,
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Local worker processes (default: one per core).",
+)
+@click.option(
+    "--scheduler",
+    default=None,
+    help=f"Dask scheduler address (tcp://host:8786; default ${SCHEDULER_ENV}); "
+    "runs the batch on that cluster ([cluster] extra).",
+)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the per-clip metrics as JSON here, and as CSV beside it.",
+)
+@click.option(
+    "--legs",
+    default=None,
+    help="Leg joints for every clip ('hip,knee,ankle[,toe];...'), or a .json "
+    "file mapping clip patterns to such specs (mixed rigs).",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of random built-in grounds.")
+@click.option(
+    "--datum",
+    type=click.Choice(["clip", "absolute"]),
+    default="clip",
+    show_default=True,
+    help="As ikrig foot --datum.",
+)
+@click.option(
+    "--up",
+    type=click.Choice(["auto", "y", "z", "x"]),
+    default="auto",
+    show_default=True,
+    help="As ikrig foot --up (auto: read off each clip).",
+)
+@click.option("--force", is_flag=True, help="Redo every clip, done or not.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
+    """Place the feet of every clip of a library, as ikrig foot does each.
+
+    INPUTS are .bvh files, folders (searched recursively) or glob patterns. Results mirror
+    the inputs' tree under OUT_DIR, each written atomically; OUT_DIR/ikrig_batch.jsonl
+    records every clip (input and options hashes, status, error, metrics). Running the
+    same command again skips the clips already done and redoes failed or missing ones.
+    A bad clip is recorded and the batch goes on; the exit status is 1 if any failed.
+    """
+    mesh = ground_input(ground_spec)
+    if report_path:
+        check_outputs([(report_path, (".json",), "report")], inputs=[mesh])
+    clips = expand_inputs(list(inputs), out_dir)
+    job = FootJob(
+        ground=os.path.abspath(mesh) if mesh else ground_spec,
+        mode=mode,
+        seed=rest["seed"],
+        datum=rest["datum"],
+        up=rest["up"],
+        ground_sha256=file_sha256(mesh) if mesh else None,
+    )
+    address = scheduler_address(rest["scheduler"])
+    settings = BatchSettings(
+        out_dir=os.path.abspath(out_dir),
+        jobs=rest["jobs"] or default_jobs(),
+        scheduler=address,
+        force=rest["force"],
+        progress=not rest["quiet"],
+        legs=legs_map(rest["legs"]),
+    )
+    where = f"Dask cluster {address}" if address else f"{settings.jobs} local processes"
+    click.echo(f"batch: {len(clips)} clips, ground {ground_spec}, mode {mode}, on {where}")
+    summary = run_batch(clips, job, settings)
+    click.echo(summary_table(summary))
+    if report_path:
+        json_path, csv_path = write_report(report_path, summary)
+        click.echo(f"wrote {json_path} and {csv_path}")
+    if summary["failed"]:
+        click.echo(
+            f"ikrig: {summary['failed']} of {summary['clips']} clips failed (see above)",
+            err=True,
+        )
+        ctx.exit(1)
