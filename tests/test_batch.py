@@ -1,0 +1,196 @@
+"""ikrig batch (issue 13): a clip library on a local pool and on a Dask cluster, exactly
+once, resumable after a kill, bad clips recorded and the batch going on."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ikrig.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+#: short clips: (file in ../shared/data, where it goes in the library)
+CLIPS = (
+    ("bvh_more/bandai1_walk_back_short.bvh", "walk_back.bvh"),
+    ("bvh_more/bandai2_run_normal.bvh", "sub/run.bvh"),
+    ("bvh_more/pybvh_zup_mixed_orders.bvh", "sub/deeper/zup.bvh"),
+)
+BAD = ("arms.bvh", "sub/corrupt.bvh")
+ARMS_ONLY = """HIERARCHY
+ROOT Chest
+{
+  OFFSET 0 100 0
+  CHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation
+  JOINT LeftArm
+  {
+    OFFSET 10 0 0
+    CHANNELS 3 Zrotation Yrotation Xrotation
+    End Site
+    {
+      OFFSET 25 0 0
+    }
+  }
+  JOINT RightArm
+  {
+    OFFSET -10 0 0
+    CHANNELS 3 Zrotation Yrotation Xrotation
+    End Site
+    {
+      OFFSET -25 0 0
+    }
+  }
+}
+MOTION
+Frames: 2
+Frame Time: 0.033333
+0 100 0 0 0 0 0 0 0 0 0 0
+1 100 0 0 0 0 0 0 0 0 0 0
+"""
+ARGS = ("-g", "slope", "--mode", "full")
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
+
+
+def make_library(folder: Path) -> Path:
+    """The good clips, an arm-only rig and a corrupt file, in a small tree."""
+    for src, rel in CLIPS:
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SHARED / src, folder / rel)
+    (folder / "arms.bvh").write_text(ARMS_ONLY)
+    (folder / "sub" / "corrupt.bvh").write_text("HIERARCHY\nROOT Hips\n{\n  OFFSET 0 0\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """What ``ikrig foot`` writes for each good clip: relative path -> bytes."""
+    if not all((SHARED / src).is_file() for src, _ in CLIPS):
+        pytest.skip("../shared/data/bvh_more is not present")
+    lib = make_library(tmp_path_factory.mktemp("lib"))
+    out = tmp_path_factory.mktemp("ref")
+    refs = {}
+    for _, rel in CLIPS:
+        r = invoke("foot", lib / rel, *ARGS, "-o", out / "x.bvh")
+        assert r.exit_code == 0, r.output
+        refs[rel] = (out / "x.bvh").read_bytes()
+    return refs
+
+
+def manifest(out: Path) -> list[dict]:
+    path = out / "ikrig_batch.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [json.loads(line) for line in lines if line.endswith("}")]
+
+
+def check_complete(out: Path, reference) -> None:
+    """Every good clip's output is exactly ``ikrig foot``'s, each clip has one manifest
+    entry, the bad ones failed with one line, and no temporary file is left."""
+    for rel, data in reference.items():
+        assert (out / rel).read_bytes() == data, rel
+    entries = manifest(out)
+    assert sorted(e["relative"] for e in entries) == sorted([*reference, *BAD])
+    for e in entries:
+        assert (e["status"] == "ok") == (e["relative"] in reference), e
+        assert e["status"] == "ok" or "\n" not in e["error"]
+    assert not [p for p in out.rglob("*") if ".part" in p.name]
+    for rel in BAD:
+        assert not (out / rel).exists()
+
+
+def test_local_pool_writes_what_foot_writes(reference, tmp_path):
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    report = tmp_path / "summary.json"
+    r = invoke("batch", lib, *ARGS, "-o", out, "--jobs", 2, "--report", report)
+    assert r.exit_code == 1, r.output
+    assert "2 of 5 clips failed" in r.stderr
+    assert "done: 3" in r.output and "failed: 2" in r.output and "pen_p95" in r.output
+    assert "FAILED arms.bvh: no legs found" in r.output
+    assert "FAILED sub/corrupt.bvh: " in r.output
+    check_complete(out, reference)
+    data = json.loads(report.read_text())
+    assert (data["clips"], data["done"], data["failed"]) == (5, 3, 2)
+    assert data["metrics"]["pen_p95"]["clips"] == 3
+    rows = list(csv.DictReader(report.with_suffix(".csv").open()))
+    assert sorted(r["clip"] for r in rows) == sorted([*reference, *BAD])
+    assert all(float(r["pen_p95"]) >= 0 for r in rows if r["status"] == "ok")
+    # again: the finished clips are skipped, the failed ones tried again
+    before = {e["relative"]: e["finished"] for e in manifest(out)}
+    time.sleep(1.1)
+    r = invoke("batch", lib, *ARGS, "-o", out, "--jobs", 2, "-q")
+    assert r.exit_code == 1 and "skipped (already done): 3" in r.output
+    after = {e["relative"]: e["finished"] for e in manifest(out)}
+    assert all(after[rel] == before[rel] for rel in reference)
+    assert all(after[rel] != before[rel] for rel in BAD)
+    r = invoke("batch", lib, *ARGS, "-o", out, "--jobs", 1, "-q", "--force")
+    assert "done: 3" in r.output
+    check_complete(out, reference)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _batch_process(lib: Path, out: Path, *more: str) -> subprocess.Popen:
+    code = "import sys; from ikrig.cli import main; sys.exit(main())"
+    cmd = [sys.executable, "-c", code, "batch", str(lib), *ARGS, "-o", str(out), "-q", *more]
+    return subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+
+def _wait_for_ok(out: Path, proc: subprocess.Popen, timeout: float = 300.0) -> None:
+    t0 = time.monotonic()
+    while not any(e["status"] == "ok" for e in manifest(out)):
+        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+        assert time.monotonic() - t0 < timeout, "no clip finished"
+        time.sleep(0.02)
+
+
+def test_killed_batch_resumes_and_does_each_clip_once(reference, tmp_path):
+    psutil = pytest.importorskip("psutil")
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    proc = _batch_process(lib, out, "--jobs", "1")
+    _wait_for_ok(out, proc)
+    workers = psutil.Process(proc.pid).children(recursive=True)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _, alive = psutil.wait_procs(workers, timeout=120)  # orphans finish their clip and exit
+    assert not alive, "worker processes outlived the killed batch"
+    first = {e["relative"]: e["finished"] for e in manifest(out) if e["status"] == "ok"}
+    assert 0 < len(first) < len(reference), "the batch was not killed midway"
+    r = invoke("batch", lib, *ARGS, "-o", out, "--jobs", 2, "-q")
+    assert r.exit_code == 1, r.output
+    assert f"skipped (already done): {len(first)}" in r.output
+    assert f"done: {len(reference) - len(first)} " in r.output
+    check_complete(out, reference)
+    ok = {e["relative"]: e["finished"] for e in manifest(out) if e["status"] == "ok"}
+    assert all(ok[rel] == when for rel, when in first.items())  # not done a second time
+
+
+def test_dask_cluster_survives_a_killed_worker(reference, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    with distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as cluster, distributed.Client(cluster) as client:  # fmt: skip
+        pids = client.run(os.getpid)
+        proc = _batch_process(lib, out, "--scheduler", cluster.scheduler_address)
+        _wait_for_ok(out, proc)
+        os.kill(next(iter(pids.values())), signal.SIGKILL)  # the nanny starts a new one
+        text = proc.communicate(timeout=600)[0].decode()
+    assert proc.returncode == 1, text
+    assert "2 of 5 clips failed" in text and "done: 3" in text
+    check_complete(out, reference)
