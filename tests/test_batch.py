@@ -194,3 +194,18 @@ def test_dask_cluster_survives_a_killed_worker(reference, tmp_path):
     assert proc.returncode == 1, text
     assert "2 of 5 clips failed" in text and "done: 3" in text
     check_complete(out, reference)
+
+
+def test_local_pool_survives_a_killed_worker(reference, tmp_path):
+    psutil = pytest.importorskip("psutil")
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    proc = _batch_process(lib, out, "--jobs", "2")
+    _wait_for_ok(out, proc)
+    children = psutil.Process(proc.pid).children()
+    workers = [p for p in children if "spawn_main" in " ".join(p.cmdline())]
+    assert workers
+    workers[0].kill()  # the pool breaks: a new one takes the unfinished clips
+    text = proc.communicate(timeout=600)[0].decode()
+    assert proc.returncode == 1, text
+    assert "done: 3" in text and "2 of 5 clips failed" in text
+    check_complete(out, reference)
