@@ -4,6 +4,7 @@ once, resumable after a kill, bad clips recorded and the batch going on."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import shutil
@@ -126,6 +127,10 @@ def test_local_pool_writes_what_foot_writes(reference, tmp_path):
     rows = list(csv.DictReader(report.with_suffix(".csv").open()))
     assert sorted(r["clip"] for r in rows) == sorted([*reference, *BAD])
     assert all(float(r["pen_p95"]) >= 0 for r in rows if r["status"] == "ok")
+    if importlib.util.find_spec("matplotlib"):  # the [plot] extra draws the distributions
+        r = invoke("plot", "batch", report, "-o", tmp_path / "s.png")
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     # again: the finished clips are skipped, the failed ones tried again
     before = {e["relative"]: e["finished"] for e in manifest(out)}
     time.sleep(1.1)

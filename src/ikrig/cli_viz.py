@@ -339,6 +339,22 @@ def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
     click.echo(f"wrote {_out(output)}")
 
 
+@plot.command("batch")
+@click.argument("summary", type=click.Path(dir_okay=False, exists=True))
+@click.option(
+    "-o", "--output", default="batch.png", show_default=True, type=click.Path(dir_okay=False)
+)
+def plot_batch(summary, output):
+    """Metric distributions of a batch, from its ikrig batch --report JSON."""
+    import json
+
+    check_picture(output, summary)
+    from .viz.batch import plot_batch_summary
+
+    plot_batch_summary(json.loads(Path(summary).read_text(encoding="utf-8")), output)
+    click.echo(f"wrote {_out(output)}")
+
+
 # ---------------------------------------------------------------------------------- browser
 @click.command()
 @clip_argument
