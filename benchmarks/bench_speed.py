@@ -1,0 +1,472 @@
+"""Every goal of issue 12 ("speed where users feel it") measured in one run, in one table.
+
+Sections (``--only NAME`` runs one):
+
+* ``cold``: ``ikrig demo --no-gif`` in a fresh process with an empty ``NUMBA_CACHE_DIR``
+  (wall time; the compile notice on stderr; the printed solve time excluding compilation),
+  again on the now warm cache, and ``ikrig warmup -q`` on another empty cache followed by a
+  demo that must compile nothing.
+* ``two_bone``: the public ``(N, 3)`` two-bone API against the ``(3, N)`` one on copies of
+  the same N = 100,000 float32 leg problems, wall time.
+* ``single``: one ``(3,)`` float64 two-bone call against a pure-Python scalar solve written
+  here (math module only, tuples of floats in), CPU time.
+* ``wrapper``: one call of each chain solver on a 10-link chain whose end is already on the
+  target (0 iterations), CPU time per call.
+* ``chains``: FABRIK and ``ccd_2d`` single calls (a Python loop over 1,000 reachable targets,
+  each solve from the straight rest pose) against Numba references written here (scalar
+  loops, no temporaries; FABRIK is also compared with ``bench_chains.fabrik_nb``), CPU time,
+  with both success rates (end within 1e-3 of the target in at most 100 iterations).
+* ``threads``: ``benchmarks/bench_threads.py --rounds 1`` in a subprocess, parsed; its lines
+  are printed under the table.
+* ``foot``: offline full mode on stairs against FK of the same clip (wall time); its
+  allocations per frame beyond the output (tracemalloc: the peak during ``place_feet`` minus
+  what the result keeps; it sees NumPy and Python allocations, not Numba's own); live
+  ``FootPlacer.update`` CPU time per frame; whether a crowd placer exists.
+* ``ci``: not measured here (the row says how).
+
+Figures are medians over repeats of the time per call; what is compared is interleaved in
+each repeat. The ikrig measured is this checkout's ``src`` (first on ``sys.path`` and on the
+subprocesses' ``PYTHONPATH``), whatever is installed. The CLI is run as ``python -c 'from
+ikrig.cli import main; main()'``, what the ``ikrig`` script does.
+
+Run: ``python benchmarks/bench_speed.py [--quick] [--no-cold] [--only NAME]``. Not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if (REPO / "src" / "ikrig").is_dir():
+    sys.path.insert(0, str(REPO / "src"))
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(REPO / "src") + (os.pathsep + old if old else "")
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+TOL, MAX_ITER = 1e-3, 100
+CLI = [sys.executable, "-c", "import sys; from ikrig.cli import main; sys.exit(main())"]
+NOTICE = "compiling numerical kernels"
+SOLVED = re.compile(r"solved .* in ([\d.]+) s(?: \(after ([\d.]+) s compiling kernels)?")
+VERBATIM: list[str] = []  # lines printed under the table
+
+
+def row(goal, value, measured, ratio=None, met=None, note=""):
+    """One table row; ``met`` is None when the row has no goal to meet."""
+    return dict(goal=goal, value=value, measured=measured, ratio=ratio, met=met, note=note)
+
+
+def clocked(fns, repeats, inner=1):
+    """Interleaved repeats of every ``fns[name]()`` (run ``inner`` times per sample):
+    ``{name: (median wall, median CPU)}`` in seconds per call."""
+    samples = {k: ([], []) for k in fns}
+    for _ in range(repeats):
+        for k, fn in fns.items():
+            w, c = time.perf_counter(), time.process_time()
+            for _ in range(inner):
+                fn()
+            samples[k][0].append((time.perf_counter() - w) / inner)
+            samples[k][1].append((time.process_time() - c) / inner)
+    return {k: (statistics.median(w), statistics.median(c)) for k, (w, c) in samples.items()}
+
+
+def us(seconds):
+    return f"{seconds * 1e6:.2f} us"
+
+
+def last_line(text):
+    lines = text.strip().splitlines()
+    return lines[-1][:90] if lines else ""
+
+
+# ---------------------------------------------------------------------- 1. cold start
+def run_cli(args, cache, timeout=1200):
+    """``(wall seconds, stdout, stderr, return code)`` of ``ikrig <args>`` on a cache dir."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
+    t = time.perf_counter()
+    try:
+        p = subprocess.run(CLI + args, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return time.perf_counter() - t, "", f"timed out after {timeout} s", -1
+    return time.perf_counter() - t, p.stdout, p.stderr, p.returncode
+
+
+def sec_cold(args):
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ikrig_cold_") as tmp:
+        demo = ["demo", "--no-gif", "-o", f"{tmp}/d.bvh"]
+        cold, warm = Path(tmp, "cache_cold"), Path(tmp, "cache_warmup")
+        cold.mkdir()
+        warm.mkdir()
+        wall, so, se, rc = run_cli(demo, cold)
+        note = f"exit {rc}: {last_line(se)}" if rc else ""
+        rows.append(row("cold: first demo, empty cache", "<= 15 s wall", f"{wall:.1f} s",
+                        f"{wall / 15:.2f} x goal", rc == 0 and wall <= 15, note))  # fmt: skip
+        where = "stderr" if NOTICE in se else "stdout" if NOTICE in so else "nowhere"
+        rows.append(row("cold: compile notice on stderr", "yes", "yes" if NOTICE in se else "no",
+                        met=NOTICE in se, note=f"notice found: {where}"))  # fmt: skip
+        m = SOLVED.search(so)
+        comp = m.group(2) if m else None
+        note = f"printed: solve {m.group(1)} s, compile {comp} s" if m else "no 'solved' line"
+        rows.append(row("cold: solve time excludes compile", "yes", "yes" if comp else "no",
+                        met=comp is not None, note=note))  # fmt: skip
+        wall, so, se, rc = run_cli(demo, cold)
+        m = SOLVED.search(so)
+        notice = "yes" if NOTICE in se else "no"
+        note = f"printed solve {m.group(1) if m else '?'} s; compile notice {notice}"
+        rows.append(row("warm: demo again, same cache", "-", f"{wall:.1f} s", note=note))
+        wall, so, se, rc = run_cli(["warmup", "-q"], warm)
+        note = last_line(so) if rc == 0 else f"exit {rc}: {last_line(se)}"
+        rows.append(row("ikrig warmup -q, empty cache", "-", f"{wall:.1f} s", note=note))
+        wall, so, se, rc = run_cli(demo, warm)
+        quiet = rc == 0 and NOTICE not in se + so
+        rows.append(row("demo after warmup compiles nothing", "yes", "yes" if quiet else "no",
+                        met=quiet, note=f"wall {wall:.1f} s"))  # fmt: skip
+    return rows
+
+
+# ------------------------------------------------------------- 2. (N,3) vs (3,N)
+def leg_problems(n, seed=1, dtype=np.float32):
+    """``[root, mid, end, target, pole]``, each ``(n, 3)``: a leg at a random root, targets
+    uniform in the ball of radius 1 about it, poles at 0.5 in a random direction."""
+    rng = np.random.default_rng(seed)
+
+    def unit(k):
+        v = rng.normal(size=(k, 3))
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    root = rng.uniform(-1.0, 1.0, (n, 3))
+    mid = root + [0.0, -0.45, 0.05]
+    end = mid + [0.0, -0.42, -0.05]
+    target = root + unit(n) * rng.uniform(0.0, 1.0, (n, 1)) ** (1 / 3)
+    pole = root + 0.5 * unit(n)
+    return [a.astype(dtype) for a in (root, mid, end, target, pole)]
+
+
+def sec_two_bone(args):
+    from ikrig.solvers.two_bone import two_bone_positions, two_bone_positions_soa
+
+    aos = leg_problems(100_000)
+    soa = [np.ascontiguousarray(a.T) for a in aos]
+    a, s = two_bone_positions(*aos), two_bone_positions_soa(*soa)  # warm (may compile)
+    err = max(np.abs(s.mid_world.T - a.mid_world).max(), np.abs(s.end_world.T - a.end_world).max())
+    fns = {"aos": lambda: two_bone_positions(*aos), "soa": lambda: two_bone_positions_soa(*soa)}
+    t = clocked(fns, args.repeats * 4)
+    r = t["aos"][0] / t["soa"][0]
+    note = (f"wall; (3,N) {1e3 * t['soa'][0]:.2f} ms; max |diff| {err:.1e}; (N,3) also returns"
+            " 2 rotation deltas, stretch, reached; (3,N) positions, reached")  # fmt: skip
+    return [row("(N,3) two-bone vs (3,N), N=1e5", "ratio <= 1.5", f"{1e3 * t['aos'][0]:.2f} ms",
+                f"{r:.2f}", r <= 1.5, note)]  # fmt: skip
+
+
+# --------------------------------------------------------- 3. single two-bone call
+def py_two_bone(root, mid, end, target, pole):
+    """Scalar two-bone IK in pure Python (law of cosines, knee in the pole's plane):
+    ``(mid, end, reached)``."""
+    l1, l2 = math.dist(root, mid), math.dist(mid, end)
+    d = [t - r for t, r in zip(target, root)]
+    dn = math.hypot(*d)
+    a = [c / dn for c in d] if dn > 0.0 else [1.0, 0.0, 0.0]
+    reach = min(max(dn, abs(l1 - l2)), l1 + l2)
+    x = (reach * reach + l1 * l1 - l2 * l2) / (2.0 * reach)
+    h = math.sqrt(max(l1 * l1 - x * x, 0.0))
+    p = [q - r for q, r in zip(pole, root)]
+    pa = p[0] * a[0] + p[1] * a[1] + p[2] * a[2]
+    c = [pi - ai * pa for pi, ai in zip(p, a)]
+    cn = math.hypot(*c)
+    u = [ci / cn for ci in c] if cn > 0.0 else [0.0, 0.0, 0.0]
+    new_mid = tuple(r + ai * x + ui * h for r, ai, ui in zip(root, a, u))
+    new_end = tuple(r + ai * reach for r, ai in zip(root, a))
+    return new_mid, new_end, abs(reach - dn) <= 1e-5 * (l1 + l2)
+
+
+def sec_single(args):
+    from ikrig.solvers.two_bone import two_bone_positions
+
+    one = [a[0] for a in leg_problems(8, seed=3, dtype=np.float64)]
+    tup = [tuple(float(x) for x in a) for a in one]
+    res, ref = two_bone_positions(*one), py_two_bone(*tup)
+    err = max(np.abs(res.mid_world - ref[0]).max(), np.abs(res.end_world - ref[1]).max())
+    fns = {"ikrig": lambda: two_bone_positions(*one), "py": lambda: py_two_bone(*tup)}
+    t = clocked(fns, args.repeats * 4, inner=2000)
+    r = t["ikrig"][1] / t["py"][1]
+    note = f"CPU; pure Python {us(t['py'][1])}; the two agree to {err:.1e}"
+    return [row("single two-bone call vs pure Py", "ratio <= 2", us(t["ikrig"][1]), f"{r:.2f}",
+                r <= 2, note)]  # fmt: skip
+
+
+# ----------------------------------------------------------- 4. wrapper overhead
+def rest_chain(dim=3):
+    """10 links of 0.1 along +x from the origin: ``(11, dim)`` float64."""
+    p = np.zeros((11, dim))
+    p[:, 0] = np.arange(11) * 0.1
+    return p
+
+
+def sec_wrapper(args):
+    from ikrig.solvers import ccd, ccd_2d, dls, fabrik, follow
+
+    c3, c2 = rest_chain(), rest_chain(2)
+    calls = {"fabrik": lambda: fabrik(c3, c3[-1]), "ccd": lambda: ccd(c3, c3[-1]),
+             "ccd_2d": lambda: ccd_2d(c2, c2[-1]), "follow": lambda: follow(c3, c3[-1]),
+             "dls": lambda: dls(c3, c3[-1])}  # fmt: skip
+    iters = {}
+    for k, fn in calls.items():
+        it = getattr(fn(), "iterations", None)  # also warms
+        iters[k] = "n/a" if it is None else int(np.max(it))
+    t = clocked(calls, args.repeats * 2, inner=1000)
+    return [row(f"wrapper: {k}, target reached", "<= 3 us CPU", us(t[k][1]),
+                f"{t[k][1] / 3e-6:.2f} x goal", t[k][1] <= 3e-6,
+                f"result.iterations {iters[k]}; wall {us(t[k][0])}") for k in calls]  # fmt: skip
+
+
+# ------------------------------------------------ 5. FABRIK and ccd_2d vs Numba refs
+@numba.njit(cache=False)
+def _dist(p, i, q):
+    return math.sqrt((p[i, 0] - q[0]) ** 2 + (p[i, 1] - q[1]) ** 2 + (p[i, 2] - q[2]) ** 2)
+
+
+@numba.njit(cache=False)
+def ref_fabrik(points, target, tol, max_iter):
+    """Aristidou & Lasenby (2011) Algorithm 1 in scalar loops: ``(positions, iterations)``."""
+    p = points.copy()
+    n = p.shape[0] - 1
+    d = np.array([_dist(p, i, p[i + 1]) for i in range(n)])
+    root = p[0].copy()
+    if _dist(p, 0, target) >= d.sum():  # out of reach: stretch towards the target
+        for i in range(n):
+            lam = d[i] / _dist(p, i, target)
+            p[i + 1] = (1 - lam) * p[i] + lam * target
+        return p, 1
+    it = 0
+    while _dist(p, n, target) > tol and it < max_iter:
+        it += 1
+        p[n] = target  # backward reaching
+        for i in range(n - 1, -1, -1):
+            lam = d[i] / _dist(p, i, p[i + 1])
+            for k in range(3):
+                p[i, k] = (1 - lam) * p[i + 1, k] + lam * p[i, k]
+        p[0] = root  # forward reaching
+        for i in range(n):
+            lam = d[i] / _dist(p, i + 1, p[i])
+            for k in range(3):
+                p[i + 1, k] = (1 - lam) * p[i, k] + lam * p[i + 1, k]
+    return p, it
+
+
+@numba.njit(cache=False)
+def ref_ccd_2d(points, target, tol, max_iter):
+    """Planar CCD: each sweep turns the joints, end inward, to aim the effector at the
+    target: ``(positions, iterations)``."""
+    p = points.copy()
+    n = p.shape[0] - 1
+    it = 0
+    while math.hypot(p[n, 0] - target[0], p[n, 1] - target[1]) > tol and it < max_iter:
+        it += 1
+        for j in range(n - 1, -1, -1):
+            ex, ey = p[n, 0] - p[j, 0], p[n, 1] - p[j, 1]
+            tx, ty = target[0] - p[j, 0], target[1] - p[j, 1]
+            norm = math.sqrt((ex * ex + ey * ey) * (tx * tx + ty * ty))
+            if norm == 0.0:
+                continue
+            c, s = (ex * tx + ey * ty) / norm, (ex * ty - ey * tx) / norm
+            for k in range(j + 1, n + 1):
+                x, y = p[k, 0] - p[j, 0], p[k, 1] - p[j, 1]
+                p[k, 0], p[k, 1] = p[j, 0] + c * x - s * y, p[j, 1] + s * x + c * y
+    return p, it
+
+
+def sec_chains(args):
+    from ikrig.solvers import CCD2DOptions, FabrikOptions, ccd_2d, fabrik
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from bench_chains import fabrik_nb  # the reference issue 12 was measured against
+
+    rng = np.random.default_rng(20240607)
+    v = rng.normal(size=(1000, 3))
+    ball = v / np.linalg.norm(v, axis=1, keepdims=True) * rng.uniform(0, 1, (1000, 1)) ** (1 / 3)
+    ang, rad = rng.uniform(0, 2 * np.pi, 1000), np.sqrt(rng.uniform(0, 1, 1000))
+    disc = np.stack([rad * np.cos(ang), rad * np.sin(ang)], axis=-1)
+    c3, c2 = rest_chain(), rest_chain(2)
+    fo = FabrikOptions(max_iterations=MAX_ITER, tolerance=TOL)
+    co = CCD2DOptions(max_iterations=MAX_ITER, tolerance=TOL)
+    cases = {  # name: (targets, ikrig, reference, the bench_chains reference or None)
+        "FABRIK": (0.9 * ball, lambda t: fabrik(c3, t, fo),
+                   lambda t: ref_fabrik(c3, t, TOL, MAX_ITER),
+                   lambda t: fabrik_nb(c3, t, TOL, MAX_ITER)),
+        "ccd_2d": (0.9 * disc, lambda t: ccd_2d(c2, t, co),
+                   lambda t: ref_ccd_2d(c2, t, TOL, MAX_ITER), None),
+    }  # fmt: skip
+    rows = []
+    for name, (targets, ik, ref, old) in cases.items():
+        ends = np.array([np.asarray(ik(t).positions_world)[-1] for t in targets])  # also warms
+        ref_ends = np.array([ref(t)[0][-1] for t in targets])
+        ok = np.mean(np.linalg.norm(ends - targets, axis=-1) <= TOL * (1 + 1e-9))
+        ok_ref = np.mean(np.linalg.norm(ref_ends - targets, axis=-1) <= TOL * (1 + 1e-9))
+        fns = {"ikrig": ik, "ref": ref} | ({"old": old} if old else {})
+        if old:
+            old(targets[0])
+        loops = {k: lambda f=f, ts=targets: [f(x) for x in ts] for k, f in fns.items()}
+        t = clocked(loops, args.repeats)
+        r = t["ikrig"][1] / t["ref"][1]
+        note = (f"CPU per 1000 solves, ref {1e3 * t['ref'][1]:.2f} ms; success ikrig"
+                f" {100 * ok:.1f} %, ref {100 * ok_ref:.1f} %")  # fmt: skip
+        if old:
+            note += f"; vs bench_chains.fabrik_nb {t['ikrig'][1] / t['old'][1]:.2f}"
+        rows.append(row(f"{name} single calls vs Numba ref", "ratio <= 1.5",
+                        f"{1e3 * t['ikrig'][1]:.2f} ms", f"{r:.2f}", r <= 1.5, note))  # fmt: skip
+    return rows
+
+
+# ------------------------------------------------------------------- 6. threads
+THREAD_LINE = re.compile(
+    r"^\s*(aos|soa) (.+?)\s+1 thread\s+([\d.]+)\s+2 threads\s+([\d.]+)\s+ratio 2/1\s+([\d.]+)"
+)
+
+
+def sec_threads(args):
+    cmd = [sys.executable, str(REPO / "benchmarks" / "bench_threads.py"), "--rounds", "1"]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    VERBATIM.extend(["", "bench_threads.py --rounds 1, verbatim:"] + p.stdout.splitlines())
+    if p.returncode:
+        return [row("threads: 2 vs 1, core busy", "ratio <= 1.2", "failed", met=False,
+                    note=last_line(p.stderr))]  # fmt: skip
+    rows, busy = [], None
+    for line in p.stdout.splitlines():
+        if line.startswith("second core"):
+            busy = "busy" in line
+        m = THREAD_LINE.match(line)
+        if m and busy is not None and "default" in m.group(2):
+            r, note = float(m.group(5)), f"wall; 1 thread {m.group(3)} ms; N = 100,000"
+            goal = f"threads {m.group(1)}: 2 vs 1, core {'busy' if busy else 'idle'}"
+            rows.append(row(goal, "ratio <= 1.2", f"{m.group(4)} ms", f"{r:.2f}", r <= 1.2, note))
+    return rows or [row("threads", "ratio <= 1.2", "unparsed (see below)", met=False)]
+
+
+# ---------------------------------------------------------------- 7. foot pipeline
+def sec_foot(args):
+    import ikrig.foot as foot
+    from ikrig.character.legs import find_legs
+    from ikrig.character.sole import estimate_sole
+    from ikrig.data.walk import walk_clip
+    from ikrig.ground import load_ground
+
+    clip = walk_clip(seconds=20.0, fps=60.0)
+    nf, legs = clip.num_frames, find_legs(clip.skeleton)
+    path_xz = clip.positions_world()[:, 0, [0, 2]]
+    ground = load_ground("stairs", path_xz, legs.leg_length, estimate_sole(clip, legs).floor)
+    opts = foot.FootOptions(mode="full")
+    foot.place_feet(clip, ground, opts, legs=legs)  # warm (may compile)
+    fns = {"place": lambda: foot.place_feet(clip, ground, opts, legs=legs), "fk": clip.fk}
+    t = clocked(fns, args.repeats * 2)
+    r = t["place"][0] / t["fk"][0]
+    note = f"wall per frame; FK {us(t['fk'][0] / nf)}; {clip.num_joints} joints, {nf} frames"
+    rows = [row("foot offline full vs FK, stairs", "ratio <= 20", us(t["place"][0] / nf),
+                f"{r:.1f}", r <= 20, note)]  # fmt: skip
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    result = foot.place_feet(clip, ground, opts, legs=legs)
+    kept, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    extra = (peak - kept) / nf
+    clip_b = (clip.rotations_local.nbytes + clip.positions_local.nbytes) / nf
+    note = (f"tracemalloc per frame: peak {(peak - before) / 1e3 / nf:.2f} kB, result keeps"
+            f" {(kept - before) / 1e3 / nf:.2f} kB; the clip is {clip_b / 1e3:.2f} kB")  # fmt: skip
+    rows.append(row("foot offline alloc beyond output", "<= 2 kB/frame", f"{extra / 1e3:.2f} kB",
+                    f"{extra / 2e3:.2f} x goal", extra <= 2e3, note))  # fmt: skip
+    del result
+    placer = foot.FootPlacer.from_clip(clip, ground)
+    frames = [clip[f] for f in range(min(nf, 300 if args.quick else 1200))]
+    placer.update(frames[0], dt=clip.frame_time)  # warm
+
+    def live():
+        for pose in frames:
+            placer.update(pose, dt=clip.frame_time)
+
+    w, c = (x / len(frames) for x in clocked({"live": live}, max(3, args.repeats // 2))["live"])
+    rows.append(row("foot live FootPlacer.update", "<= 100 us CPU", us(c), f"{c / 1e-4:.2f} x goal",
+                    c <= 100e-6, f"wall {us(w)}; {len(frames)} frames per repeat"))  # fmt: skip
+    pat = re.compile("crowd|many|multi|batch", re.I)
+    found = [n for n in dir(foot) + dir(foot.FootPlacer) if pat.search(n)]
+    rows.append(row("foot crowd placer, K = 256", "<= 20 us/char-frame",
+                    "found, not timed" if found else "not built", met=None if found else False,
+                    note=", ".join(found)))  # fmt: skip
+    return rows
+
+
+def sec_ci(args):
+    return [row("CI: bash .ci/run, cold cache", "<= 360 s wall", "not measured here",
+                note="time `bash .ci/run` on a fresh clone, empty NUMBA_CACHE_DIR")]  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- main
+SECTIONS = {"cold": sec_cold, "two_bone": sec_two_bone, "single": sec_single,
+            "wrapper": sec_wrapper, "chains": sec_chains, "threads": sec_threads,
+            "foot": sec_foot, "ci": sec_ci}  # fmt: skip
+
+
+def machine():
+    """CPU model, cores, load, versions and the ikrig measured, as two lines."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        cpu = re.search(r"model name\s*:\s*(.*)", text).group(1).strip()  # type: ignore[union-attr]
+    except (OSError, AttributeError):
+        cpu = "?"
+    git = ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"]
+    commit = subprocess.run(git, capture_output=True, text=True).stdout.strip() or "?"
+    import ikrig
+
+    env = " ".join(f"{k}={os.environ.get(k, '-')}" for k in ("NUMBA_NUM_THREADS", "IKRIG_THREADS"))
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (f"CPU: {cpu}; {os.cpu_count()} cores; load average {load}\npython"
+            f" {sys.version.split()[0]}, numpy {np.__version__}, numba {numba.__version__}; ikrig"
+            f" {Path(ikrig.__file__).parent} (HEAD {commit}); {env}")  # fmt: skip
+
+
+def print_table(rows):
+    cols = [("goal", 35), ("value", 20), ("measured", 17), ("ratio", 14), ("met", 4)]
+    head = " | ".join(f"{'same-run ratio' if n == 'ratio' else n:<{w}}" for n, w in cols)
+    print(head + "\n" + "-" * len(head))
+    for r in rows:
+        cells = {**r, "met": {True: "yes", False: "NO", None: "-"}[r["met"]]}
+        print(" | ".join(f"{str(cells[n] or '-')[:w]:<{w}}" for n, w in cols).rstrip())
+        if r["note"]:
+            print(f"{'':>38}{r['note']}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--no-cold", action="store_true", help="skip the cold-start section")
+    ap.add_argument("--only", choices=list(SECTIONS), help="run this section only")
+    args = ap.parse_args()
+    args.repeats = 3 if args.quick else 9
+    names = [args.only] if args.only else [k for k in SECTIONS if k != "cold" or not args.no_cold]
+    print(machine())
+    print(f"repeats {args.repeats}; medians; compared calls interleaved; sections {names}\n")
+    rows, t0 = [], time.perf_counter()
+    for name in names:
+        try:
+            rows += SECTIONS[name](args)
+        except Exception as e:  # a broken section is reported; the others still run
+            rows.append(row(f"{name}: failed", "-", type(e).__name__, met=False, note=str(e)[:90]))
+    print_table(rows)
+    print("\n".join(VERBATIM))
+    met = [r["met"] for r in rows if r["met"] is not None]
+    print(f"\ngoals met: {sum(met)} of {len(met)}; load average at the end"
+          f" {os.getloadavg()[0]:.2f}; {time.perf_counter() - t0:.0f} s")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
