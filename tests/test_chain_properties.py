@@ -312,6 +312,7 @@ def check_result(p, res):
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @given(p=problems())
 def test_position_level_properties(p):
     res = run(p)
@@ -324,6 +325,7 @@ def test_position_level_properties(p):
             assert np.all(res.iterations == 0)
 
 
+@pytest.mark.slow
 @given(p=problems(solvers=["fabrik", "dls", "dls_rotation", "dls_two_goals"]))
 def test_never_worse_than_the_start(p):
     """FABRIK returns the best pose so far (constrained: the start snapped into its limits,
@@ -422,6 +424,7 @@ def check_pose_result(p, res):
         assert np.all(np.abs(dist - res.error) <= slack + 8 * eps * dist), f"{where}: error"
 
 
+@pytest.mark.slow
 @given(p=pose_problems())
 def test_pose_level_properties(p):
     check_pose_result(p, run_pose(p))

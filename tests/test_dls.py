@@ -80,6 +80,7 @@ def test_dls_orientation_goal(batch, dtype, seed):
     assert (quat_err(rw2[..., -1, :], target_rot) <= 1e-3).all()
 
 
+@pytest.mark.slow
 @FAST
 @given(batch=BATCHES, dtype=dtypes, seed=seeds)
 def test_dls_multiple_effectors(batch, dtype, seed):
@@ -103,6 +104,7 @@ def test_dls_multiple_effectors(batch, dtype, seed):
     assert (quat_err(rw2[..., 3, :], trot[..., 0, :]) <= 1e-3).all()
 
 
+@pytest.mark.slow
 def test_dls_weights_trade_off_conflicting_goals():
     pos = np.zeros((5, 3))
     pos[:, 0] = np.arange(5)
@@ -119,6 +121,7 @@ def test_dls_weights_trade_off_conflicting_goals():
         np.testing.assert_allclose(res.error, resid, rtol=1e-3)
 
 
+@pytest.mark.slow
 @FAST
 @given(batch=BATCHES.filter(lambda b: b != ()), dtype=dtypes, seed=seeds)
 def test_dls_batch_equals_loop(batch, dtype, seed):

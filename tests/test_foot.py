@@ -21,6 +21,8 @@ from ikrig.metrics import foot_metrics
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
 
+pytestmark = pytest.mark.slow  # every clip x every ground: minutes on a cold cache
+
 LEG = 0.85  # the built-in humanoid's leg length
 
 

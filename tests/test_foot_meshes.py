@@ -18,6 +18,8 @@ from ikrig.math.quat import quat_conj, quat_rotate
 from ikrig.metrics import foot_metrics
 from ikrig.viz.geometry import ground_mesh
 
+pytestmark = pytest.mark.slow  # every clip x every ground: minutes on a cold cache
+
 CLIPS = [  # every clip in ../shared/data/bvh and bvh_more
     p
     for folder in (SHARED_BVH, SHARED_BVH.parent / "bvh_more")

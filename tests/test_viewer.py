@@ -373,6 +373,7 @@ def _wait_for(page, predicate, timeout=60.0):
     raise AssertionError("the scene did not appear in the browser in time")
 
 
+@pytest.mark.slow
 def test_playground_in_the_browser(browser, playground, tmp_path):
     page = browser.new_page(viewport={"width": 1000, "height": 700})
     try:
@@ -398,6 +399,7 @@ def test_playground_in_the_browser(browser, playground, tmp_path):
         page.close()
 
 
+@pytest.mark.slow
 def test_viewer_in_the_browser(browser, viewer, tmp_path):
     page = browser.new_page(viewport={"width": 1000, "height": 700})
     try:
