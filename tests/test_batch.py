@@ -59,6 +59,8 @@ Frame Time: 0.033333
 1 100 0 0 0 0 0 0 0 0 0 0
 """
 ARGS = ("-g", "slope", "--mode", "full")
+#: the "full" row of ikrig foot's report for each good clip (filled by ``reference``)
+REFERENCE_ROWS: dict[str, dict] = {}
 
 
 def invoke(*args):
@@ -82,11 +84,13 @@ def reference(tmp_path_factory):
         pytest.skip("../shared/data/bvh_more is not present")
     lib = make_library(tmp_path_factory.mktemp("lib"))
     out = tmp_path_factory.mktemp("ref")
-    refs = {}
+    refs, rows = {}, {}
     for _, rel in CLIPS:
-        r = invoke("foot", lib / rel, *ARGS, "-o", out / "x.bvh")
+        r = invoke("foot", lib / rel, *ARGS, "-o", out / "x.bvh", "--report", out / "r.json")
         assert r.exit_code == 0, r.output
         refs[rel] = (out / "x.bvh").read_bytes()
+        rows[rel] = json.loads((out / "r.json").read_text())["rows"]["full"]
+    REFERENCE_ROWS.update(rows)
     return refs
 
 
@@ -124,6 +128,10 @@ def test_local_pool_writes_what_foot_writes(reference, tmp_path):
     data = json.loads(report.read_text())
     assert (data["clips"], data["done"], data["failed"]) == (5, 3, 2)
     assert data["metrics"]["pen_p95"]["clips"] == 3
+    for e in data["entries"]:  # the metrics are ikrig foot's
+        for name, value in e["metrics"].items():
+            if name in REFERENCE_ROWS.get(e["relative"], {}):
+                assert value == pytest.approx(REFERENCE_ROWS[e["relative"]][name]), name
     rows = list(csv.DictReader(report.with_suffix(".csv").open()))
     assert sorted(r["clip"] for r in rows) == sorted([*reference, *BAD])
     assert all(float(r["pen_p95"]) >= 0 for r in rows if r["status"] == "ok")

@@ -118,7 +118,11 @@ def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
         progress=not rest["quiet"],
         legs=legs_map(rest["legs"]),
     )
-    where = f"Dask cluster {address}" if address else f"{settings.jobs} local processes"
+    where = (
+        f"Dask cluster {address}"
+        if address
+        else f"{settings.jobs} local process" + "es" * (settings.jobs > 1)
+    )
     click.echo(f"batch: {len(clips)} clips, ground {ground_spec}, mode {mode}, on {where}")
     summary = run_batch(clips, job, settings)
     click.echo(summary_table(summary))

@@ -19,7 +19,10 @@ from typing import Any, NamedTuple
 from .._version import __version__
 from ..errors import IkrigError, InputError
 
-__all__ = ["ClipOutcome", "ClipTask", "FootJob", "file_sha256", "options_hash", "run_clip"]
+__all__ = [
+    "ClipOutcome", "ClipTask", "FootJob", "file_sha256", "options_hash", "remove_stale_parts",
+    "run_clip",
+]  # fmt: skip
 
 #: metrics of the report row that are not quality values
 _NOT_METRICS = ("frames", "frame_time", "leg_length")
@@ -77,6 +80,15 @@ def options_hash(job: FootJob, legs: str | None) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def remove_stale_parts(output: Path) -> None:
+    """Remove the temporary files a killed writer left beside an output
+    (``.NAME.*.part.bvh``, see :func:`ikrig._files.atomic_path`)."""
+    if not output.parent.is_dir():
+        return
+    for part in output.parent.glob(f".{output.name}.*.part{output.suffix}"):
+        part.unlink(missing_ok=True)
+
+
 def one_line(exc: BaseException) -> str:
     """An error as one line: ikrig's messages as they are, others with their type."""
     text = " ".join(str(exc).split())
@@ -96,14 +108,15 @@ def _scalars(row: dict[str, Any]) -> dict[str, float | None]:
 
 
 def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
-    """``ikrig foot`` on one clip (see :func:`ikrig.cli.run_foot`); writes the output."""
+    """``ikrig foot`` on one clip (see :func:`ikrig.cli.run_foot`); writes the output, returns the
+    result's metrics (:func:`ikrig.metrics.foot_metrics`) and frame count."""
     from ..character.legs import find_legs, pelvis_joint
     from ..character.up import detect_up, from_y_up, to_y_up
     from ..foot import FootOptions, place_feet
     from ..ground import load_ground
     from ..ground.views import RaisedGround
     from ..io.bvh import read_bvh, write_bvh
-    from ..report import foot_report
+    from ..metrics import foot_metrics
 
     job = task.job
     clip = read_bvh(task.source)
@@ -119,12 +132,15 @@ def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
     ground = load_ground(job.ground, path_xz[:, [0, 2]], found.leg_length, seed=job.seed, up=up)
     options = FootOptions(mode=job.mode, datum=job.datum)
     result = place_feet(motion, ground, options, legs=found, progress=False)
-    world = RaisedGround(ground, result.datum) if result.datum else ground
-    report, _ = foot_report({job.mode: result}, motion, world)
     Path(task.output).parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_parts(Path(task.output))  # left by a worker killed while writing it
     write_bvh(task.output, clip.with_motion(from_y_up(result.motion, up)))
-    metrics = _scalars(report["rows"][job.mode])
-    metrics["ground_missing_frames"] = float(report["ground_missing_frames"])
+    # the result's row of ikrig foot's report (ikrig.report.foot_report), without the
+    # baseline's: the ground raised to the datum, read with the clip's floor at its y = 0
+    world = RaisedGround(ground, result.datum) if result.datum else ground
+    floors = RaisedGround(world, -result.sole.floor)
+    metrics = _scalars(foot_metrics(result.motion, motion, floors, result.legs))
+    metrics["ground_missing_frames"] = float((~result.info.ground_found).any(axis=1).sum())
     return metrics, int(clip.num_frames)
 
 

@@ -113,7 +113,21 @@ def _one_pool(jobs: int, todo: deque[ClipTask], tries: dict[str, int], on_done: 
                         lost.append(task)
             todo.extendleft(reversed(lost))
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        _close(pool)
+
+
+def _close(pool: ProcessPoolExecutor, timeout: float = 10.0) -> None:
+    """Shut the pool down without hanging: a worker killed while it held the result queue's
+    lock leaves the others unable to say goodbye, so stragglers are killed after
+    ``timeout`` (all their clips are finished or lost by then)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # CPython's
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + timeout
+    for p in processes:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join()
 
 
 def run_local(tasks: Iterable[ClipTask], jobs: int, on_done: OnDone) -> None:

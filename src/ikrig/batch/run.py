@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from ..errors import InputError
 from .inputs import ClipPath
-from .job import ClipOutcome, ClipTask, FootJob, file_sha256, options_hash
+from .job import ClipOutcome, ClipTask, FootJob, file_sha256, options_hash, remove_stale_parts
 from .manifest import MANIFEST_NAME, Manifest
 from .summary import batch_summary
 
@@ -59,12 +59,6 @@ def _legs_for(legs: str | dict[str, str] | None, relative: str) -> str | None:
     return None
 
 
-def _remove_stale_parts(output: Path) -> None:
-    """Temporary files a killed worker left beside an output (``.NAME.*.part.bvh``)."""
-    for part in output.parent.glob(f".{output.name}.*.part{output.suffix}"):
-        part.unlink(missing_ok=True)
-
-
 @contextmanager
 def _locked(out_dir: Path) -> Iterator[None]:
     """One batch at a time per output folder (released by the OS if the batch is killed)."""
@@ -93,7 +87,6 @@ def _plan(
             if manifest.is_done(c.relative, file_sha256(c.source), opts):
                 skipped.append(c.relative)
                 continue
-        _remove_stale_parts(c.output)
         todo.append(ClipTask(os.path.abspath(c.source), c.relative, str(c.output), legs, job))
     return todo, skipped
 
@@ -122,7 +115,7 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
     out_dir = Path(settings.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with _locked(out_dir):
-        _remove_stale_parts(out_dir / MANIFEST_NAME)
+        remove_stale_parts(out_dir / MANIFEST_NAME)
         manifest = Manifest(out_dir)
         todo, skipped = _plan(clips, job, settings, manifest)
         hashes = {t.relative: options_hash(job, t.legs) for t in todo}
@@ -147,6 +140,9 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
         finally:
             bar.bar.close()
             manifest.close()
+            for t in todo:  # a clip that killed its workers leaves their temporary files
+                if manifest.entries.get(t.relative, {}).get("status") != "ok":
+                    remove_stale_parts(Path(t.output))
     entries = manifest.select(c.relative for c in clips)
     return batch_summary(entries, len(skipped), time.perf_counter() - t0)
 
