@@ -1,0 +1,147 @@
+"""ikrig batch on a library (issue 13): 200 clips (the shared clips, tiled) on 1 and 2 local
+worker processes and on a 2-worker Dask LocalCluster, against plain loops in one process.
+
+Reported: clips/s and frames/s of each run (wall time, worker start-up included), the
+speed-up from 1 to 2 local workers (goal >= 1.7x on 2 cores), and the batch's overhead per
+clip against a plain loop over ``place_feet`` in one warm process (goal <= 10 %). A second
+loop runs the batch's own per-clip job (read, hash, place, metrics, write) in-process, to
+tell the job's extra work from the pool's. Ground ``slope``, mode ``full``.
+
+Run: ``python benchmarks/bench_batch.py [--clips 200] [--no-cluster]``. Needs
+``../shared/data/bvh*``; the cluster run needs the ``[cluster]`` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def make_library(folder: Path, n: int) -> list[Path]:
+    sources = sorted(SHARED.glob("bvh*/*.bvh"))
+    if not sources:
+        raise SystemExit(f"no clips in {SHARED}/bvh*")
+    paths = []
+    for i in range(n):
+        src = sources[i % len(sources)]
+        dst = folder / f"{i // len(sources):03d}" / src.name
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dst)
+        paths.append(dst)
+    return paths
+
+
+def plain_loop(paths: list[Path], out: Path) -> tuple[float, int]:
+    """What a user's script does: read, place_feet, write; one process, warm."""
+    from ikrig.character import find_legs, from_y_up, pelvis_joint, to_y_up
+    from ikrig.character.up import detect_up
+    from ikrig.foot import place_feet
+    from ikrig.ground import load_ground
+    from ikrig.io import read_bvh, write_bvh
+
+    out.mkdir(parents=True, exist_ok=True)
+    t0, frames = time.perf_counter(), 0
+    for i, p in enumerate(paths):
+        clip = read_bvh(p)
+        up = detect_up(clip.motion)
+        motion = to_y_up(clip.motion, up)
+        legs = find_legs(motion.skeleton)
+        path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, legs), [0, 2]]
+        ground = load_ground("slope", path_xz, legs.leg_length, up=up)
+        with warnings.catch_warnings():  # a far floor: the batch records these quietly
+            warnings.simplefilter("ignore")
+            result = place_feet(motion, ground, legs=legs)
+        write_bvh(out / f"{i}.bvh", clip.with_motion(from_y_up(result.motion, up)))
+        frames += clip.num_frames
+    return time.perf_counter() - t0, frames
+
+
+def job_loop(paths: list[Path], out: Path) -> float:
+    """The batch's own per-clip job (:func:`ikrig.batch.run_clip`), in one process."""
+    from ikrig.batch import ClipTask, FootJob, run_clip
+
+    out.mkdir(parents=True, exist_ok=True)
+    job = FootJob("slope")
+    t0 = time.perf_counter()
+    for i, p in enumerate(paths):
+        outcome = run_clip(ClipTask(str(p), str(i), str(out / f"{i}.bvh"), None, job))
+        assert outcome.status == "ok", outcome.error
+    return time.perf_counter() - t0
+
+
+def batch(lib: Path, out: Path, jobs: int = 1, scheduler: str | None = None) -> float:
+    from ikrig.batch import BatchSettings, FootJob, expand_inputs, run_batch
+
+    clips = expand_inputs([str(lib)], out)
+    settings = BatchSettings(str(out), jobs=jobs, scheduler=scheduler, progress=False)
+    t0 = time.perf_counter()
+    summary = run_batch(clips, FootJob("slope"), settings)
+    seconds = time.perf_counter() - t0
+    if summary["failed"] or summary["done"] != len(clips):
+        raise SystemExit(f"batch failed: {summary['failures'][:3]}")
+    return seconds
+
+
+def line(name: str, seconds: float, clips: int, frames: int) -> None:
+    print(
+        f"{name:<34}{seconds:8.2f} s{clips / seconds:9.1f} clips/s"
+        f"{frames / seconds:11.0f} frames/s{1e3 * seconds / clips:9.1f} ms/clip"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--clips", type=int, default=200)
+    ap.add_argument("--no-cluster", action="store_true")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="ikrig_bench_batch_"))
+    try:
+        paths = make_library(tmp / "lib", args.clips)
+        n = len(paths)
+        plain_loop(paths[:12], tmp / "warm")  # compile or load every kernel first
+        loop, frames = plain_loop(paths, tmp / "loop")
+        jobs_loop = job_loop(paths, tmp / "jobs")
+        one = batch(tmp / "lib", tmp / "out1", jobs=1)
+        two = batch(tmp / "lib", tmp / "out2", jobs=2)
+        short = min(paths, key=lambda p: p.stat().st_size)
+        start = {j: batch(short, tmp / f"start{j}", jobs=j) for j in (1, 2)}
+        print(f"{n} clips, {frames} frames; ground slope, mode full\n")
+        line("plain loop over place_feet", loop, n, frames)
+        line("loop over the batch job", jobs_loop, n, frames)
+        line("ikrig batch, 1 local process", one, n, frames)
+        line("ikrig batch, 2 local processes", two, n, frames)
+        if not args.no_cluster:
+            from distributed import LocalCluster
+
+            with LocalCluster(
+                n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+            ) as cluster:
+                dask = batch(tmp / "lib", tmp / "out3", scheduler=cluster.scheduler_address)
+            line("ikrig batch, Dask LocalCluster x2", dask, n, frames)
+        over = (one - loop) / n
+        steady = (one - start[1]) / (two - start[2])
+        over_steady = (one - start[1] - loop) / n
+        print(
+            f"\npool start-up (a one-clip batch): {start[1]:.2f} s on 1 process,"
+            f" {start[2]:.2f} s on 2"
+            f"\nspeed-up 1 -> 2 local processes: {one / two:.2f}x wall, {steady:.2f}x after"
+            f" start-up   (goal >= 1.7x on 2 cores)"
+            f"\noverhead per clip, 1 process vs plain loop: {1e3 * over:.1f} ms"
+            f" = {100 * over / (loop / n):.0f} % wall, {1e3 * over_steady:.1f} ms ="
+            f" {100 * over_steady / (loop / n):.0f} % after start-up   (goal <= 10 %)"
+            f"\n  of which the job's extra work (hash, metrics): "
+            f"{1e3 * (jobs_loop - loop) / n:.1f} ms, the pool (start-up, dispatch): "
+            f"{1e3 * (one - jobs_loop) / n:.1f} ms"
+        )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
