@@ -475,8 +475,8 @@ def run_foot(
 def _register_viz() -> None:
     """The plot, view, playground and warmup commands (their heavy imports load only when
     run)."""
-    from .cli_viz import playground, plot, view
     from .cli_batch import batch
+    from .cli_viz import playground, plot, view
     from .cli_warmup import warmup
 
     for command in (plot, view, playground, warmup, batch):
