@@ -115,6 +115,7 @@ def check_complete(out: Path, reference) -> None:
         assert not (out / rel).exists()
 
 
+@pytest.mark.compile  # worker processes load the compiled kernels
 def test_local_pool_writes_what_foot_writes(reference, tmp_path):
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
     report = tmp_path / "summary.json"
@@ -169,9 +170,10 @@ def _wait_for_ok(out: Path, proc: subprocess.Popen, timeout: float = 300.0) -> N
     while not any(e["status"] == "ok" for e in manifest(out)):
         assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
         assert time.monotonic() - t0 < timeout, "no clip finished"
-        time.sleep(0.02)
+        time.sleep(0.005)
 
 
+@pytest.mark.compile  # worker processes load the compiled kernels
 def test_killed_batch_resumes_and_does_each_clip_once(reference, tmp_path):
     psutil = pytest.importorskip("psutil")
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
@@ -193,6 +195,7 @@ def test_killed_batch_resumes_and_does_each_clip_once(reference, tmp_path):
     assert all(ok[rel] == when for rel, when in first.items())  # not done a second time
 
 
+@pytest.mark.compile  # worker processes load the compiled kernels
 def test_dask_cluster_survives_a_killed_worker(reference, tmp_path):
     distributed = pytest.importorskip("distributed")
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
@@ -209,6 +212,7 @@ def test_dask_cluster_survives_a_killed_worker(reference, tmp_path):
     check_complete(out, reference)
 
 
+@pytest.mark.compile  # worker processes load the compiled kernels
 def test_local_pool_survives_a_killed_worker(reference, tmp_path):
     psutil = pytest.importorskip("psutil")
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
@@ -222,3 +226,50 @@ def test_local_pool_survives_a_killed_worker(reference, tmp_path):
     assert proc.returncode == 1, text
     assert "done: 3" in text and "2 of 5 clips failed" in text
     check_complete(out, reference)
+
+
+# ------------------------------------------------------------------ inputs, legs map, errors
+def test_inputs_mirror_the_tree_and_never_read_the_outputs(tmp_path):
+    from ikrig.batch import expand_inputs
+    from ikrig.errors import InputError
+
+    lib = tmp_path / "lib"
+    for rel in ("a.bvh", "x/b.BVH", "x/y/c.bvh", "x/notes.txt", "out/old.bvh"):
+        (lib / rel).parent.mkdir(parents=True, exist_ok=True)
+        (lib / rel).write_text("")
+    out = lib / "out"
+    clips = expand_inputs([str(lib)], out)
+    assert [c.relative for c in clips] == ["a.bvh", "x/b.BVH", "x/y/c.bvh"]
+    assert clips[2].output == out.resolve() / "x" / "y" / "c.bvh"
+    clips = expand_inputs([str(lib / "x" / "**" / "*.bvh"), str(lib / "a.bvh")], out)
+    assert [c.relative for c in clips] == ["a.bvh", "x/y/c.bvh"]  # the glob is case-exact
+    assert [c.relative for c in expand_inputs([str(lib / "x")], out)] == ["b.BVH", "y/c.bvh"]
+    with pytest.raises(InputError, match="no such file"):
+        expand_inputs([str(lib / "missing")], out)
+    with pytest.raises(InputError, match="matches no .bvh"):
+        expand_inputs([str(lib / "*.fbx")], out)
+
+
+def test_legs_map_picks_a_spec_per_clip(tmp_path):
+    from ikrig.batch import legs_map
+    from ikrig.batch.run import _legs_for
+    from ikrig.errors import InputError
+
+    spec = "LeftUpLeg,LeftLeg,LeftFoot;RightUpLeg,RightLeg,RightFoot"
+    path = tmp_path / "legs.json"
+    path.write_text(json.dumps({"cmu/*": "A,B,C;D,E,F", "walk*.bvh": spec}))
+    legs = legs_map(str(path))
+    assert _legs_for(legs, "cmu/01.bvh") == "A,B,C;D,E,F"
+    assert _legs_for(legs, "other/walk_2.bvh") == spec
+    assert _legs_for(legs, "other/run.bvh") is None  # found by name or topology
+    assert legs_map(spec) == spec and _legs_for(spec, "any.bvh") == spec
+    path.write_text("[1, 2]")
+    with pytest.raises(InputError, match="pattern -> legs spec"):
+        legs_map(str(path))
+
+
+def test_batch_errors_before_any_work(tmp_path):
+    r = CliRunner().invoke(main, ["batch", str(tmp_path / "none"), "-g", "flat", "-o", "o"])
+    assert r.exit_code == 2 and "no such file, folder or matching pattern" in r.output
+    r = CliRunner().invoke(main, ["batch", str(tmp_path), "-g", "nowhere", "-o", "o"])
+    assert r.exit_code == 2 and "neither a built-in ground" in r.output
