@@ -19,7 +19,7 @@ from typing import Any
 from ..errors import InputError
 from .job import ClipOutcome, ClipTask, run_clip
 
-__all__ = ["SCHEDULER_ENV", "run_cluster", "scheduler_address"]
+__all__ = ["SCHEDULER_ENV", "run_clip_one_thread", "run_cluster", "scheduler_address"]
 
 SCHEDULER_ENV = "DASK_SCHEDULER_ADDRESS"
 
@@ -52,6 +52,16 @@ def _failed(task: ClipTask, exc: BaseException) -> ClipOutcome:
     )
 
 
+def run_clip_one_thread(task: ClipTask) -> ClipOutcome:
+    """:func:`~ikrig.batch.job.run_clip` on one compute thread: a Dask worker runs one task
+    per worker thread, so the cluster's threads (``dask worker --nthreads``) are the cores
+    used."""
+    from .._numba import numba
+
+    numba.set_num_threads(1)
+    return run_clip(task)
+
+
 def run_cluster(tasks: Iterable[ClipTask], address: str, on_done: OnDone) -> None:
     """Run every task on the cluster at ``address``; ``on_done(task, outcome)`` is called
     in this process as each one finishes."""
@@ -69,7 +79,7 @@ def run_cluster(tasks: Iterable[ClipTask], address: str, on_done: OnDone) -> Non
             task = next(todo, None)
             if task is None:
                 return False
-            fut = client.submit(run_clip, task, retries=2, pure=False)
+            fut = client.submit(run_clip_one_thread, task, retries=2, pure=False)
             running[fut.key] = task
             queue.add(fut)
             return True
