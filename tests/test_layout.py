@@ -30,7 +30,7 @@ LAYERS = (
     ("metrics",),
     ("foot",),
     ("io", "data"),
-    ("report", "demo", "warmup", "batch"),
+    ("report", "demo", "placement", "warmup", "batch"),
     ("viz",),
     ("cli_common",),
     ("cli", "cli_viz", "cli_warmup", "cli_batch", "__main__", "__init__"),

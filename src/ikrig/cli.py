@@ -23,8 +23,21 @@ import numpy as np
 
 from ._files import write_text
 from ._version import __version__
-from .cli_common import check_outputs, datum_line, echo_warnings, ground_input, y_up_motion
-from .errors import IkrigError, InputError
+from .cli_common import (
+    DATUM_OPTION,
+    GROUND_HELP,
+    GROUND_OPTION,
+    MODE_OPTION,
+    SEED_OPTION,
+    UP_OPTION,
+    check_outputs,
+    datum_line,
+    echo_warnings,
+    ground_input,
+    y_up_motion,
+)
+from .errors import IkrigError
+from .placement import DEFAULT_PLACEMENT, FootPlacement, clip_with_time
 
 
 def _fail(message: str):
@@ -78,34 +91,12 @@ class _Group(click.Group):
 BVH, JSON = (".bvh",), (".json",)
 
 
-def _clip_with_time(path):
-    """Read a BVH clip for foot placement: it needs a frame time."""
-    from .io.bvh import read_bvh
-
-    clip = read_bvh(path)
-    if clip.frame_time is None:
-        raise InputError(
-            f"{path}: no frame time (Frame Time: 0, a single pose); foot placement needs a"
-            " clip with a frame time"
-        )
-    return clip
-
-
-GROUND_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
 REPORT_OPTION = click.option(
     "--report",
     "report_path",
     type=click.Path(dir_okay=False),
     default=None,
     help="Also write the metrics (result, baseline, comparisons) as JSON here.",
-)
-UP_OPTION = click.option(
-    "--up",
-    type=click.Choice(["auto", "y", "z", "x"]),
-    default="auto",
-    show_default=True,
-    help="The clip's (and a mesh file's) up axis; auto reads it off the poses. The result "
-    "is written in the same convention.",
 )
 
 
@@ -252,7 +243,7 @@ def demo(clip_path, ground_spec, output, report_path, up, gif):
         inputs=[clip_path, ground_input(ground_spec)],
     )
     if clip_path:
-        clip = _clip_with_time(clip_path)
+        clip = clip_with_time(clip_path)
         source = str(clip_path)
     else:
         from .data.walk import walk_clip
@@ -314,19 +305,6 @@ def _maybe_gif(result, source, ground, path):
     click.echo(f"wrote {path} (before/after)")
 
 
-class FootPlacement(NamedTuple):
-    """How ``ikrig foot`` meets the ground: ``seed`` of random built-in grounds, ``datum``
-    (:attr:`~ikrig.foot.options.FootOptions.datum`) and ``up``, the clip's (and a mesh
-    file's) up axis."""
-
-    seed: int = 0
-    datum: str = "clip"
-    up: str = "y"
-
-
-DEFAULT_PLACEMENT = FootPlacement()
-
-
 class FootOutputs(NamedTuple):
     """The files ``ikrig foot`` writes: the clip (``-o``), and optionally the JSON report
     (``--report``) and the before/after movie (``--gif``)."""
@@ -354,13 +332,7 @@ def _outputs_as_record(command):
 
 @main.command()
 @click.argument("input_path", metavar="INPUT.bvh", type=click.Path(dir_okay=False))
-@click.option(
-    "-g",
-    "--ground",
-    "ground_spec",
-    required=True,
-    help=GROUND_HELP,
-)
+@GROUND_OPTION
 @click.option(
     "-o",
     "--output",
@@ -368,26 +340,14 @@ def _outputs_as_record(command):
     required=True,
     help="Where to write the result (BVH, same hierarchy and channels; never the input).",
 )
-@click.option(
-    "--mode",
-    type=click.Choice(["full", "goal-blend", "trace-offset"]),
-    default="full",
-    show_default=True,
-)
+@MODE_OPTION
 @REPORT_OPTION
 @click.option("--compare", is_flag=True, help="Also run the other modes and report them.")
 @click.option(
     "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
 )
-@click.option("--seed", default=0, show_default=True, help="Seed of random built-in grounds.")
-@click.option(
-    "--datum",
-    type=click.Choice(["clip", "absolute"]),
-    default="clip",
-    show_default=True,
-    help="clip: the ground's y = 0 is the clip's recorded floor; absolute: clip and ground "
-    "share coordinates (the lowest sole point is planted on the ground).",
-)
+@SEED_OPTION
+@DATUM_OPTION
 @UP_OPTION
 @click.option(
     "--gif",
@@ -411,7 +371,7 @@ def foot(
         from .viz.movie import check_movie_path
 
         check_movie_path(gif_path, inputs=inputs)
-    clip = _clip_with_time(input_path)
+    clip = clip_with_time(input_path)
     modes = [mode] + (
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
@@ -438,29 +398,14 @@ def run_foot(
     motion, ground_spec, modes, legs=None, extra=None, progress=True,
     placement: FootPlacement = DEFAULT_PLACEMENT,
 ):  # fmt: skip
-    """Load the ground for a clip (in ikrig's Y-up world), run foot placement in each mode,
-    and build the report.
-
-    A built-in ground is laid along the pelvis's path with its ``y = 0`` where a mesh file's
-    is; the datum (``placement.datum``) then places both the same way. A mesh file is turned
-    from ``placement.up`` into Y-up like the clip was."""
-    from .character.legs import find_legs, pelvis_joint
-    from .foot import FootOptions, place_feet
-    from .ground import load_ground
-    from .ground.views import RaisedGround
+    """Load the ground for a clip (in ikrig's Y-up world), run foot placement in each mode
+    (:func:`ikrig.placement.place_clip`), and build the report."""
+    from .placement import place_clip
     from .report import foot_report
 
-    found = find_legs(motion.skeleton, legs)
-    path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, found)]
-    ground = load_ground(
-        ground_spec, path_xz[:, [0, 2]], found.leg_length, seed=placement.seed, up=placement.up
-    )
-    results = {}
-    for m in modes:
-        options = FootOptions(mode=m, datum=placement.datum)
-        results[m] = place_feet(motion, ground, options, legs=found, progress=progress)
+    placed = place_clip(motion, ground_spec, modes, legs, placement, progress)
+    results, world = placed.results, placed.world()
     first = results[modes[0]]
-    world = RaisedGround(ground, first.datum) if first.datum else ground
     report, table = foot_report(results, motion, world, extra)
     report["datum"] = {
         "kind": placement.datum,

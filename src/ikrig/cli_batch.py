@@ -18,18 +18,20 @@ from .batch import (
 )
 from .batch.cluster import SCHEDULER_ENV, scheduler_address
 from .batch.job import file_sha256
-from .cli_common import check_outputs, ground_input
+from .cli_common import (
+    DATUM_OPTION,
+    GROUND_OPTION,
+    MODE_OPTION,
+    SEED_OPTION,
+    UP_OPTION,
+    check_outputs,
+    ground_input,
+)
 
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUTS...")
-@click.option(
-    "-g",
-    "--ground",
-    "ground_spec",
-    required=True,
-    help="Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file.",
-)
+@GROUND_OPTION
 @click.option(
     "-o",
     "--out-dir",
@@ -38,12 +40,7 @@ from .cli_common import check_outputs, ground_input
     type=click.Path(file_okay=False),
     help="Folder for the results; they mirror the inputs' tree. Holds the manifest.",
 )
-@click.option(
-    "--mode",
-    type=click.Choice(["full", "goal-blend", "trace-offset"]),
-    default="full",
-    show_default=True,
-)
+@MODE_OPTION
 @click.option(
     "--jobs",
     "-j",
@@ -70,21 +67,9 @@ from .cli_common import check_outputs, ground_input
     help="Leg joints for every clip ('hip,knee,ankle[,toe];...'), or a .json "
     "file mapping clip patterns to such specs (mixed rigs).",
 )
-@click.option("--seed", default=0, show_default=True, help="Seed of random built-in grounds.")
-@click.option(
-    "--datum",
-    type=click.Choice(["clip", "absolute"]),
-    default="clip",
-    show_default=True,
-    help="As ikrig foot --datum.",
-)
-@click.option(
-    "--up",
-    type=click.Choice(["auto", "y", "z", "x"]),
-    default="auto",
-    show_default=True,
-    help="As ikrig foot --up (auto: read off each clip).",
-)
+@SEED_OPTION
+@DATUM_OPTION
+@UP_OPTION
 @click.option("--force", is_flag=True, help="Redo every clip, done or not.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context

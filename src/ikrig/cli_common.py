@@ -16,6 +16,35 @@ import click
 from ._files import check_output
 from .errors import InputError
 
+# Options ikrig foot and ikrig batch share (one definition each).
+GROUND_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
+GROUND_OPTION = click.option("-g", "--ground", "ground_spec", required=True, help=GROUND_HELP)
+MODE_OPTION = click.option(
+    "--mode",
+    type=click.Choice(["full", "goal-blend", "trace-offset"]),
+    default="full",
+    show_default=True,
+)
+SEED_OPTION = click.option(
+    "--seed", default=0, show_default=True, help="Seed of random built-in grounds."
+)
+DATUM_OPTION = click.option(
+    "--datum",
+    type=click.Choice(["clip", "absolute"]),
+    default="clip",
+    show_default=True,
+    help="clip: the ground's y = 0 is the clip's recorded floor; absolute: clip and ground "
+    "share coordinates (the lowest sole point is planted on the ground).",
+)
+UP_OPTION = click.option(
+    "--up",
+    type=click.Choice(["auto", "y", "z", "x"]),
+    default="auto",
+    show_default=True,
+    help="The clip's (and a mesh file's) up axis; auto reads it off the poses. The result "
+    "is written in the same convention.",
+)
+
 if TYPE_CHECKING:
     from .pose import Motion
 

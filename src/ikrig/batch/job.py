@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._version import __version__
-from ..errors import IkrigError, InputError
+from ..errors import IkrigError
 
 __all__ = [
     "ClipOutcome", "ClipTask", "FootJob", "file_sha256", "options_hash", "remove_stale_parts",
@@ -108,38 +108,24 @@ def _scalars(row: dict[str, Any]) -> dict[str, float | None]:
 
 
 def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
-    """``ikrig foot`` on one clip (see :func:`ikrig.cli.run_foot`); writes the output, returns the
-    result's metrics (:func:`ikrig.metrics.foot_metrics`) and frame count."""
-    from ..character.legs import find_legs, pelvis_joint
+    """``ikrig foot`` on one clip (the same :func:`ikrig.placement.place_clip` and writer);
+    writes the output, returns the result's metrics (the report's row of the mode) and
+    frame count."""
     from ..character.up import detect_up, from_y_up, to_y_up
-    from ..foot import FootOptions, place_feet
-    from ..ground import load_ground
-    from ..ground.views import RaisedGround
-    from ..io.bvh import read_bvh, write_bvh
-    from ..metrics import foot_metrics
+    from ..io.bvh import write_bvh
+    from ..placement import FootPlacement, clip_with_time, place_clip, result_metrics
 
     job = task.job
-    clip = read_bvh(task.source)
-    if clip.frame_time is None:
-        raise InputError(
-            f"{task.source}: no frame time (Frame Time: 0, a single pose); foot placement"
-            " needs a clip with a frame time"
-        )
+    clip = clip_with_time(task.source)
     up = detect_up(clip.motion) if job.up == "auto" else job.up
     motion = to_y_up(clip.motion, up)
-    found = find_legs(motion.skeleton, task.legs)
-    path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, found)]
-    ground = load_ground(job.ground, path_xz[:, [0, 2]], found.leg_length, seed=job.seed, up=up)
-    options = FootOptions(mode=job.mode, datum=job.datum)
-    result = place_feet(motion, ground, options, legs=found, progress=False)
+    placement = FootPlacement(job.seed, job.datum, up)
+    placed = place_clip(motion, job.ground, [job.mode], task.legs, placement)
+    result = placed.results[job.mode]
     Path(task.output).parent.mkdir(parents=True, exist_ok=True)
     remove_stale_parts(Path(task.output))  # left by a worker killed while writing it
     write_bvh(task.output, clip.with_motion(from_y_up(result.motion, up)))
-    # the result's row of ikrig foot's report (ikrig.report.foot_report), without the
-    # baseline's: the ground raised to the datum, read with the clip's floor at its y = 0
-    world = RaisedGround(ground, result.datum) if result.datum else ground
-    floors = RaisedGround(world, -result.sole.floor)
-    metrics = _scalars(foot_metrics(result.motion, motion, floors, result.legs))
+    metrics = _scalars(result_metrics(result, motion, placed.world()))
     metrics["ground_missing_frames"] = float((~result.info.ground_found).any(axis=1).sum())
     return metrics, int(clip.num_frames)
 

@@ -1,0 +1,113 @@
+"""Foot placement of one clip on a named ground, as ``ikrig foot`` and ``ikrig batch`` do it.
+
+:func:`place_clip` is the one place where a command's arguments become a ground and
+results: find the legs, lay the ground (a built-in one along the pelvis's path, a mesh file
+turned from the clip's up axis), run :func:`~ikrig.foot.place_feet` in each mode.
+:func:`result_metrics` measures one result the way the report does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:  # the pipeline loads when a clip is placed, not when the CLI starts
+    from .character.legs import Legs
+    from .foot import FootResult
+    from .io.bvh import BvhClip
+    from .pose import Motion
+
+__all__ = [
+    "DEFAULT_PLACEMENT", "FootPlacement", "Placed", "clip_with_time", "place_clip",
+    "result_metrics",
+]  # fmt: skip
+
+
+class FootPlacement(NamedTuple):
+    """How a clip meets the ground: ``seed`` of random built-in grounds, ``datum``
+    (:attr:`~ikrig.foot.options.FootOptions.datum`) and ``up``, the clip's (and a mesh
+    file's) up axis."""
+
+    seed: int = 0
+    datum: str = "clip"
+    up: str = "y"
+
+
+DEFAULT_PLACEMENT = FootPlacement()
+
+
+def clip_with_time(path: str) -> BvhClip:
+    """Read a BVH clip for foot placement, which needs a frame time.
+
+    Raises:
+        InputError: the clip has no frame time (a single pose); file errors as
+            :func:`~ikrig.io.bvh.read_bvh`.
+    """
+    from .errors import InputError
+    from .io.bvh import read_bvh
+
+    clip = read_bvh(path)
+    if clip.frame_time is None:
+        raise InputError(
+            f"{path}: no frame time (Frame Time: 0, a single pose); foot placement needs a"
+            " clip with a frame time"
+        )
+    return clip
+
+
+class Placed(NamedTuple):
+    """What :func:`place_clip` returns: the legs found, the ground as laid (before the
+    datum), and one :class:`~ikrig.foot.offline.FootResult` per mode."""
+
+    legs: Legs
+    ground: Any
+    results: dict[str, FootResult]
+
+    def world(self) -> Any:
+        """The ground where the pipeline stood the feet: raised to the first result's
+        datum."""
+        from .ground.views import RaisedGround
+
+        datum = next(iter(self.results.values())).datum
+        return RaisedGround(self.ground, datum) if datum else self.ground
+
+
+def place_clip(
+    motion: Motion,
+    ground_spec: str,
+    modes: list[str],
+    legs: Legs | str | None = None,
+    placement: FootPlacement = DEFAULT_PLACEMENT,
+    progress: bool = False,
+) -> Placed:
+    """Place the feet of ``motion`` (Y up) on the ground ``ground_spec`` in each of ``modes``.
+
+    A built-in ground is laid along the pelvis's path with its ``y = 0`` where a mesh file's
+    is; the datum (``placement.datum``) then places both the same way. A mesh file is turned
+    from ``placement.up`` into Y-up, as the clip was."""
+    from .character.legs import Legs, find_legs, pelvis_joint
+    from .foot import FootOptions, place_feet
+    from .ground import load_ground
+
+    found = legs if isinstance(legs, Legs) else find_legs(motion.skeleton, legs)
+    path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, found)][:, [0, 2]]
+    ground = load_ground(
+        ground_spec, path_xz, found.leg_length, seed=placement.seed, up=placement.up
+    )
+    results = {
+        m: place_feet(
+            motion, ground, FootOptions(mode=m, datum=placement.datum), found, progress=progress
+        )
+        for m in modes
+    }
+    return Placed(found, ground, results)
+
+
+def result_metrics(result: FootResult, source: Motion, world: Any) -> dict[str, Any]:
+    """:func:`~ikrig.metrics.foot_metrics` of ``result`` against ``source`` on ``world``
+    (:meth:`Placed.world`), read with the clip's floor at its ``y = 0``, as the report's
+    rows are (each foot joint against its own floor in the source)."""
+    from .ground.views import RaisedGround
+    from .metrics import foot_metrics
+
+    floors = RaisedGround(world, -result.sole.floor)
+    return foot_metrics(result.motion, source, floors, result.legs)
