@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...metrics import POP_WINDOW
-from ...signal.filters import jerk_excess, zero_lag_smooth
+from ...signal.filters import jerk_excess, running_max, zero_lag_smooth
 from ..context import UP, FootContext
 from .goals import FootGoals
 from .legs_ik import LegPlan
@@ -69,9 +69,7 @@ def smooth_knee_targets(
         if not over.any():
             break
         # where to smooth: the frames around a violation, blended in and out
-        near = np.lib.stride_tricks.sliding_window_view(
-            np.pad(over, [(radius, radius), (0, 0)]), 2 * radius + 1, axis=0
-        ).any(axis=-1)
+        near = running_max(over, radius)
         w = np.clip(zero_lag_smooth(near.astype(np.float64), radius), 0.0, 1.0)
         correction = correction + w * (zero_lag_smooth(correction, radius) - correction)
     angle = np.minimum(source + correction, np.pi)
