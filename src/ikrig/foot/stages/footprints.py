@@ -84,15 +84,16 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 def _through_time(runs: list[tuple[int, int]], shifts: np.ndarray, frames: int) -> np.ndarray:
     """Shifts ``(F, 2)``: constant through each run, a smootherstep between runs, held
     before the first and after the last."""
-    out = np.empty((frames, 2))
-    out[: runs[0][0]] = shifts[0]
-    for i, (a, b) in enumerate(runs):
-        out[a:b] = shifts[i]
-        if i + 1 < len(runs):
-            c = runs[i + 1][0]
-            u = (np.arange(b, c) - (b - 1)) / (c - b + 1)
-            out[b:c] = shifts[i] + (shifts[i + 1] - shifts[i]) * _smootherstep(u)[:, None]
-    out[runs[-1][1] :] = shifts[-1]
+    starts = np.array([a for a, _ in runs])
+    ends = np.array([b for _, b in runs])
+    f = np.arange(frames)
+    run = np.maximum(np.searchsorted(starts, f, side="right") - 1, 0)  # the run at or before
+    out = shifts[run]
+    gap = (f >= ends[run]) & (run + 1 < len(runs)) & (f >= starts[0])
+    i = run[gap]
+    b, c = ends[i], starts[np.minimum(i + 1, len(runs) - 1)]
+    u = (f[gap] - (b - 1)) / (c - b + 1)
+    out[gap] = shifts[i] + (shifts[i + 1] - shifts[i]) * _smootherstep(u)[:, None]
     return out
 
 
