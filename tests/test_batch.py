@@ -273,3 +273,38 @@ def test_batch_errors_before_any_work(tmp_path):
     assert r.exit_code == 2 and "no such file, folder or matching pattern" in r.output
     r = CliRunner().invoke(main, ["batch", str(tmp_path), "-g", "nowhere", "-o", "o"])
     assert r.exit_code == 2 and "neither a built-in ground" in r.output
+
+
+@pytest.mark.compile  # a worker process loads the compiled kernels
+def test_a_mesh_ground_is_hashed_and_placed_as_foot_places_it(tmp_path):
+    """A mesh file as the ground: the output equals ``ikrig foot``'s, and editing the mesh
+    (same path) makes the next run redo the clip instead of skipping it."""
+    pytest.importorskip("trimesh")
+    src, rel = CLIPS[0]
+    if not (SHARED / src).is_file():
+        pytest.skip("../shared/data is not present")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copyfile(SHARED / src, lib / "clip.bvh")
+    mesh = tmp_path / "ground.obj"
+    quad = "v -500 {y} -500\nv 500 {y} -500\nv 500 {y} 500\nv -500 {y} 500\nf 1 2 3\nf 1 3 4\n"
+    mesh.write_text(quad.format(y=0.0))
+    r = invoke("foot", lib / "clip.bvh", "-g", mesh, "-o", tmp_path / "ref.bvh")
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "out"
+    r = invoke("batch", lib, "-g", mesh, "-o", out, "--jobs", 1, "-q")
+    assert r.exit_code == 0, r.output
+    assert (out / "clip.bvh").read_bytes() == (tmp_path / "ref.bvh").read_bytes()
+    r = invoke("batch", lib, "-g", mesh, "-o", out, "--jobs", 1, "-q")
+    assert "skipped (already done): 1" in r.output
+    mesh.write_text(quad.format(y=0.5))  # another ground under the same name
+    r = invoke("batch", lib, "-g", mesh, "-o", out, "--jobs", 1, "-q", "--datum", "absolute")
+    assert r.exit_code == 0 and "done: 1" in r.output, r.output
+    r = invoke("foot", lib / "clip.bvh", "-g", mesh, "-o", tmp_path / "ref2.bvh", "--datum",
+               "absolute")  # fmt: skip
+    assert (out / "clip.bvh").read_bytes() == (tmp_path / "ref2.bvh").read_bytes()
+    # the same options again, the mesh moved back: its hash alone makes the clip redone
+    mesh.write_text(quad.format(y=0.0))
+    r = invoke("batch", lib, "-g", mesh, "-o", out, "--jobs", 1, "-q", "--datum", "absolute")
+    assert r.exit_code == 0 and "done: 1" in r.output, r.output
+    assert (out / "clip.bvh").read_bytes() != (tmp_path / "ref2.bvh").read_bytes()
