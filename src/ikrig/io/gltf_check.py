@@ -1,0 +1,314 @@
+"""Structural checks of a glTF 2.0 document: the schema rules for what ikrig writes.
+
+:func:`check_gltf` returns one sentence per problem found (an empty list means none):
+
+- buffers: their bytes exist and hold ``byteLength`` bytes;
+- bufferViews: a valid buffer, inside it, ``byteOffset`` a multiple of 4, ``byteStride`` a
+  multiple of 4 from 4 to 252;
+- accessors: a valid bufferView, a known type and component type, ``count >= 1``,
+  ``byteOffset`` a multiple of the component size, every element inside the bufferView,
+  ``min``/``max`` with one value per component when given; sparse indices and values inside
+  their bufferViews;
+- ``min`` and ``max`` present and equal to the data on every ``POSITION`` accessor and every
+  animation input accessor;
+- animations: input times scalar floats, strictly increasing and >= 0; as many outputs as
+  inputs (three times as many for ``CUBICSPLINE``, times the morph targets for ``weights``),
+  output types fitting the path, valid sampler and node indices, no animated node holding a
+  ``matrix``;
+- nodes form a forest (valid children, one parent each, no cycle), valid mesh/skin/camera
+  indices, valid scene nodes; skins with valid joints and enough ``MAT4`` inverse bind
+  matrices; meshes and images with valid accessor and bufferView indices.
+
+These are a subset of the Khronos glTF validator's rules: those a writer of skins and
+animations can break.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ._gltf_wdata import (
+    COMPONENT_DTYPES,
+    NUM_COMPONENTS,
+    buffer_bytes,
+    document_folder,
+    document_json,
+    element_size,
+    pygltflib_module,
+    read_accessor,
+)
+
+__all__ = ["check_gltf"]
+
+_PATH_TYPES = {"rotation": "VEC4", "translation": "VEC3", "scale": "VEC3", "weights": "SCALAR"}
+
+
+def _index_ok(i: Any, n: int) -> bool:
+    return isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n
+
+
+def _check_views(data: dict, sizes: list[int], out: list[str]) -> None:
+    for i, view in enumerate(data.get("bufferViews", [])):
+        b = view.get("buffer")
+        off, length = view.get("byteOffset", 0), view.get("byteLength", 0)
+        if not _index_ok(b, len(sizes)):
+            out.append(f"bufferView {i}: buffer {b} does not exist")
+            continue
+        if off % 4:
+            out.append(f"bufferView {i}: byteOffset {off} is not a multiple of 4")
+        if off < 0 or length < 1 or off + length > sizes[b]:
+            out.append(
+                f"bufferView {i}: bytes {off}..{off + length} do not fit buffer {b}"
+                f" ({sizes[b]} bytes)"
+            )
+        stride = view.get("byteStride")
+        if stride is not None and (stride % 4 or not 4 <= stride <= 252):
+            out.append(f"bufferView {i}: byteStride {stride} is not a multiple of 4 in 4..252")
+
+
+def _fits(data: dict, view_index: Any, offset: int, count: int, acc: dict, what: str) -> str:
+    """A problem with ``count`` elements at ``offset`` in a bufferView, or ``""``."""
+    views = data.get("bufferViews", [])
+    if not _index_ok(view_index, len(views)):
+        return f"{what}: bufferView {view_index} does not exist"
+    view = views[view_index]
+    comp = np.dtype(COMPONENT_DTYPES[acc["componentType"]]).itemsize
+    size = element_size(acc)
+    stride = view.get("byteStride") or size
+    if offset % comp or (view.get("byteOffset", 0) + offset) % comp:
+        return f"{what}: byteOffset {offset} is not a multiple of its component size {comp}"
+    end = offset + stride * (count - 1) + size
+    if offset < 0 or end > view.get("byteLength", 0):
+        return (
+            f"{what}: {count} elements end at byte {end}, past bufferView {view_index}"
+            f" ({view.get('byteLength', 0)} bytes)"
+        )
+    return ""
+
+
+def _check_accessor(data: dict, i: int, acc: dict, out: list[str]) -> bool:
+    """Structural checks of one accessor; whether its data can be read."""
+    kind, ctype, count = acc.get("type"), acc.get("componentType"), acc.get("count")
+    if kind not in NUM_COMPONENTS or ctype not in COMPONENT_DTYPES:
+        out.append(f"accessor {i}: unknown type {kind!r} or componentType {ctype!r}")
+        return False
+    if not isinstance(count, int) or count < 1:
+        out.append(f"accessor {i}: count {count!r} is not >= 1")
+        return False
+    n = NUM_COMPONENTS[kind]
+    for key in ("min", "max"):
+        if key in acc and len(acc[key]) != n:
+            out.append(f"accessor {i}: {key} has {len(acc[key])} values for {n} components")
+    ok = True
+    if acc.get("bufferView") is not None:
+        problem = _fits(
+            data, acc["bufferView"], acc.get("byteOffset", 0), count, acc, f"accessor {i}"
+        )
+        if problem:
+            out.append(problem)
+            ok = False
+    sparse = acc.get("sparse")
+    if sparse:
+        k = sparse.get("count", 0)
+        ind, val = sparse.get("indices", {}), sparse.get("values", {})
+        index_acc = {"componentType": ind.get("componentType", 5125), "type": "SCALAR"}
+        for part, view, layout in (("indices", ind, index_acc), ("values", val, acc)):
+            problem = _fits(
+                data,
+                view.get("bufferView"),
+                view.get("byteOffset", 0),
+                k,
+                layout,
+                f"accessor {i} sparse {part}",
+            )
+            if problem:
+                out.append(problem)
+                ok = False
+    return ok
+
+
+def _check_bounds(data, buffers, i: int, what: str, out: list[str]) -> np.ndarray | None:
+    """min/max of accessor ``i`` present and equal to its data; returns the data."""
+    acc = data["accessors"][i]
+    try:
+        values = read_accessor(data, buffers, i)
+    except (InputError, IndexError, KeyError, ValueError) as exc:
+        out.append(f"accessor {i} ({what}): cannot read its data ({exc})")
+        return None
+    for key, actual in (("min", values.min(axis=0)), ("max", values.max(axis=0))):
+        if key not in acc:
+            out.append(f"accessor {i} ({what}): {key} is missing")
+            continue
+        declared = np.asarray(acc[key], dtype=np.float64)
+        if declared.shape != actual.shape:
+            continue
+        if values.dtype.kind == "f":
+            declared = declared.astype(np.float32)
+            tol = 1e-6 * np.maximum(1.0, np.abs(actual.astype(np.float64)))
+        else:
+            tol = np.zeros(actual.shape)
+        if np.any(np.abs(declared.astype(np.float64) - actual.astype(np.float64)) > tol):
+            out.append(
+                f"accessor {i} ({what}): {key} {acc[key]} differs from the data's {actual.tolist()}"
+            )
+    return values
+
+
+def _check_animations(data: dict, buffers, readable: set[int], out: list[str]) -> None:
+    nodes, accessors = data.get("nodes", []), data.get("accessors", [])
+    for a, anim in enumerate(data.get("animations", [])):
+        samplers = anim.get("samplers", [])
+        for c, ch in enumerate(anim.get("channels", [])):
+            where = f"animation {a} channel {c}"
+            s, target = ch.get("sampler"), ch.get("target", {})
+            node, path = target.get("node"), target.get("path")
+            if not _index_ok(s, len(samplers)):
+                out.append(f"{where}: sampler {s} does not exist")
+                continue
+            if node is not None and not _index_ok(node, len(nodes)):
+                out.append(f"{where}: node {node} does not exist")
+                continue
+            if path not in _PATH_TYPES:
+                continue  # an extension's path (KHR_animation_pointer)
+            if node is not None and "matrix" in nodes[node]:
+                out.append(f"{where}: node {node} is animated but has a matrix")
+            sampler = samplers[s]
+            inp, outp = sampler.get("input"), sampler.get("output")
+            if not (_index_ok(inp, len(accessors)) and _index_ok(outp, len(accessors))):
+                out.append(f"{where}: sampler {s} input or output accessor does not exist")
+                continue
+            per_key = 3 if sampler.get("interpolation", "LINEAR") == "CUBICSPLINE" else 1
+            if path == "weights" and node is not None:
+                mesh = data.get("meshes", [])[nodes[node].get("mesh", 0)]
+                per_key *= len(mesh.get("primitives", [{}])[0].get("targets", []) or [])
+            expect = accessors[inp].get("count", 0) * per_key
+            if accessors[outp].get("count") != expect:
+                out.append(
+                    f"{where}: output accessor {outp} has {accessors[outp].get('count')}"
+                    f" values, {expect} expected from input accessor {inp}"
+                )
+            if accessors[outp].get("type") != _PATH_TYPES[path]:
+                out.append(f"{where}: output accessor {outp} is not {_PATH_TYPES[path]} for {path}")
+        for s, sampler in enumerate(samplers):
+            inp = sampler.get("input")
+            if sampler.get("interpolation", "LINEAR") not in ("LINEAR", "STEP", "CUBICSPLINE"):
+                out.append(f"animation {a} sampler {s}: unknown interpolation")
+            if not _index_ok(inp, len(accessors)):
+                continue
+            acc = accessors[inp]
+            if acc.get("type") != "SCALAR" or acc.get("componentType") != 5126:
+                out.append(f"animation {a} sampler {s}: input accessor {inp} is not float SCALAR")
+                continue
+            if inp not in readable:
+                continue
+            keys = _check_bounds(data, buffers, inp, f"animation {a} input", out)
+            if keys is not None and (np.any(np.diff(keys[:, 0]) <= 0) or keys.min() < 0):
+                out.append(
+                    f"accessor {inp} (animation {a} input): times not strictly increasing from >= 0"
+                )
+
+
+def _check_nodes(data: dict, out: list[str]) -> None:
+    nodes = data.get("nodes", [])
+    parent: dict[int, int] = {}
+    for i, node in enumerate(nodes):
+        for c in node.get("children", []):
+            if not _index_ok(c, len(nodes)):
+                out.append(f"node {i}: child {c} does not exist")
+            elif c in parent:
+                out.append(f"node {c} has two parents ({parent[c]} and {i})")
+            else:
+                parent[c] = i
+        for key, table in (("mesh", "meshes"), ("skin", "skins"), ("camera", "cameras")):
+            if key in node and not _index_ok(node[key], len(data.get(table, []))):
+                out.append(f"node {i}: {key} {node[key]} does not exist")
+    for i in range(len(nodes)):
+        seen, p = {i}, parent.get(i)
+        while p is not None:
+            if p in seen:
+                out.append(f"node {i} lies on a cycle of children")
+                break
+            seen.add(p)
+            p = parent.get(p)
+    for s, scene in enumerate(data.get("scenes", [])):
+        bad = [n for n in scene.get("nodes", []) if not _index_ok(n, len(nodes))]
+        if bad:
+            out.append(f"scene {s}: nodes {bad} do not exist")
+    if "scene" in data and not _index_ok(data["scene"], len(data.get("scenes", []))):
+        out.append(f"scene {data['scene']} does not exist")
+
+
+def _check_skins_meshes(data: dict, out: list[str]) -> None:
+    nodes, accessors = data.get("nodes", []), data.get("accessors", [])
+    for k, skin in enumerate(data.get("skins", [])):
+        joints = skin.get("joints", [])
+        bad = [j for j in joints if not _index_ok(j, len(nodes))]
+        if bad or not joints:
+            out.append(f"skin {k}: joints {bad or '[]'} do not exist")
+        if "skeleton" in skin and not _index_ok(skin["skeleton"], len(nodes)):
+            out.append(f"skin {k}: skeleton node {skin['skeleton']} does not exist")
+        ibm = skin.get("inverseBindMatrices")
+        if ibm is not None:
+            if not _index_ok(ibm, len(accessors)):
+                out.append(f"skin {k}: inverseBindMatrices accessor {ibm} does not exist")
+            elif accessors[ibm].get("type") != "MAT4" or accessors[ibm].get("count", 0) < len(
+                joints
+            ):
+                out.append(f"skin {k}: accessor {ibm} does not hold {len(joints)} MAT4 matrices")
+    for m, mesh in enumerate(data.get("meshes", [])):
+        for p, prim in enumerate(mesh.get("primitives", [])):
+            refs = list(prim.get("attributes", {}).values()) + [prim.get("indices", 0)]
+            for target in prim.get("targets", []) or []:
+                refs += list(target.values())
+            if any(not _index_ok(r, len(accessors)) for r in refs):
+                out.append(f"mesh {m} primitive {p}: an accessor index does not exist")
+    for i, image in enumerate(data.get("images", [])):
+        v = image.get("bufferView")
+        if v is not None and not _index_ok(v, len(data.get("bufferViews", []))):
+            out.append(f"image {i}: bufferView {v} does not exist")
+
+
+def check_gltf(document: Any) -> list[str]:
+    """Structural problems of a glTF document (see the module docstring); ``[]`` if none.
+
+    Args:
+        document: a ``pygltflib.GLTF2`` (with its binary blob for GLB files) or the path
+            of a ``.glb``/``.gltf`` file.
+
+    Raises:
+        InputError: pygltflib is missing, or ``document`` is neither.
+    """
+    path = None
+    if isinstance(document, (str, os.PathLike)):
+        path = Path(os.fspath(document))
+        document = pygltflib_module("checking glTF files").GLTF2.load(path)
+    data = document_json(document)
+    out: list[str] = []
+    try:
+        buffers = buffer_bytes(document, data, document_folder(document, path))
+    except InputError as exc:
+        out.append(str(exc))
+        buffers = []
+    sizes = [b.get("byteLength", 0) for b in data.get("buffers", [])]
+    _check_views(data, sizes, out)
+    readable = set()
+    for i, acc in enumerate(data.get("accessors", [])):
+        if _check_accessor(data, i, acc, out) and buffers:
+            readable.add(i)
+    positions = {
+        prim["attributes"]["POSITION"]
+        for mesh in data.get("meshes", [])
+        for prim in mesh.get("primitives", [])
+        if "POSITION" in prim.get("attributes", {})
+    }
+    for i in sorted(positions & readable):
+        _check_bounds(data, buffers, i, "POSITION", out)
+    _check_animations(data, buffers, readable, out)
+    _check_nodes(data, out)
+    _check_skins_meshes(data, out)
+    return out

@@ -1,0 +1,311 @@
+"""Write a glTF 2.0 file back with one animation replaced by an ikrig motion.
+
+:func:`write_gltf` takes a :class:`~ikrig.io.gltf_clip.GltfClip` (from
+:func:`ikrig.io.gltf_read.read_gltf` or :func:`ikrig.io.gltf_build.motion_to_gltf`) and a
+motion on its skeleton, and writes the clip's document with the clip's animation replaced
+(or, for a rest-pose clip, a new animation appended). The motion is written as ``LINEAR``
+keys at the given times (by default the clip's own sample times):
+
+- one ``rotation`` channel per skin joint; one ``translation`` channel for every root joint,
+  for every skin joint that had one, and for any other skin joint whose translation moves
+  away from its node's rest translation;
+- the motion is in the scene's world space (see :mod:`ikrig.io.gltf_clip`): the root's parent
+  world transform ``root_world`` is taken back out of the root joint, and the uniform scale
+  of the nodes above each joint out of its translation, so the scene graph gives back the
+  motion's world positions;
+- every other channel of the replaced animation is kept as it was (scale channels, channels
+  of non-joint nodes such as those between two joints, morph weights), as is everything
+  else in the document: meshes, materials, textures, images, other animations, extras and
+  extensions. A joint node given by a ``matrix`` gets the equal ``translation``/``rotation``/
+  ``scale`` instead, because glTF forbids animating a node with a matrix.
+
+Binary data: the new keys are appended; the accessors and bufferViews only the replaced
+animation used are dropped and every index renumbered (kept when the document uses an
+extension whose indices ikrig does not know, see :mod:`ikrig.io._gltf_wpack`). All buffers
+become one, every bufferView 4-byte aligned. ``.glb`` writes one GLB file; ``.gltf`` writes
+the JSON and a ``.bin`` beside it (the buffer as a data URI instead when the input's first
+buffer was one). Files are written atomically.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+
+from .._files import write_bytes
+from ..errors import InputError
+from ..math.quat import quat_conj, quat_mul, quat_normalize, quat_to_matrix
+from ..pose import Motion
+from ._gltf_sample import sample
+from ._gltf_wdata import (
+    FLOAT,
+    buffer_bytes,
+    decompose,
+    document_folder,
+    document_json,
+    float_values,
+    glb_bytes,
+    node_matrix,
+    node_trs,
+    read_accessor,
+)
+from ._gltf_wpack import pack
+from .gltf_clip import GltfClip
+
+__all__ = ["animated_document", "write_gltf"]
+
+_REPLACED = ("rotation", "translation")
+
+
+def _motion_and_times(clip: GltfClip, motion: Motion | None, times) -> tuple[Motion, np.ndarray]:
+    motion = clip.motion if motion is None else motion
+    if not isinstance(motion, Motion):
+        raise InputError(f"motion: expected an ikrig Motion, got {type(motion).__name__}")
+    if motion.batch_shape == ():
+        motion = motion[None]
+    if len(motion.batch_shape) != 1 or motion.num_frames < 1:
+        raise InputError(f"motion: expected a clip (F,) with F >= 1, got {motion.batch_shape}")
+    if not np.array_equal(motion.skeleton.parents, clip.skeleton.parents):
+        raise InputError("motion: its skeleton's hierarchy differs from the glTF clip's")
+    F = motion.num_frames
+    if times is None:
+        if len(clip.times) == F:
+            times = clip.times
+        elif motion.frame_time is not None:
+            start = float(clip.times[0]) if len(clip.times) else 0.0
+            times = start + np.arange(F) * motion.frame_time
+        else:
+            raise InputError(
+                f"times: the motion has {F} frames, the clip {len(clip.times)} times, and"
+                " no frame_time; pass times"
+            )
+    times = np.asarray(times, dtype=np.float64)
+    if times.shape != (F,) or not np.isfinite(times).all():
+        raise InputError(f"times: expected {F} finite seconds, got shape {times.shape}")
+    if np.any(np.diff(times.astype(np.float32)) <= 0):
+        raise InputError("times: must increase strictly (as float32 seconds)")
+    return motion, times
+
+
+def _tracks(data: dict, buffers: list[bytes], anim: dict, nodes: set[int], times) -> dict:
+    """``{(node, path): (F, D) values}`` of the animation's channels on ``nodes``, sampled
+    at ``times``."""
+    out = {}
+    for ch in anim["channels"]:
+        node, path = ch["target"].get("node"), ch["target"].get("path")
+        if node not in nodes or path not in ("rotation", "translation", "scale"):
+            continue
+        sampler = anim["samplers"][ch["sampler"]]
+        keys = read_accessor(data, buffers, sampler["input"])[:, 0].astype(np.float64)
+        acc = data["accessors"][sampler["output"]]
+        values = float_values(acc, read_accessor(data, buffers, sampler["output"]))
+        interp = sampler.get("interpolation", "LINEAR")
+        out[node, path] = sample(keys, values, interp, times, rotation=path == "rotation")
+    return out
+
+
+def _parent_world(data: dict, node: int) -> np.ndarray:
+    """``(4, 4)`` rest world matrix of ``node``'s parent (identity for a scene root)."""
+    parent_of = {c: i for i, n in enumerate(data.get("nodes", [])) for c in n.get("children", [])}
+    m = np.eye(4)
+    p = parent_of.get(node)
+    while p is not None:
+        m = node_matrix(data["nodes"][p]) @ m
+        p = parent_of.get(p)
+    return m
+
+
+def _matrices(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """``(F, 4, 4)`` matrices ``T R S`` from ``t (F, 3)``, ``q (F, 4)``, ``s (F, 3)``."""
+    m = np.zeros(t.shape[:-1] + (4, 4))
+    m[..., :3, :3] = quat_to_matrix(q) * s[..., None, :]
+    m[..., :3, 3] = t
+    m[..., 3, 3] = 1.0
+    return m
+
+
+def _local_trs(clip: GltfClip, motion: Motion, data: dict, tracks: dict, skin_joints: set):
+    """Node-local rotations ``(F, J, 4)`` and translations ``(F, J, 3)`` of every joint.
+
+    Rotations are the motion's local rotations (the root's with its parents' world rotation
+    taken out). Translations are solved down the tree from the motion's world positions
+    through the full world matrices of the parent nodes (scales included, animated ones
+    too), so the scene graph gives back the motion's world positions. Non-joint nodes keep
+    their own (rest or animated) transform."""
+    parents = motion.skeleton.parents
+    F = motion.num_frames
+    _, world_pos = motion.fk()
+    rot = quat_normalize(np.array(motion.rotations_local, dtype=np.float64))
+    pos = np.zeros((F, len(clip.joint_nodes), 3))
+    world = np.zeros((F, len(clip.joint_nodes), 4, 4))
+    for j, node in enumerate(clip.joint_nodes):
+        p = int(parents[j])
+        rest_t, rest_q, rest_s = node_trs(data["nodes"][node])
+        if p >= 0:
+            above = world[:, p]
+        else:
+            root_world = clip.root_world if j == 0 else _parent_world(data, node)
+            above = np.broadcast_to(np.asarray(root_world, dtype=np.float64), (F, 4, 4))
+            rot[:, j] = quat_mul(quat_conj(decompose(above[0])[1]), rot[:, j])
+        scale = tracks.get((node, "scale"), np.broadcast_to(rest_s, (F, 3)))
+        if node in skin_joints:
+            lin_inv = np.linalg.inv(above[:, :3, :3])
+            delta = world_pos[:, j] - above[:, :3, 3]
+            pos[:, j] = np.einsum("fij,fj->fi", lin_inv, delta)
+        else:
+            pos[:, j] = tracks.get((node, "translation"), np.broadcast_to(rest_t, (F, 3)))
+            rot[:, j] = tracks.get((node, "rotation"), np.broadcast_to(rest_q, (F, 4)))
+        world[:, j] = above @ _matrices(pos[:, j], rot[:, j], scale)
+    # one hemisphere along time, so that each key's shortest path is the motion's path
+    flips = np.sum(rot[1:] * rot[:-1], axis=-1) < 0
+    sign = np.concatenate([np.ones((1, rot.shape[1])), np.cumprod(np.where(flips, -1, 1), 0)])
+    return rot * sign[..., None], pos
+
+
+def _f32(name: str, values: np.ndarray, kind: str, bounds: bool = False):
+    acc: dict[str, Any] = {"componentType": FLOAT, "type": kind, "name": name}
+    v = np.asarray(values, dtype=np.float32).reshape(len(values), -1)
+    if bounds:
+        acc["min"] = [float(x) for x in v.min(axis=0)]
+        acc["max"] = [float(x) for x in v.max(axis=0)]
+    return (v, acc, None)
+
+
+def _to_trs(node: dict) -> None:
+    if "matrix" in node:
+        t, q, s = node_trs(node)
+        del node["matrix"]
+        node.update(translation=t.tolist(), rotation=q.tolist(), scale=s.tolist())
+
+
+def animated_document(
+    clip: GltfClip,
+    motion: Motion | None = None,
+    times: np.ndarray | None = None,
+    name: str = "ikrig",
+) -> tuple[dict, bytes, list[str]]:
+    """The JSON and binary data :func:`write_gltf` writes: ``(json dict, buffer bytes,
+    notes)``; ``name`` names an appended animation (rest-pose clips)."""
+    if not isinstance(clip, GltfClip):
+        raise InputError(f"clip: expected a GltfClip, got {type(clip).__name__}")
+    motion, times = _motion_and_times(clip, motion, times)
+    data = document_json(clip.document)
+    buffers = buffer_bytes(clip.document, data, document_folder(clip.document, clip.path))
+    skins = data.get("skins", [])
+    if not 0 <= clip.skin < len(skins):
+        raise InputError(f"clip.skin {clip.skin}: the document has {len(skins)} skins")
+    skin_joints = set(skins[clip.skin]["joints"])
+    anims = data.setdefault("animations", [])
+    if clip.animation is None:
+        anims.append({"name": name, "channels": [], "samplers": []})
+        old: dict = {"channels": [], "samplers": []}
+        anim = anims[-1]
+    else:
+        anim = anims[clip.animation]
+        old = json.loads(json.dumps(anim))
+    keep, had_translation = [], set()
+    for ch in old["channels"]:
+        node, path = ch["target"].get("node"), ch["target"].get("path")
+        if node in skin_joints and path in _REPLACED:
+            had_translation |= {node} if path == "translation" else set()
+        else:
+            keep.append(ch)
+    tracks = _tracks(data, buffers, old, set(clip.joint_nodes), times)
+    rot, pos = _local_trs(clip, motion, data, tracks, skin_joints)
+    kept_samplers = sorted({ch["sampler"] for ch in keep})
+    sampler_map = {s: i for i, s in enumerate(kept_samplers)}
+    anim["channels"] = [dict(ch, sampler=sampler_map[ch["sampler"]]) for ch in keep]
+    anim["samplers"] = [old["samplers"][s] for s in kept_samplers]
+    candidates = {
+        old["samplers"][s][k]
+        for s in range(len(old["samplers"]))
+        if s not in sampler_map
+        for k in ("input", "output")
+    }
+    base = len(data.get("accessors", []))
+    arrays = [_f32("ikrig time", times, "SCALAR", bounds=True)]
+    extent = max(float(np.linalg.norm(node_trs(data["nodes"][n])[0])) for n in clip.joint_nodes)
+    parents = motion.skeleton.parents
+    for j, node in enumerate(clip.joint_nodes):
+        if node not in skin_joints:
+            continue
+        rest_t = node_trs(data["nodes"][node])[0]
+        moved = np.abs(pos[:, j] - rest_t).max() > 1e-7 * max(extent, 1e-30)
+        paths = [("rotation", rot[:, j], "VEC4")]
+        if parents[j] < 0 or node in had_translation or moved:
+            paths.append(("translation", pos[:, j], "VEC3"))
+        _to_trs(data["nodes"][node])
+        for path, values, kind in paths:
+            anim["samplers"].append(
+                {"input": base, "interpolation": "LINEAR", "output": base + len(arrays)}
+            )
+            anim["channels"].append(
+                {"sampler": len(anim["samplers"]) - 1, "target": {"node": node, "path": path}}
+            )
+            arrays.append(_f32(f"ikrig {path} {node}", values, kind))
+    data, blob, notes = pack(data, buffers, arrays, candidates)
+    return data, blob, notes
+
+
+def _uses_data_uri(document: Any) -> bool:
+    buffers = getattr(document, "buffers", None) or []
+    uri = getattr(buffers[0], "uri", None) if buffers else None
+    return isinstance(uri, str) and uri.startswith("data:")
+
+
+def save_document(path: str | os.PathLike, data: dict, blob: bytes, data_uri: bool) -> None:
+    """Write JSON + binary data to ``path``: a GLB for ``.glb``; for ``.gltf`` the JSON and
+    a ``.bin`` beside it (or the data inline as a data URI when ``data_uri``).
+
+    Raises:
+        InputError: the suffix is neither ``.glb`` nor ``.gltf``.
+    """
+    out = Path(os.fspath(path))
+    suffix = out.suffix.lower()
+    if suffix == ".glb":
+        write_bytes(out, glb_bytes(data, blob))
+        return
+    if suffix != ".gltf":
+        raise InputError(f"{out}: unsupported glTF file type {out.suffix!r}; use .glb or .gltf")
+    if blob:
+        if data_uri:
+            uri = "data:application/octet-stream;base64," + base64.b64encode(blob).decode()
+        else:
+            bin_path = out.with_suffix(".bin")
+            write_bytes(bin_path, blob)
+            uri = quote(bin_path.name)
+        data["buffers"][0]["uri"] = uri
+    text = json.dumps(data, indent=2, allow_nan=False)
+    write_bytes(out, text.encode("utf-8"))
+
+
+def write_gltf(
+    path: str | os.PathLike,
+    clip: GltfClip,
+    motion: Motion | None = None,
+    times: np.ndarray | None = None,
+) -> None:
+    """Write ``clip``'s document with its animation replaced by ``motion``.
+
+    Args:
+        path: ``.glb`` (one binary file) or ``.gltf`` (JSON plus a ``.bin`` beside it).
+        clip: the clip read (or built); its document is not modified.
+        motion: a motion on the clip's skeleton (same joints and parents), batch ``(F,)``,
+            in the clip's world space; default ``clip.motion``.
+        times: ``(F,)`` strictly increasing seconds of each frame on the animation's clock;
+            default ``clip.times`` when the frame counts agree, else frames ``frame_time``
+            apart from the clip's first time.
+
+    Raises:
+        InputError: a motion on another skeleton, bad times, a node above a root joint with
+            a non-uniform scale, a document using a meshopt extension, an unknown suffix.
+        OSError: the file cannot be written.
+    """
+    data, blob, _ = animated_document(clip, motion, times)
+    save_document(path, data, blob, _uses_data_uri(clip.document))
