@@ -285,6 +285,7 @@ def _write_results(clip, report, table, mode_up, output, report_path):
 
     mode, up = mode_up
     result, ground = report.pop("_results")[mode], report.pop("_ground")
+    report.pop("_source", None)
     write_bvh(output, clip.with_motion(from_y_up(result.motion, up)))
     click.echo(table)
     if report_path:
@@ -316,18 +317,42 @@ class FootOutputs(NamedTuple):
 
 def _outputs_as_record(command):
     """Hand the ``-o``, ``--report`` and ``--gif`` values to ``command`` as one
-    :class:`FootOutputs`, and ``--seed``, ``--datum``, ``--up`` as one
-    :class:`FootPlacement` (click passes every option by name)."""
+    :class:`FootOutputs`, and ``--seed``, ``--datum``, ``--up``, ``--at``, ``--heading``
+    (degrees, handed on in radians) and ``--path`` as one :class:`FootPlacement` (click
+    passes every option by name)."""
 
     @functools.wraps(command)
-    def run(*, output, report_path, gif_path, seed, datum, up, **options):
-        return command(
-            outputs=FootOutputs(output, report_path, gif_path),
-            placement=FootPlacement(seed, datum, up),
-            **options,
+    def run(**options):
+        outputs = FootOutputs(*(options.pop(k) for k in ("output", "report_path", "gif_path")))
+        seed, datum, up, at, heading, path = (
+            options.pop(k) for k in ("seed", "datum", "up", "at", "heading", "path")
         )
+        if at is not None and path is not None:
+            raise click.UsageError("--at and --path: give one (the path says where the clip is)")
+        turn = None if heading is None else float(np.radians(heading))
+        placement = FootPlacement(seed, datum, up, at, turn, path)
+        return command(outputs=outputs, placement=placement, **options)
 
     return run
+
+
+def _finite(value):
+    if value is not None and not np.isfinite(value):
+        raise click.BadParameter(f"expected a finite number, got {value!r}")
+    return value
+
+
+def _xz(ctx, param, value):
+    """``--at X,Z`` as ``(x, z)`` floats."""
+    if value is None:
+        return None
+    try:
+        x, z = (float(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected X,Z (two numbers), got {value!r}") from None
+    if not (np.isfinite(x) and np.isfinite(z)):
+        raise click.BadParameter(f"expected two finite numbers, got {value!r}")
+    return (x, z)
 
 
 @main.command()
@@ -356,13 +381,32 @@ def _outputs_as_record(command):
     default=None,
     help="Also write a before/after movie (GIF, or MP4) here ([plot] extra).",
 )
+@click.option(
+    "--at", callback=_xz, metavar="X,Z", help="Stand the pelvis here at frame 0 (Y-up world)."
+)
+@click.option(
+    "--heading",
+    type=float,
+    callback=lambda ctx, param, v: _finite(v),
+    metavar="DEG",
+    help="Face this way: 0 is +Z, 90 is +X (default: as recorded).",
+)
+@click.option(
+    "--path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Move the clip along this CSV path: time,x,z[,heading] (s, clip units, degrees).",
+)
 @_outputs_as_record
 def foot(
     input_path, ground_spec, mode, compare, legs, placement: FootPlacement, outputs: FootOutputs
 ):
-    """Plant the feet of a clip on uneven ground and write the result."""
+    """Plant the feet of a clip on uneven ground and write the result.
+
+    An in-place clip (a game walk cycle) walks on the spot given by --at and --heading, or
+    along --path."""
     output, report_path, gif_path = outputs
-    inputs = [p for p in (input_path, ground_input(ground_spec)) if p is not None]
+    inputs = [p for p in (input_path, ground_input(ground_spec), placement.path) if p is not None]
     check_outputs(
         [(output, BVH, "output"), (report_path, JSON, "report"), (gif_path, None, "movie")],
         inputs=inputs,
@@ -386,11 +430,14 @@ def foot(
             placement=placement._replace(up=up),
         )
     click.echo(datum_line(report["datum"]))
+    if report["placed"]["walks_in_place"]:
+        click.echo("walks in place: contacts found relative to its sliding feet, no foot lock")
+    source = report.pop("_source")
     result, ground = _write_results(clip, report, table, (mode, up), output, report_path)
     if gif_path:
         from .viz.movie import write_before_after_gif
 
-        write_before_after_gif(result, motion, ground, gif_path)
+        write_before_after_gif(result, source, ground, gif_path)
         click.echo(f"wrote {gif_path} (before/after)")
 
 
@@ -406,14 +453,22 @@ def run_foot(
     placed = place_clip(motion, ground_spec, modes, legs, placement, progress)
     results, world = placed.results, placed.world()
     first = results[modes[0]]
-    report, table = foot_report(results, motion, world, extra)
+    report, table = foot_report(results, placed.source, world, extra)  # against the moved clip
     report["datum"] = {
         "kind": placement.datum,
         "offset": first.datum,
         "floor": float(first.sole.floor),
     }
     report["up"] = placement.up
+    heading = placement.heading
+    report["placed"] = {
+        "at": None if placement.at is None else list(placement.at),
+        "heading": None if heading is None else float(np.degrees(heading)),
+        "path": placement.path,
+        "walks_in_place": placed.walks_in_place,
+    }
     report["_results"], report["_ground"] = results, world
+    report["_source"] = placed.source
     return report, table
 
 

@@ -25,11 +25,16 @@ __all__ = [
 class FootPlacement(NamedTuple):
     """How a clip meets the ground: ``seed`` of random built-in grounds, ``datum``
     (:attr:`~ikrig.foot.options.FootOptions.datum`) and ``up``, the clip's (and a mesh
-    file's) up axis."""
+    file's) up axis; where the character stands (:func:`ikrig.foot.travel.travel`, in the
+    Y-up world): ``at`` ``(x, z)`` of its pelvis at frame 0, ``heading`` (radians, 0 faces
+    +Z, pi/2 faces +X; None: as recorded), or a ``path`` file (CSV ``time,x,z[,heading]``)."""
 
     seed: int = 0
     datum: str = "clip"
     up: str = "y"
+    at: tuple[float, float] | None = None
+    heading: float | None = None
+    path: str | None = None
 
 
 DEFAULT_PLACEMENT = FootPlacement()
@@ -56,11 +61,16 @@ def clip_with_time(path: str) -> BvhClip:
 
 class Placed(NamedTuple):
     """What :func:`place_clip` returns: the legs found, the ground as laid (before the
-    datum), and one :class:`~ikrig.foot.offline.FootResult` per mode."""
+    datum), one :class:`~ikrig.foot.offline.FootResult` per mode, the source as placed
+    (moved to ``at``, ``heading`` or along ``path``; the given clip when none is asked),
+    which the results are measured against, and whether it walks in place
+    (:func:`~ikrig.foot.travel.treadmill_contacts`)."""
 
     legs: Legs
     ground: Any
     results: dict[str, FootResult]
+    source: Motion
+    walks_in_place: bool = False
 
     def world(self) -> Any:
         """The ground where the pipeline stood the feet: raised to the first result's
@@ -81,25 +91,37 @@ def place_clip(
 ) -> Placed:
     """Place the feet of ``motion`` (Y up) on the ground ``ground_spec`` in each of ``modes``.
 
-    A built-in ground is laid along the pelvis's path with its ``y = 0`` where a mesh file's
-    is; the datum (``placement.datum``) then places both the same way. A mesh file is turned
-    from ``placement.up`` into Y-up, as the clip was."""
+    The clip is first moved where ``placement`` says (``at``, ``heading``, ``path``:
+    :func:`~ikrig.foot.travel.travel`). A built-in ground is laid along the pelvis's path
+    with its ``y = 0`` where a mesh file's is; the datum (``placement.datum``) then places
+    both the same way. A mesh file is turned from ``placement.up`` into Y-up, as the clip
+    was. A clip that walks in place gets its contacts relative to its belt
+    (:func:`~ikrig.foot.travel.treadmill_contacts`) and no foot lock: its stance feet slide
+    on purpose."""
     from .character.legs import Legs, find_legs, pelvis_joint
-    from .foot import FootOptions, place_feet
+    from .foot import FootOptions, LockOptions, place_feet
+    from .foot.travel import travel, treadmill_contacts
     from .ground import load_ground
 
     found = legs if isinstance(legs, Legs) else find_legs(motion.skeleton, legs)
-    path_xz = motion.positions_world()[:, pelvis_joint(motion.skeleton, found)][:, [0, 2]]
-    ground = load_ground(
-        ground_spec, path_xz, found.leg_length, seed=placement.seed, up=placement.up
-    )
+    p = placement
+    motion = travel(motion, found, p.at, p.heading, p.path)
+    fk = motion.fk()
+    path_xz = fk[1][:, pelvis_joint(motion.skeleton, found)][:, [0, 2]]
+    ground = load_ground(ground_spec, path_xz, found.leg_length, seed=p.seed, up=p.up)
+    options = FootOptions(datum=p.datum)
+    treadmill = treadmill_contacts(motion, found, options.contacts, fk=fk)
+    contacts = None
+    if treadmill is not None:
+        contacts = treadmill[1]
+        options = options.replace(lock=LockOptions(enabled=False))
     results = {
         m: place_feet(
-            motion, ground, FootOptions(mode=m, datum=placement.datum), found, progress=progress
+            motion, ground, options.replace(mode=m), found, contacts=contacts, progress=progress
         )
         for m in modes
     }
-    return Placed(found, ground, results)
+    return Placed(found, ground, results, motion, treadmill is not None)
 
 
 def result_metrics(result: FootResult, source: Motion, world: Any) -> dict[str, Any]:

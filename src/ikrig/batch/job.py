@@ -125,7 +125,7 @@ def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
     Path(task.output).parent.mkdir(parents=True, exist_ok=True)
     remove_stale_parts(Path(task.output))  # left by a worker killed while writing it
     write_bvh(task.output, clip.with_motion(from_y_up(result.motion, up)))
-    metrics = _scalars(result_metrics(result, motion, placed.world()))
+    metrics = _scalars(result_metrics(result, placed.source, placed.world()))
     metrics["ground_missing_frames"] = float((~result.info.ground_found).any(axis=1).sum())
     return metrics, int(clip.num_frames)
 
