@@ -1,5 +1,19 @@
-"""File input and output: BVH motion capture (:mod:`ikrig.io.bvh`)."""
+"""File input and output: BVH motion capture (:mod:`ikrig.io.bvh`) and glTF 2.0 characters
+(:mod:`ikrig.io.gltf_read`; pygltflib, the ``[gltf]`` extra, is imported only when a file is
+read)."""
 
 from .bvh import BvhClip, format_bvh, parse_bvh, read_bvh, to_bvh_clip, write_bvh
+from .gltf_clip import GltfClip
+from .gltf_read import list_animations, read_gltf
 
-__all__ = ["BvhClip", "format_bvh", "parse_bvh", "read_bvh", "to_bvh_clip", "write_bvh"]
+__all__ = [
+    "BvhClip",
+    "GltfClip",
+    "format_bvh",
+    "list_animations",
+    "parse_bvh",
+    "read_bvh",
+    "read_gltf",
+    "to_bvh_clip",
+    "write_bvh",
+]

@@ -1,0 +1,344 @@
+"""Read a skinned glTF 2.0 character and one of its animations as a :class:`GltfClip`.
+
+``.glb`` and ``.gltf`` (with its ``.bin`` beside it, or data URIs) are parsed by pygltflib
+(the ``[gltf]`` extra); the data is decoded with NumPy.
+
+What becomes what:
+
+- **Skeleton.** The chosen skin's joints, plus every node on the node-tree paths between
+  them (from their lowest common ancestor), depth first. Names are the node names made
+  unique (``name``, ``name.1``, ...; unnamed nodes ``node<k>``). Control bones that are skin
+  joints are joints like any other. ``Skeleton.offsets`` are the rest local translations.
+- **World space.** The nodes above the skeleton's root (armature nodes, often a 90° X
+  rotation and a 0.01 scale from FBX conversions) are baked into joint 0, which holds the
+  root's world rotation and position; scales are folded into the local translations of
+  the joints below them, so ``motion.positions_world()`` are the scene's world joint
+  positions exactly (computed from the full node matrices). ``GltfClip.root_world`` keeps
+  the rest world matrix of the root's parent. A node's ``matrix`` is decomposed into TRS.
+- **Scale.** Uniform scales are exact. A scale whose components differ by more than
+  :data:`SCALE_SPREAD_ERROR` (relative) raises :class:`~ikrig.errors.InputError`; smaller
+  spreads (float noise in exports) are accepted and noted in ``quirks``: positions stay
+  exact, rotations ignore the spread.
+- **Motion.** The chosen animation (name or index; default the first) sampled at ``fps``
+  from its first key (on its own clock: ``times`` need not start at 0) up to its last. By
+  default the keys' own times when every channel shares the same uniformly spaced keys,
+  else about 30 fps, adjusted so that the last key falls on a frame too. ``LINEAR`` (slerp
+  along the shortest path for rotations), ``STEP`` and ``CUBICSPLINE`` are evaluated as the
+  glTF specification says. Joints without channels keep their rest transform. Quaternion
+  signs are made continuous over frames. A file without animations gives a one-frame rest
+  pose (``animation=None``, ``frame_time=None``).
+
+Everything found and handled is listed, one sentence each, in ``GltfClip.quirks``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..math.quat import quat_conj, quat_from_matrix, quat_mul, quat_rotate
+from ..pose import Motion, fk
+from ..skeleton import Skeleton
+from ._gltf_anim import animation_ranges, channels, pick_animation, pick_skin
+from ._gltf_data import Buffers, get, load_document
+from ._gltf_nodes import (
+    node_label,
+    node_tree,
+    rest_trs,
+    scale_spread,
+    skeleton_nodes,
+    trs_matrix,
+    unique_names,
+)
+from ._gltf_sample import sample, time_grid
+from .gltf_clip import GltfClip
+
+SCALE_SPREAD_QUIET = 1e-5
+"""Relative spread of a node's scale components below which it counts as uniform, silently
+(float32 noise in exports reaches a few 1e-6)."""
+SCALE_SPREAD_ERROR = 1e-3
+"""Relative spread above which a scale is refused as non-uniform."""
+
+
+def list_animations(path: str | os.PathLike) -> list[tuple[int, str, float, float]]:
+    """The animations of a glTF file: ``(index, name, first key s, last key s)`` each.
+
+    Unnamed animations are listed as ``animation<index>`` (a name :func:`read_gltf` accepts).
+
+    Raises:
+        FileFormatError: missing or unreadable file, broken accessors.
+        InputError: pygltflib is not installed.
+    """
+    doc = load_document(path)
+    return animation_ranges(doc, Buffers(doc, path))
+
+
+def read_gltf(
+    path: str | os.PathLike,
+    animation: str | int | None = None,
+    fps: float | None = None,
+    skin: str | int | None = None,
+) -> GltfClip:
+    """Read one skin and one animation of a ``.glb``/``.gltf`` file.
+
+    Args:
+        path: the file.
+        animation: name or index (see :func:`list_animations`); ``None``: the first, or the
+            rest pose when the file has no animations.
+        fps: frames per second to sample at (the last frame at or before the last key);
+            ``None``: the keys' own times when all channels share uniformly spaced keys,
+            else about 30 fps, adjusted so that the last key falls on a frame.
+        skin: index or name; ``None``: the skin with the most joints (noted in ``quirks``
+            when there are several).
+
+    Returns:
+        A :class:`GltfClip` whose ``motion`` has batch ``(F,)``, ``times (F,)`` seconds.
+
+    Raises:
+        FileFormatError: missing or malformed file (the message names it).
+        InputError: no skins, no such animation or skin (the message lists them), an
+            unsupported accessor (named by index), a non-uniform scale, a sheared or
+            mirrored node matrix, a bad ``fps``, pygltflib not installed.
+    """
+    doc = load_document(path)
+    return clip_from_document(doc, animation=animation, fps=fps, skin=skin, path=path)
+
+
+def clip_from_document(
+    doc: Any,
+    animation: str | int | None = None,
+    fps: float | None = None,
+    skin: str | int | None = None,
+    path: str | os.PathLike | None = None,
+) -> GltfClip:
+    """:func:`read_gltf` on a ``pygltflib.GLTF2`` already in memory (``path`` locates
+    external buffers and names the file in messages)."""
+    where = "<document>" if path is None else os.fspath(path)
+    if fps is not None and not (isinstance(fps, (int, float)) and 0 < fps < np.inf):
+        raise InputError(f"fps: expected a finite number > 0, got {fps!r}")
+    bufs = Buffers(doc, path)
+    quirks: list[str] = []
+    parents, children = node_tree(doc, bufs.fail)
+    skin_index, note = pick_skin(doc, skin, where)
+    quirks += [note] if note else []
+    joints = _skin_joints(doc, skin_index, bufs.fail)
+    nodes, root = skeleton_nodes(parents, children, joints)
+    if root is None:
+        raise InputError(f"{where}: skin {skin_index}'s joints lie in separate node trees")
+    extra = [k for k in nodes if k not in set(joints)]
+    if extra:
+        quirks.append(
+            f"{len(extra)} non-joint node(s) between skin joints added to the skeleton:"
+            f" {_labels(doc, extra)}"
+        )
+    above: list[int] = []
+    while parents[above[-1] if above else root] != -1:
+        above.append(int(parents[above[-1] if above else root]))
+    chain = above[::-1] + nodes  # top node first, then the skeleton
+    anim_index = pick_animation(doc, animation, where)
+    rest = [rest_trs(doc.nodes[k], k, bufs.fail, where) for k in chain]
+    matrices = [k for k, r in zip(chain, rest) if r[3]]
+    if matrices:
+        quirks.append(f"node matrices instead of TRS on {_labels(doc, matrices)}; decomposed")
+    t_rest = np.array([r[0] for r in rest])[None]
+    q_rest = np.array([r[1] for r in rest])[None]
+    s_rest = np.array([r[2] for r in rest])[None]
+    if anim_index is None:
+        times = np.zeros(1)
+        frame_time = None
+        t, q, s = t_rest, q_rest, s_rest
+    else:
+        times, frame_time, t, q, s = _animate(
+            doc, bufs, anim_index, fps, (chain, len(above)), quirks
+        )
+        t = np.where(np.isnan(t), t_rest, t)
+        q = np.where(np.isnan(q), q_rest, q)
+        s = np.where(np.isnan(s), s_rest, s)
+    _check_scales(doc, (chain, len(above)), np.concatenate([s_rest, s]), where, quirks)
+    index = {k: i for i, k in enumerate(chain)}
+    chain_parents = np.array([index.get(int(parents[k]), -1) for k in chain])
+    sk_parents = chain_parents[len(above) :] - len(above)
+    sk_parents[0] = -1
+    rl, pl, world = _local_pose(t, q, s, chain_parents, len(above), sk_parents)
+    rl_rest, pl_rest, world_rest = _local_pose(
+        t_rest, q_rest, s_rest, chain_parents, len(above), sk_parents
+    )
+    root_world = world_rest[0, len(above) - 1] if above else np.eye(4)
+    note = _describe_above(doc, above, root_world)
+    quirks += [note] if note else []
+    names, renamed = unique_names(doc, nodes)
+    if renamed:
+        quirks.append("node names made unique for the skeleton (empty or repeated names)")
+    skeleton = Skeleton(tuple(names), sk_parents, pl_rest[0])
+    motion = Motion(skeleton, _continuous(rl), pl, frame_time)
+    return GltfClip(
+        document=doc,
+        skin=skin_index,
+        animation=anim_index,
+        joint_nodes=tuple(int(k) for k in nodes),
+        motion=motion,
+        times=times,
+        root_world=root_world,
+        quirks=tuple(quirks),
+        path=None if path is None else os.fspath(path),
+    )
+
+
+def _skin_joints(doc: Any, skin_index: int, fail) -> list[int]:
+    joints = list(get(doc.skins[skin_index], "joints", []))
+    n = len(doc.nodes or [])
+    if not joints:
+        raise fail(f"skin {skin_index} has no joints")
+    for j in joints:
+        if not isinstance(j, int) or not 0 <= j < n:
+            raise fail(f"skin {skin_index} has joint {j!r}, not a node index")
+    if len(set(joints)) != len(joints):
+        raise fail(f"skin {skin_index} lists a joint twice")
+    return joints
+
+
+def _labels(doc: Any, nodes: list[int], limit: int = 6) -> str:
+    shown = ", ".join(node_label(doc.nodes[k], k) for k in nodes[:limit])
+    return shown + (f" and {len(nodes) - limit} more" if len(nodes) > limit else "")
+
+
+def _animate(doc, bufs, anim_index, fps, chain_above, quirks):
+    """Sample the animation's channels on the chain nodes (``chain_above``: the chain and
+    how many of its nodes lie above the skeleton): ``(times, frame_time, t, q, s)`` with
+    NaN where a node has no channel for that path."""
+    chain, n_above = chain_above
+    found, key_sets = channels(doc, bufs, anim_index)
+    times, frame_time, own = time_grid(key_sets, fps)
+    name = get(doc.animations[anim_index], "name") or f"animation{anim_index}"
+    if times[0] != 0:
+        quirks.append(f"animation {name!r} starts at {times[0]:.6g} s; times kept on its clock")
+    if fps is None:
+        rate = "the keys' own rate" if own else "about 30 fps (keys not uniformly spaced)"
+        quirks.append(f"sampled at {rate}: {len(times)} frames of {frame_time:.6g} s")
+    index = {k: i for i, k in enumerate(chain)}
+    F, K = len(times), len(chain)
+    arrays = {p: np.full((F, K, 4 if p == "rotation" else 3), np.nan) for p in _PATHS}
+    outside, kinds, moved = set(), set(), set()
+    for ch in found:
+        if ch.node not in index:
+            outside.add(ch.node)
+            continue
+        kinds.add(ch.interpolation)
+        moved.add(index[ch.node])
+        value = sample(ch.keys, ch.values, ch.interpolation, times, ch.path == "rotation")
+        arrays[ch.path][:, index[ch.node]] = value
+    on_skeleton = [i for i in moved if i >= n_above]
+    if len(on_skeleton) < K - n_above:
+        quirks.append(
+            f"channels on {len(on_skeleton)} of {K - n_above} skeleton joints; the others"
+            " keep their rest pose"
+        )
+    if any(i < n_above for i in moved):
+        labels = _labels(doc, [chain[i] for i in sorted(moved) if i < n_above])
+        quirks.append(f"animation moves nodes above the skeleton ({labels}); baked into joint 0")
+    if outside:
+        quirks.append(f"channels on {len(outside)} node(s) outside the skeleton ignored")
+    if kinds - {"LINEAR"}:
+        quirks.append(f"interpolation {', '.join(sorted(kinds))} evaluated")
+    return times, frame_time, arrays["translation"], arrays["rotation"], arrays["scale"]
+
+
+_PATHS = ("translation", "rotation", "scale")
+
+
+def _check_scales(doc, chain_above, s_all, where, quirks) -> None:
+    """Refuse non-uniform, zero or negative scales; note near-uniform ones and uniform
+    joint scales other than 1. ``s_all: (F, K, 3)`` over the chain nodes."""
+    chain, n_above = chain_above
+    bad = (s_all <= 0).any(axis=(0, 2))
+    if bad.any():
+        label = node_label(doc.nodes[chain[int(np.argmax(bad))]], chain[int(np.argmax(bad))])
+        raise InputError(
+            f"{where}: zero or negative scale on node {label} (mirrored or collapsed nodes are"
+            " not supported)"
+        )
+    spread = scale_spread(s_all).max(axis=0)
+    if (spread > SCALE_SPREAD_ERROR).any():
+        i = int(np.argmax(spread))
+        f = int(np.argmax(scale_spread(s_all[:, i])))
+        raise InputError(
+            f"{where}: non-uniform scale on node {node_label(doc.nodes[chain[i]], chain[i])}"
+            f" ({', '.join(f'{v:.6g}' for v in s_all[f, i])}); ikrig needs uniform scales"
+        )
+    near = [chain[i] for i in np.flatnonzero(spread > SCALE_SPREAD_QUIET)]
+    if near:
+        quirks.append(
+            f"near-uniform scale on {_labels(doc, near)} (components up to"
+            f" {spread.max():.2g} apart); positions exact, rotations ignore it"
+        )
+    mean = s_all[:, n_above:].mean(axis=-1)
+    off = np.abs(mean - 1).max(axis=0) > 1e-5
+    if off.any():
+        scaled = [chain[n_above + i] for i in np.flatnonzero(off)]
+        quirks.append(
+            f"uniform scale (from {mean[:, off].min():.4g} to {mean[:, off].max():.4g}) on"
+            f" {_labels(doc, scaled)} folded into the translations below it"
+        )
+
+
+def _local_pose(t, q, s, chain_parents, n_above, sk_parents):
+    """Skeleton-local rotations and positions from the chain's TRS ``(F, K, ...)``.
+
+    Joint 0 gets the root's world transform; every other joint keeps its node rotation,
+    and its translation is recomputed from the exact world positions (full node matrices,
+    scales included), so forward kinematics gives back the scene's world positions.
+    Returns ``(rotations_local (F, J, 4), positions_local (F, J, 3), world (F, K, 4, 4))``.
+    """
+    m = trs_matrix(t, q, s)
+    world = np.empty_like(m)
+    for i, p in enumerate(chain_parents):
+        world[:, i] = m[:, i] if p < 0 else world[:, p] @ m[:, i]
+    q_root = q[:, 0]
+    for i in range(1, n_above + 1):
+        q_root = quat_mul(q_root, q[:, i])
+    rl = np.array(q[:, n_above:], order="C")  # a copy: q stays as given
+    rl[:, 0] = q_root
+    rot_w, _ = fk(sk_parents, rl, np.zeros(rl.shape[:-1] + (3,)))
+    pw = world[:, n_above:, :3, 3]
+    pl = np.array(pw, order="C")
+    child = np.flatnonzero(sk_parents >= 0)
+    par = sk_parents[child]
+    pl[:, child] = quat_rotate(quat_conj(rot_w[:, par]), pw[:, child] - pw[:, par])
+    return rl, pl, world
+
+
+def _describe_above(doc, above: list[int], root_world: np.ndarray) -> str | None:
+    """One sentence on what the nodes above the skeleton do, or ``None`` for the identity."""
+    if not above:
+        return None
+    lin = root_world[:3, :3]
+    scale = float(np.cbrt(np.linalg.det(lin)))
+    q = quat_from_matrix(lin / scale)
+    angle = float(np.degrees(2 * np.arctan2(np.linalg.norm(q[:3]), abs(q[3]))))
+    parts = []
+    if angle > 1e-6:
+        parts.append(f"rotate it by {angle:.4g} deg")
+    if abs(scale - 1) > 1e-9:
+        parts.append(f"scale it by {scale:.6g}")
+    if np.abs(root_world[:3, 3]).max() > 0:
+        parts.append("move it by ({:.4g}, {:.4g}, {:.4g})".format(*root_world[:3, 3]))
+    if not parts:
+        return None
+    return (
+        f"node(s) above the skeleton ({_labels(doc, above[::-1])}) {' and '.join(parts)};"
+        " baked into joint 0"
+    )
+
+
+def _continuous(q: np.ndarray) -> np.ndarray:
+    """``q (F, J, 4)`` with signs flipped so that consecutive frames lie in one hemisphere."""
+    if len(q) < 2:
+        return q
+    flip = np.sum(q[1:] * q[:-1], axis=-1) < 0
+    sign = np.cumprod(np.where(flip, -1.0, 1.0), axis=0)
+    out = q.copy()
+    out[1:] *= sign[..., None]
+    return out
