@@ -308,22 +308,52 @@ def travel(
 
 
 def _running_median(x: np.ndarray, radius: int) -> np.ndarray:
-    """NaN-ignoring median of ``x (F, 2)`` over ``+-radius`` frames (ends padded with NaN);
-    NaN where a window has no value. In blocks, so memory stays flat."""
-    pad = np.full((len(x) + 2 * radius, x.shape[1]), np.nan)
-    pad[radius : radius + len(x)] = x
-    out = np.full(x.shape, np.nan)
-    block = 2048
-    for a in range(0, len(x), block):
-        b = min(a + block, len(x))
-        windows = np.lib.stride_tricks.sliding_window_view(
-            pad[a : b + 2 * radius], 2 * radius + 1, 0
-        )
-        some = ~np.isnan(windows).all(axis=-1)
-        rows = np.flatnonzero(some.all(axis=-1))
-        if len(rows):
-            out[a + rows] = np.nanmedian(windows[rows], axis=-1)
+    """NaN-ignoring median of ``x (F, 2)`` over ``+-radius`` frames (ends padded with NaN),
+    taken every ``radius // 8`` frames and interpolated between (the belt is smoothed over
+    ``radius`` afterwards); NaN where a window has no value. In blocks: memory stays flat."""
+    F = len(x)
+    pad = np.full((F + 2 * radius, x.shape[1]), np.nan)
+    pad[radius : radius + F] = x
+    windows = np.lib.stride_tricks.sliding_window_view(pad, 2 * radius + 1, 0)  # a view
+    centers = np.unique(np.append(np.arange(0, F, max(1, radius // 8)), F - 1))
+    medians = np.full((len(centers), x.shape[1]), np.nan)
+    for a in range(0, len(centers), 1024):
+        part = windows[centers[a : a + 1024]]
+        rows = np.flatnonzero((~np.isnan(part)).any(axis=-1).all(axis=-1))
+        medians[a + rows] = np.nanmedian(part[rows], axis=-1)
+    ok = ~np.isnan(medians[:, 0])
+    if not ok.any():
+        return np.full(x.shape, np.nan)
+    frames = np.arange(F)
+    out = np.stack([np.interp(frames, centers[ok], medians[ok, k]) for k in (0, 1)], axis=-1)
     return out
+
+
+def _planted_velocity(motion: Motion, legs: Legs, sole: FootSole, height: float, fk) -> np.ndarray:
+    """``(F, 2)`` the velocity of each frame's lowest sole point (over its planted height),
+    NaN where it is higher than ``height`` leg lengths; ``F >= 2``."""
+    pts = sole.points_world(*(motion.fk() if fk is None else fk))  # (F, feet, 2, 3)
+    F = len(pts)
+    heights = (pts[..., 1] - sole.floor - sole.heights).reshape(F, -1)
+    velocity = np.gradient(pts[..., [0, 2]], float(motion.frame_time or 0.0), axis=0)
+    low = np.argmin(heights, axis=1)
+    v = velocity.reshape(F, -1, 2)[np.arange(F), low]
+    v[heights[np.arange(F), low] >= height * legs.leg_length] = np.nan
+    return v
+
+
+def _belt(v: np.ndarray, radius: int) -> np.ndarray:
+    """The running median of ``v (F, 2)`` (NaN: no value) over ``+-radius`` frames, along
+    and across its mean direction (so that turning the clip turns the belt), interpolated where a
+    window has no value and smoothed over as long (zero-lag Hann); zeros without values."""
+    known = np.flatnonzero(~np.isnan(v[:, 0]))
+    if len(known) == 0:
+        return np.zeros(v.shape)
+    mean = np.mean(v[known], axis=0)
+    n = float(np.hypot(*mean))
+    u = mean / n if n > 0 else np.array([1.0, 0.0])
+    axes = np.array([u, [-u[1], u[0]]])
+    return zero_lag_smooth(_running_median(v @ axes.T, radius) @ axes, radius)
 
 
 def belt_velocity(
@@ -341,30 +371,10 @@ def belt_velocity(
     """
     check_clip(motion)
     o = options or ContactOptions()
-    dt = float(motion.frame_time or 0.0)
-    rot_w, pos_w = motion.fk() if fk is None else fk
-    pts = sole.points_world(rot_w, pos_w)  # (F, feet, 2, 3)
-    F = len(pts)
-    if F < 2:
-        return np.zeros((F, 2))
-    heights = (pts[..., 1] - sole.floor - sole.heights).reshape(F, -1)
-    velocity = np.gradient(pts[..., [0, 2]], dt, axis=0).reshape(F, -1, 2)
-    low = np.argmin(heights, axis=1)
-    v = velocity[np.arange(F), low]
-    v[heights[np.arange(F), low] >= o.height_off * legs.leg_length] = np.nan
-    radius = max(1, round(BELT_WINDOW / dt))
-    # the median along and across the mean direction, so that turning the clip turns the belt
-    mean = np.nanmean(v, axis=0) if np.isfinite(v[:, 0]).any() else np.zeros(2)
-    n = float(np.hypot(*mean))
-    u = mean / n if n > 0 else np.array([1.0, 0.0])
-    axes = np.array([u, [-u[1], u[0]]])
-    belt = _running_median(v @ axes.T, radius) @ axes
-    known = np.flatnonzero(~np.isnan(belt[:, 0]))
-    if len(known) == 0:
-        return np.zeros((F, 2))
-    frames = np.arange(F)
-    belt = np.stack([np.interp(frames, known, belt[known, k]) for k in (0, 1)], axis=-1)
-    return zero_lag_smooth(belt, radius)
+    if motion.num_frames < 2:
+        return np.zeros((motion.num_frames, 2))
+    v = _planted_velocity(motion, legs, sole, o.height_off, fk)
+    return _belt(v, max(1, round(BELT_WINDOW / float(motion.frame_time or 0.0))))
 
 
 def _median_speed(v: np.ndarray) -> float:
@@ -376,10 +386,11 @@ def treadmill_contacts(
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Contacts of a clip that walks in place, or None for one that does not.
 
-    A clip walks in place when its planted feet slide too fast for a contact to start while
-    its body stays: the median speed of its belt (:func:`belt_velocity`) is above
-    ``options.speed_on`` leg lengths per second and that of its pelvis (smoothed as the belt
-    is) below it. Its contacts are then those of
+    A clip walks in place when its body stays while its planted feet slide too fast for a
+    contact to start: the median speed of its pelvis (its travel over twice
+    :data:`BELT_WINDOW`, per second) is at most ``options.speed_on`` leg lengths per
+    second, and those of its planted points and of its belt (:func:`belt_velocity`) are
+    above it. Its contacts are then those of
     :func:`~ikrig.foot.stages.contacts.detect_foot_contacts` on the clip moved against the
     belt (the root carried by minus the belt's integral), where the stance feet stand still.
 
@@ -389,16 +400,23 @@ def treadmill_contacts(
     """
     check_clip(motion)
     o = options or ContactOptions()
-    fk = motion.fk() if fk is None else fk
-    sole = estimate_sole(motion, legs, o.floor_percentile, fk=fk)
-    belt = belt_velocity(motion, legs, sole, o, fk)
-    dt = float(motion.frame_time or 0.0)
-    pelvis = fk[1][:, pelvis_joint(motion.skeleton, legs)][:, [0, 2]].astype(np.float64)
-    if len(pelvis) < 2:
+    if motion.num_frames < 2:
         return None
-    body = zero_lag_smooth(np.gradient(pelvis, dt, axis=0), max(1, round(BELT_WINDOW / dt)))
+    fk = motion.fk() if fk is None else fk
+    dt = float(motion.frame_time or 0.0)
+    radius = max(1, round(BELT_WINDOW / dt))
     limit = o.speed_on * legs.leg_length
-    if not _median_speed(belt) > limit >= _median_speed(body):
+    pelvis = fk[1][:, pelvis_joint(motion.skeleton, legs)][:, [0, 2]].astype(np.float64)
+    span = min(2 * radius, len(pelvis) - 1)  # its travel over a second, or the whole clip
+    if _median_speed((pelvis[span:] - pelvis[:-span]) / (span * dt)) > limit:
+        return None  # the body travels (the cheap test first: most clips end here)
+    sole = estimate_sole(motion, legs, o.floor_percentile, fk=fk)
+    v = _planted_velocity(motion, legs, sole, o.height_off, fk)
+    known = v[~np.isnan(v[:, 0])]
+    if len(known) == 0 or _median_speed(known) <= limit:
+        return None  # the planted feet stand still in most frames
+    belt = _belt(v, radius)
+    if _median_speed(belt) <= limit:
         return None
     carried = -np.concatenate([np.zeros((1, 2)), np.cumsum(0.5 * (belt[1:] + belt[:-1]) * dt, 0)])
     walking = move_roots(motion, 0.0, np.zeros(2), carried)
