@@ -9,6 +9,8 @@ node tree; at rest it is checked against trimesh's scene graph as well.
 from __future__ import annotations
 
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -380,6 +382,31 @@ def test_scaled_rotated_armature(tmp_path):
     _check_against_reference(clip, pygltflib.GLTF2.load(path).binary_blob())
 
 
+def test_animated_node_above_the_skeleton(tmp_path):
+    b = Builder()
+    arm = b.node("Armature", scale=[0.5] * 3)
+    j = _chain(b, 3, skin=True)
+    b.doc.scenes[0].nodes.remove(j[0])
+    b.doc.nodes[arm].children.append(j[0])
+    b.anim("spin", [(arm, "rotation", [0.0, 1.0], [_rot("y", 0), _rot("z", 90)], "LINEAR")])
+    path = b.save(tmp_path / "spin.glb")
+    clip = read_gltf(path, fps=4)
+    assert any("moves nodes above the skeleton" in q for q in clip.quirks)
+    np.testing.assert_allclose(clip.motion.positions_world()[-1, 2], [0, 0, 0], atol=1e-7)
+    np.testing.assert_allclose(clip.motion.positions_world()[-1, 0], [-1, 0, 0], atol=1e-7)
+    _check_against_reference(clip, pygltflib.GLTF2.load(path).binary_blob())
+
+
+def test_import_without_pygltflib():
+    code = (
+        "import sys; sys.modules['pygltflib'] = None; import ikrig, ikrig.io;"
+        " print(ikrig.io.read_gltf.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "read_gltf"
+
+
 def test_animation_not_starting_at_zero(tmp_path):
     b = Builder()
     j = _chain(b)
@@ -550,8 +577,6 @@ def test_normalized_and_sparse_accessors(tmp_path):
 
 
 def test_missing_pygltflib(monkeypatch, tmp_path):
-    import sys
-
     monkeypatch.setitem(sys.modules, "pygltflib", None)
     with pytest.raises(InputError, match=r"pip install 'ikrig\[gltf\]'"):
         read_gltf(tmp_path / "any.glb")
