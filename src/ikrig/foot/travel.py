@@ -140,13 +140,14 @@ def facing(motion: Motion, legs: Legs) -> float:
         InputError: none of these tells (two legs with neither sides nor toes, or a
             horizontal direction of zero length).
     """
-    pos = motion.positions_world().reshape(-1, motion.num_joints, 3)
-    if motion.frame_time is not None:
-        pos = pos[: max(1, round(FACING_WINDOW / motion.frame_time))]
-    pos = pos.astype(np.float64)
-    toed = [leg for leg in legs.legs if leg.toe >= 0]
-    toes = sum((pos[:, leg.toe] - pos[:, leg.ankle] for leg in toed), np.zeros(3))
-    toes_xz = np.sum(toes, axis=0)[[0, 2]] if toed else np.zeros(2)
+    first = motion
+    if motion.batch_shape and motion.frame_time is not None:
+        first = motion[: max(1, round(FACING_WINDOW / motion.frame_time))]
+    pos = first.positions_world().reshape(-1, motion.num_joints, 3).astype(np.float64)
+    toes_xz = np.zeros(2)
+    for leg in legs.legs:
+        if leg.toe >= 0:
+            toes_xz += np.sum(pos[:, leg.toe] - pos[:, leg.ankle], axis=0)[[0, 2]]
     forward = toes_xz
     if len(legs.legs) == 2:
         a, b = legs.legs
