@@ -33,6 +33,7 @@ Everything found and handled is listed, one sentence each, in ``GltfClip.quirks`
 
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Any
 
@@ -117,8 +118,11 @@ def clip_from_document(
     """:func:`read_gltf` on a ``pygltflib.GLTF2`` already in memory (``path`` locates
     external buffers and names the file in messages)."""
     where = "<document>" if path is None else os.fspath(path)
-    if fps is not None and not (isinstance(fps, (int, float)) and 0 < fps < np.inf):
+    if fps is not None and (
+        isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not 0 < fps < np.inf
+    ):
         raise InputError(f"fps: expected a finite number > 0, got {fps!r}")
+    fps = None if fps is None else float(fps)
     bufs = Buffers(doc, path)
     quirks: list[str] = []
     parents, children = node_tree(doc, bufs.fail)
