@@ -1,0 +1,574 @@
+"""glTF writing (issue 14): write_gltf, check_gltf, motion_to_gltf.
+
+Round trips through the reader (ikrig.io.gltf_read.read_gltf): the shared glTF characters
+written back unchanged and edited, the shared BVH clips to glTF and back to BVH. Every
+written file passes check_gltf and loads in pygltflib and trimesh; check_gltf itself is
+shown to fail on hand-broken documents, one rule at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pygltflib = pytest.importorskip("pygltflib", reason="glTF needs the [gltf] extra")
+
+from ikrig.character.legs import find_legs  # noqa: E402
+from ikrig.data import walk_clip  # noqa: E402
+from ikrig.errors import IkrigError, InputError  # noqa: E402
+from ikrig.io.bvh import read_bvh, to_bvh_clip, write_bvh  # noqa: E402
+from ikrig.io.gltf_build import motion_to_gltf  # noqa: E402
+from ikrig.io.gltf_check import check_gltf  # noqa: E402
+from ikrig.io.gltf_read import read_gltf  # noqa: E402
+from ikrig.io.gltf_write import write_gltf  # noqa: E402
+from ikrig.math import quat_from_axis_angle, quat_mul  # noqa: E402
+from ikrig.pose import Motion  # noqa: E402
+from ikrig.skeleton import Skeleton  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+GLTF_FILES = sorted((SHARED / "gltf").glob("*.glb")) if (SHARED / "gltf").is_dir() else []
+BVH_FILES = sorted((SHARED / "bvh").glob("*.bvh")) if (SHARED / "bvh").is_dir() else []
+TOL = 1e-5  # of the leg length (or of the skeleton's height without legs)
+
+
+def _needs(files, what):
+    if not files:
+        pytest.skip(f"../shared/data/{what} is not present")
+
+
+def _unit(skeleton) -> float:
+    """Leg length, or the rest skeleton's height when no legs are found."""
+    try:
+        return find_legs(skeleton).leg_length
+    except IkrigError:
+        rest = Motion.rest(skeleton).positions_world()
+        return float(np.ptp(rest[:, 1]) or np.ptp(rest, axis=0).max())
+
+
+def _loads_elsewhere(path: Path) -> None:
+    trimesh = pytest.importorskip("trimesh", reason="trimesh (the [mesh] extra)")
+    doc = pygltflib.GLTF2().load(str(path))
+    assert doc is not None and doc.skins and doc.animations
+    scene = trimesh.load(str(path), force="scene")
+    assert len(scene.geometry) >= 1
+
+
+def _same_world(got: Motion, want: Motion, unit: float, what: str) -> None:
+    """World positions to TOL of ``unit``, world rotations to 1e-5 (up to sign)."""
+    rw_got, pw_got = got.fk()
+    rw_want, pw_want = want.fk()
+    err = np.abs(pw_got - pw_want).max()
+    assert err <= TOL * unit, f"{what}: positions off by {err / unit:.3g} leg lengths"
+    q_err = np.minimum(np.abs(rw_got - rw_want).max(-1), np.abs(rw_got + rw_want).max(-1))
+    assert q_err.max() <= 1e-5, f"{what}: world rotations off by {q_err.max():.3g}"
+
+
+def _written_ok(path: Path) -> None:
+    assert check_gltf(path) == []
+    _loads_elsewhere(path)
+
+
+# --- the document's meaning, independent of accessor and bufferView numbering -----------
+
+
+def _data(path: Path) -> tuple[dict, list[bytes]]:
+    doc = pygltflib.GLTF2().load(str(path))
+    data = json.loads(doc.to_json())
+    blobs = []
+    for buf in data.get("buffers", []):
+        uri = buf.get("uri")
+        blobs.append(bytes(doc.binary_blob()) if uri is None else (path.parent / uri).read_bytes())
+    return data, blobs
+
+
+def _accessor_key(data: dict, blobs: list[bytes], i: int) -> str:
+    """An accessor by content: its JSON (minus where it lies) and the hash of its bytes."""
+    acc = {k: v for k, v in data["accessors"][i].items() if k not in ("bufferView", "byteOffset")}
+    acc.pop("name", None)
+    view = data["bufferViews"][data["accessors"][i]["bufferView"]]
+    comp = np.dtype({5126: "<f4", 5125: "<u4", 5123: "<u2", 5121: "u1"}[acc["componentType"]])
+    n = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}[acc["type"]]
+    stride = view.get("byteStride") or comp.itemsize * n
+    start = view.get("byteOffset", 0) + data["accessors"][i].get("byteOffset", 0)
+    raw = blobs[view["buffer"]]
+    rows = [
+        raw[start + k * stride : start + k * stride + comp.itemsize * n]
+        for k in range(acc["count"])
+    ]
+    return json.dumps(acc, sort_keys=True) + hashlib.sha1(b"".join(rows)).hexdigest()
+
+
+def _meaning(path: Path, replaced: int | None) -> dict:
+    """The document JSON with accessors and image bufferViews replaced by their content,
+    without accessors/bufferViews/buffers and without the replaced animation's channels
+    and samplers."""
+    data, blobs = _data(path)
+
+    def key(i):
+        return _accessor_key(data, blobs, i)
+
+    for mesh in data.get("meshes", []):
+        for prim in mesh["primitives"]:
+            prim["attributes"] = {k: key(v) for k, v in prim["attributes"].items()}
+            if "indices" in prim:
+                prim["indices"] = key(prim["indices"])
+            prim["targets"] = [{k: key(v) for k, v in t.items()} for t in prim.get("targets", [])]
+    for skin in data.get("skins", []):
+        if "inverseBindMatrices" in skin:
+            skin["inverseBindMatrices"] = key(skin["inverseBindMatrices"])
+    for a, anim in enumerate(data.get("animations", [])):
+        if a == replaced:
+            anim.pop("channels")
+            anim.pop("samplers")
+            continue
+        for s in anim["samplers"]:
+            s["input"], s["output"] = key(s["input"]), key(s["output"])
+    for image in data.get("images", []):
+        if "bufferView" in image:
+            v = data["bufferViews"][image["bufferView"]]
+            chunk = blobs[v["buffer"]][
+                v.get("byteOffset", 0) : v.get("byteOffset", 0) + v["byteLength"]
+            ]
+            image["bufferView"] = hashlib.sha1(chunk).hexdigest()
+    for k in ("accessors", "bufferViews", "buffers"):
+        data.pop(k, None)
+    return data
+
+
+def _referenced_accessors(data: dict) -> set[int]:
+    out = set()
+    for mesh in data.get("meshes", []):
+        for prim in mesh["primitives"]:
+            out |= set(prim["attributes"].values()) | {prim.get("indices")}
+            for t in prim.get("targets", []):
+                out |= set(t.values())
+    out |= {s.get("inverseBindMatrices") for s in data.get("skins", [])}
+    for anim in data.get("animations", []):
+        out |= {s["input"] for s in anim["samplers"]} | {s["output"] for s in anim["samplers"]}
+    return out - {None}
+
+
+# --- check_gltf ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", GLTF_FILES, ids=lambda p: p.name)
+def test_check_passes_on_the_shared_files(path):
+    assert check_gltf(path) == []
+    assert check_gltf(pygltflib.GLTF2().load(str(path))) == []
+
+
+@pytest.fixture(scope="module")
+def small_doc():
+    """JSON and bytes of a written walk: 1 s at 30 fps."""
+    clip = motion_to_gltf(walk_clip(seconds=1.0, fps=30.0))
+    data = json.loads(clip.document.to_json())
+    return data, bytes(clip.document.binary_blob())
+
+
+def _time_accessor(data):
+    return data["animations"][0]["samplers"][0]["input"]
+
+
+def _swap_two_times(data, blob):
+    acc = data["accessors"][_time_accessor(data)]
+    start = data["bufferViews"][acc["bufferView"]]["byteOffset"] + acc.get("byteOffset", 0)
+    times = np.frombuffer(blob, "<f4", count=acc["count"], offset=start).copy()
+    times[[3, 4]] = times[[4, 3]]
+    blob[start : start + times.nbytes] = times.tobytes()
+
+
+def _position(data):
+    return data["accessors"][data["meshes"][0]["primitives"][0]["attributes"]["POSITION"]]
+
+
+BREAKS = {
+    "misaligned bufferView": (
+        lambda d, b: d["bufferViews"][1].update(byteOffset=d["bufferViews"][1]["byteOffset"] + 2),
+        "not a multiple of 4",
+    ),
+    "bufferView past its buffer": (
+        lambda d, b: d["bufferViews"][-1].update(byteLength=d["bufferViews"][-1]["byteLength"] + 8),
+        "do not fit buffer",
+    ),
+    "bad byteStride": (lambda d, b: d["bufferViews"][1].update(byteStride=6), "byteStride"),
+    "accessor count too big": (
+        lambda d, b: _position(d).update(count=_position(d)["count"] + 1),
+        "past bufferView",
+    ),
+    "accessor offset not a component multiple": (
+        lambda d, b: _position(d).update(byteOffset=2),
+        "multiple of its component size",
+    ),
+    "zero count": (lambda d, b: _position(d).update(count=0), "count 0"),
+    "POSITION without min": (lambda d, b: _position(d).pop("min"), "min is missing"),
+    "POSITION with a wrong max": (
+        lambda d, b: _position(d).update(max=[9.0, 9.0, 9.0]),
+        "differs from the data",
+    ),
+    "time input without max": (
+        lambda d, b: d["accessors"][_time_accessor(d)].pop("max"),
+        "max is missing",
+    ),
+    "times not increasing": (_swap_two_times, "not strictly increasing"),
+    "output count differs": (
+        lambda d, b: d["accessors"][d["animations"][0]["samplers"][0]["output"]].update(
+            count=d["accessors"][d["animations"][0]["samplers"][0]["output"]]["count"] - 1
+        ),
+        "expected from input",
+    ),
+    "output type wrong for path": (
+        lambda d, b: d["animations"][0]["channels"][0]["target"].update(path="translation"),
+        "is not VEC3",
+    ),
+    "channel on a missing node": (
+        lambda d, b: d["animations"][0]["channels"][0]["target"].update(node=999),
+        "node 999 does not exist",
+    ),
+    "missing sampler": (
+        lambda d, b: d["animations"][0]["channels"][0].update(sampler=999),
+        "sampler 999 does not exist",
+    ),
+    "animated node with a matrix": (
+        lambda d, b: d["nodes"][d["animations"][0]["channels"][0]["target"]["node"]].update(
+            matrix=np.eye(4).ravel().tolist()
+        ),
+        "has a matrix",
+    ),
+    "skin joint missing": (lambda d, b: d["skins"][0]["joints"].append(999), "joints [999]"),
+    "too few inverse bind matrices": (
+        lambda d, b: d["skins"][0]["joints"].extend([0, 0]),
+        "MAT4 matrices",
+    ),
+    "child missing": (
+        lambda d, b: d["nodes"][0].setdefault("children", []).append(999),
+        "child 999",
+    ),
+    "two parents": (lambda d, b: d["nodes"][5].setdefault("children", []).append(1), "two parents"),
+    "cycle": (lambda d, b: d["nodes"][1].setdefault("children", []).append(0), "cycle"),
+    "scene node missing": (lambda d, b: d["scenes"][0]["nodes"].append(999), "scene 0"),
+    "mesh accessor missing": (
+        lambda d, b: d["meshes"][0]["primitives"][0]["attributes"].update(NORMAL=999),
+        "accessor index does not exist",
+    ),
+    "buffer too short": (lambda d, b: d["buffers"][0].update(byteLength=len(b) + 4), "fewer than"),
+}
+
+
+def test_check_passes_on_a_written_document(small_doc):
+    from ikrig.io._gltf_wdata import load_document
+
+    data, blob = small_doc
+    assert check_gltf(load_document(data, blob)) == []
+
+
+@pytest.mark.parametrize("name", sorted(BREAKS))
+def test_check_finds_a_broken_rule(small_doc, name):
+    from ikrig.io._gltf_wdata import load_document
+
+    data = json.loads(json.dumps(small_doc[0]))
+    blob = bytearray(small_doc[1])
+    edit, message = BREAKS[name]
+    edit(data, blob)
+    problems = check_gltf(load_document(data, bytes(blob)))
+    assert any(message in p for p in problems), problems
+
+
+# --- shared glTF characters: read, write back, re-read ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def read_clips():
+    return {p.name: read_gltf(p) for p in GLTF_FILES}
+
+
+@pytest.mark.parametrize("path", GLTF_FILES, ids=lambda p: p.name)
+def test_shared_gltf_round_trip(tmp_path, read_clips, path):
+    clip = read_clips[path.name]
+    out = tmp_path / path.name
+    write_gltf(out, clip)
+    _written_ok(out)
+    again = read_gltf(out)
+    assert again.skeleton.names == clip.skeleton.names
+    assert again.joint_nodes == clip.joint_nodes
+    np.testing.assert_array_equal(again.skeleton.parents, clip.skeleton.parents)
+    assert len(again.document.animations) == len(clip.document.animations)
+    assert again.animation == clip.animation
+    np.testing.assert_allclose(again.times, clip.times, atol=1e-6)
+    _same_world(again.motion, clip.motion, _unit(clip.skeleton), path.name)
+    assert _meaning(out, clip.animation) == _meaning(path, clip.animation)
+    data, _ = _data(out)
+    before, _ = _data(path)
+    joints = set(before["skins"][clip.skin]["joints"])
+
+    def moved(d):
+        channels = d["animations"][clip.animation]["channels"]
+        return {c["target"]["node"] for c in channels if c["target"]["path"] == "translation"}
+
+    root = clip.joint_nodes[0]
+    assert moved(data) & joints == (moved(before) & joints) | ({root} & joints)
+    assert _referenced_accessors(data) == set(range(len(data["accessors"])))
+    assert all(v["byteOffset"] % 4 == 0 for v in data["bufferViews"])
+    assert len(data["buffers"]) == 1
+
+
+@pytest.mark.parametrize("path", GLTF_FILES, ids=lambda p: p.name)
+def test_shared_gltf_edited_motion(tmp_path, read_clips, path):
+    """A knee (or any mid joint) turned and the root moved: the file gives the new pose."""
+    clip = read_clips[path.name]
+    m = clip.motion
+    sk = m.skeleton
+    try:
+        j = find_legs(sk).legs[0].knee
+    except IkrigError:
+        j = next(k for k in range(sk.num_joints) if sk.parents[k] >= 0 and sk.children(k))
+    unit = _unit(sk)
+    turn = quat_from_axis_angle([1.0, 0.0, 0.0], 0.6)
+    rl = m.rotations_local.copy()
+    rl[:, j] = quat_mul(rl[:, j], turn)
+    pl = m.positions_local.copy()
+    pl[:, 0] += [0.2 * unit, 0.05 * unit, -0.1 * unit]
+    edited = m.replace(rotations_local=rl, positions_local=pl)
+    out = tmp_path / path.name
+    write_gltf(out, clip, edited)
+    _written_ok(out)
+    assert np.abs(edited.positions_world() - m.positions_world()).max() > 0.05 * unit
+    _same_world(read_gltf(out).motion, edited, unit, path.name)
+
+
+@pytest.mark.parametrize("path", GLTF_FILES[:1], ids=lambda p: p.name)
+def test_other_times_and_gltf_output(tmp_path, read_clips, path):
+    """Every other frame at its own times, written as .gltf + .bin."""
+    clip = read_clips[path.name]
+    out = tmp_path / "half.gltf"
+    write_gltf(out, clip, clip.motion[::2], clip.times[::2])
+    assert (tmp_path / "half.bin").is_file()
+    _written_ok(out)
+    data, blobs = _data(out)
+    anim = data["animations"][clip.animation]
+    ours = [c for c in anim["channels"] if c["target"]["path"] == "rotation"]
+    acc = data["accessors"][anim["samplers"][ours[0]["sampler"]]["input"]]
+    view = data["bufferViews"][acc["bufferView"]]
+    keys = np.frombuffer(blobs[0], "<f4", acc["count"], view["byteOffset"] + acc["byteOffset"])
+    np.testing.assert_allclose(keys, clip.times[::2], atol=1e-6)
+    # other channels (kept scale channels) keep their own keys: sample at the new rate
+    again = read_gltf(out, fps=0.5 / clip.frame_time)
+    np.testing.assert_allclose(again.times, clip.times[::2], atol=1e-6)
+    _same_world(again.motion, clip.motion[::2], _unit(clip.skeleton), path.name)
+
+
+# --- BVH -> glTF -> BVH ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bvh_motions():
+    return {p.name: read_bvh(p).motion for p in BVH_FILES}
+
+
+@pytest.mark.parametrize("path", BVH_FILES, ids=lambda p: p.name)
+def test_bvh_to_glb_and_back(tmp_path, bvh_motions, path):
+    motion = bvh_motions[path.name]
+    unit = _unit(motion.skeleton)
+    want = motion.positions_world()
+    clip = motion_to_gltf(motion)
+    assert check_gltf(clip.document) == []
+    out = tmp_path / (path.stem + ".glb")
+    write_gltf(out, clip)
+    _written_ok(out)
+    back = read_gltf(out)
+    assert back.skeleton.names == motion.skeleton.names
+    np.testing.assert_array_equal(back.skeleton.parents, motion.skeleton.parents)
+    assert back.motion.num_frames == motion.num_frames
+    np.testing.assert_allclose(back.frame_time, motion.frame_time, rtol=1e-5)
+    _same_world(back.motion, motion, unit, f"{path.name} glTF")
+    bvh = tmp_path / (path.stem + ".bvh")
+    write_bvh(bvh, to_bvh_clip(back.motion))
+    err = np.abs(read_bvh(bvh).motion.positions_world() - want).max()
+    assert err <= TOL * unit, f"{path.name} BVH again: {err / unit:.3g} leg lengths"
+    np.testing.assert_allclose(
+        read_bvh(bvh).motion.skeleton.offsets, motion.skeleton.offsets, atol=1e-5 * unit
+    )
+
+
+@pytest.mark.parametrize("path", BVH_FILES[:1], ids=lambda p: p.name)
+def test_bvh_to_gltf_with_bin(tmp_path, bvh_motions, path):
+    motion = bvh_motions[path.name]
+    out = tmp_path / "sub" / "clip.gltf"
+    out.parent.mkdir()
+    write_gltf(out, motion_to_gltf(motion))
+    assert (out.parent / "clip.bin").is_file()
+    assert json.loads(out.read_text())["buffers"][0]["uri"] == "clip.bin"
+    _written_ok(out)
+    back = read_gltf(out)
+    _same_world(back.motion, motion, _unit(motion.skeleton), "clip.gltf")
+    glb = tmp_path / "again.glb"  # from a .gltf with its .bin beside it
+    write_gltf(glb, back)
+    _written_ok(glb)
+    _same_world(read_gltf(glb).motion, motion, _unit(motion.skeleton), "again.glb")
+
+
+def test_shared_bvh_present_or_skipped():
+    _needs(BVH_FILES, "bvh")
+    _needs(GLTF_FILES, "gltf")
+
+
+# --- documents made here: no shared data needed -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def walk():
+    return walk_clip(seconds=1.0, fps=30.0)
+
+
+def _rest_only(tmp_path: Path, walk, edit=None) -> Path:
+    """A .glb of the walk's skeleton and capsules without any animation."""
+    from ikrig.io._gltf_wdata import document_json
+    from ikrig.io.gltf_write import save_document
+
+    doc = motion_to_gltf(walk).document
+    data = document_json(doc)
+    data.pop("animations")
+    if edit is not None:
+        edit(data)
+    path = tmp_path / "rest.glb"
+    save_document(path, data, bytes(doc.binary_blob()), data_uri=False)
+    return path
+
+
+def test_rest_only_clip_gets_a_new_animation(tmp_path, walk):
+    clip = read_gltf(_rest_only(tmp_path, walk))
+    assert clip.animation is None
+    out = tmp_path / "walk.glb"
+    times = 0.5 + np.arange(walk.num_frames) * walk.frame_time
+    write_gltf(out, clip, walk, times)
+    _written_ok(out)
+    again = read_gltf(out)
+    assert again.animation == 0 and len(again.document.animations) == 1
+    assert again.document.animations[0].name == "ikrig"
+    np.testing.assert_allclose(again.times, times, atol=1e-6)
+    _same_world(again.motion, walk, _unit(walk.skeleton), "walk")
+
+
+def test_a_joint_matrix_becomes_trs(tmp_path, walk):
+    knee = find_legs(walk.skeleton).legs[0].knee
+
+    def to_matrix(data):
+        node = data["nodes"][knee]
+        m = np.eye(4)
+        m[:3, 3] = node.pop("translation")
+        node["matrix"] = m.T.ravel().tolist()
+
+    clip = read_gltf(_rest_only(tmp_path, walk, to_matrix))
+    out = tmp_path / "walk.glb"
+    write_gltf(out, clip, walk, np.arange(walk.num_frames) * walk.frame_time)
+    _written_ok(out)
+    data, _ = _data(out)
+    assert "matrix" not in data["nodes"][knee] and "rotation" in data["nodes"][knee]
+    _same_world(read_gltf(out).motion, walk, _unit(walk.skeleton), "walk")
+
+
+def test_capsules_follow_their_bones(tmp_path, walk):
+    out = tmp_path / "walk.glb"
+    write_gltf(out, motion_to_gltf(walk))
+    data, blobs = _data(out)
+
+    def values(i, dtype, width):
+        acc = data["accessors"][i]
+        view = data["bufferViews"][acc["bufferView"]]
+        start = view["byteOffset"] + acc.get("byteOffset", 0)
+        return np.frombuffer(blobs[0], dtype, acc["count"] * width, start).reshape(-1, width)
+
+    attrs = data["meshes"][0]["primitives"][0]["attributes"]
+    vertices = values(attrs["POSITION"], "<f4", 3).astype(np.float64)
+    joint = values(attrs["JOINTS_0"], "<u2", 4)[:, 0]
+    weights = values(attrs["WEIGHTS_0"], "<f4", 4)
+    np.testing.assert_array_equal(weights, np.repeat([[1.0, 0, 0, 0]], len(weights), 0))
+    ibm = values(data["skins"][0]["inverseBindMatrices"], "<f4", 16).reshape(-1, 4, 4)
+    ibm = ibm.transpose(0, 2, 1)  # column-major in the file
+    rot_w, pos_w = walk.fk()
+    sk = walk.skeleton
+    child = np.flatnonzero((sk.parents >= 0) & (np.linalg.norm(sk.offsets, axis=-1) > 0))
+    n_sites = int((np.linalg.norm(sk.end_site_offsets, axis=-1) > 0).sum())
+    per = len(vertices) // (len(child) + n_sites)
+    assert per * (len(child) + n_sites) == len(vertices)
+    from ikrig.math import quat_to_matrix
+
+    for f in (0, walk.num_frames // 2):
+        world = np.tile(np.eye(4), (sk.num_joints, 1, 1))
+        world[:, :3, :3] = quat_to_matrix(rot_w[f])
+        world[:, :3, 3] = pos_w[f]
+        skinned = np.einsum(
+            "vij,vj->vi", (world @ ibm)[joint], np.c_[vertices, np.ones(len(vertices))]
+        )
+        centres = skinned[:, :3].reshape(-1, per, 3).mean(axis=1)
+        mid = (pos_w[f, child] + pos_w[f, sk.parents[child]]) / 2
+        np.testing.assert_allclose(centres[: len(child)], mid, atol=1e-5)
+
+
+def test_data_uri_input_writes_a_data_uri(tmp_path, walk):
+    from ikrig.io._gltf_wdata import document_json
+    from ikrig.io.gltf_write import save_document
+
+    doc = motion_to_gltf(walk).document
+    src = tmp_path / "in.gltf"
+    save_document(src, document_json(doc), bytes(doc.binary_blob()), data_uri=True)
+    assert not (tmp_path / "in.bin").exists()
+    clip = read_gltf(src)
+    out = tmp_path / "out.gltf"
+    write_gltf(out, clip)
+    assert json.loads(out.read_text())["buffers"][0]["uri"].startswith("data:")
+    assert not (tmp_path / "out.bin").exists()
+    assert check_gltf(out) == []
+    _same_world(read_gltf(out).motion, walk, _unit(walk.skeleton), "walk")
+
+
+def test_unknown_extension_keeps_every_accessor(tmp_path, walk):
+    from ikrig.io._gltf_wdata import document_json
+    from ikrig.io.gltf_write import animated_document, save_document
+
+    doc = motion_to_gltf(walk).document
+    data = document_json(doc)
+    data["extensionsUsed"] = ["EXT_ikrig_unknown"]
+    src = tmp_path / "in.glb"
+    save_document(src, data, bytes(doc.binary_blob()), data_uri=False)
+    clip = read_gltf(src)
+    new, _, notes = animated_document(clip)
+    assert any("kept" in n for n in notes)
+    n_new = 1 + len(new["animations"][0]["samplers"])
+    assert len(new["accessors"]) == len(data["accessors"]) + n_new
+    out = tmp_path / "out.glb"
+    write_gltf(out, clip)
+    assert check_gltf(out) == []
+    _same_world(read_gltf(out).motion, walk, _unit(walk.skeleton), "walk")
+    plain = tmp_path / "plain.glb"
+    write_gltf(plain, motion_to_gltf(walk))
+    assert any("dropped" in n for n in animated_document(read_gltf(plain))[2])
+
+
+def test_errors(tmp_path, walk):
+    from ikrig.io._gltf_wdata import document_json
+    from ikrig.io.gltf_write import save_document
+
+    clip = motion_to_gltf(walk)
+    with pytest.raises(InputError, match="unsupported glTF file type"):
+        write_gltf(tmp_path / "a.fbx", clip)
+    with pytest.raises(InputError, match="strictly"):
+        write_gltf(tmp_path / "a.glb", clip, walk, np.zeros(walk.num_frames))
+    with pytest.raises(InputError, match="times"):
+        write_gltf(tmp_path / "a.glb", clip, walk, np.arange(3.0))
+    short = Motion(Skeleton(("a", "b"), [-1, 0], [[0, 0, 0], [0, 1, 0]]),
+                   np.tile([0, 0, 0, 1.0], (3, 2, 1)), np.zeros((3, 2, 3)))  # fmt: skip
+    with pytest.raises(InputError, match="skeleton"):
+        write_gltf(tmp_path / "a.glb", clip, short)
+    with pytest.raises(InputError, match="Motion"):
+        motion_to_gltf("walk")  # type: ignore[arg-type]
+    data = document_json(clip.document)
+    data["extensionsUsed"] = ["EXT_meshopt_compression"]
+    src = tmp_path / "meshopt.glb"
+    save_document(src, data, bytes(clip.document.binary_blob()), data_uri=False)
+    with pytest.raises(InputError, match="EXT_meshopt_compression"):
+        write_gltf(tmp_path / "b.glb", read_gltf(src))
+    assert not (tmp_path / "a.glb").exists() and not (tmp_path / "b.glb").exists()
