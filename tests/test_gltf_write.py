@@ -572,3 +572,47 @@ def test_errors(tmp_path, walk):
     with pytest.raises(InputError, match="EXT_meshopt_compression"):
         write_gltf(tmp_path / "b.glb", read_gltf(src))
     assert not (tmp_path / "a.glb").exists() and not (tmp_path / "b.glb").exists()
+
+
+def test_non_joint_node_between_joints(tmp_path, walk):
+    """A node between two skin joints that is not a joint itself: its channels are kept as
+    they were when the motion leaves it alone, and replaced when the motion turns it."""
+    from ikrig.io._gltf_wdata import document_json
+    from ikrig.io.gltf_write import save_document
+
+    doc = motion_to_gltf(walk).document
+    data = document_json(doc)
+    knee = find_legs(walk.skeleton).legs[0].knee
+    dummy = len(data["nodes"])
+    data["nodes"].append({"name": "knee stand-in"})
+    data["nodes"][knee].setdefault("children", []).append(dummy)
+    data["skins"][0]["joints"][knee] = dummy
+    src = tmp_path / "in.glb"
+    save_document(src, data, bytes(doc.binary_blob()), data_uri=False)
+    clip = read_gltf(src)
+    j = clip.joint_nodes.index(knee)
+    assert any("non-joint" in q for q in clip.quirks)
+
+    def knee_channels(path):
+        d, blobs = _data(path)
+        anim = d["animations"][0]
+        return sorted(
+            (c["target"]["path"], _accessor_key(d, blobs, anim["samplers"][c["sampler"]]["output"]))
+            for c in anim["channels"]
+            if c["target"]["node"] == knee
+        )
+
+    same = tmp_path / "same.glb"
+    write_gltf(same, clip)
+    _written_ok(same)
+    assert knee_channels(same) == knee_channels(src)
+    _same_world(read_gltf(same).motion, clip.motion, _unit(walk.skeleton), "same")
+
+    rl = clip.motion.rotations_local.copy()
+    rl[:, j] = quat_mul(rl[:, j], quat_from_axis_angle([1.0, 0.0, 0.0], 0.5))
+    edited = clip.motion.replace(rotations_local=rl)
+    turned = tmp_path / "turned.glb"
+    write_gltf(turned, clip, edited)
+    _written_ok(turned)
+    assert knee_channels(turned) != knee_channels(src)
+    _same_world(read_gltf(turned).motion, edited, _unit(walk.skeleton), "turned")

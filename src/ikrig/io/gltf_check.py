@@ -184,8 +184,12 @@ def _check_animations(data: dict, buffers, readable: set[int], out: list[str]) -
                 continue
             per_key = 3 if sampler.get("interpolation", "LINEAR") == "CUBICSPLINE" else 1
             if path == "weights" and node is not None:
-                mesh = data.get("meshes", [])[nodes[node].get("mesh", 0)]
-                per_key *= len(mesh.get("primitives", [{}])[0].get("targets", []) or [])
+                meshes = data.get("meshes", [])
+                m = nodes[node].get("mesh")
+                if not _index_ok(m, len(meshes)):
+                    out.append(f"{where}: node {node} has morph weights but no mesh")
+                    continue
+                per_key *= len(meshes[m].get("primitives", [{}])[0].get("targets", []) or [])
             expect = accessors[inp].get("count", 0) * per_key
             if accessors[outp].get("count") != expect:
                 out.append(

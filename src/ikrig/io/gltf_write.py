@@ -131,19 +131,23 @@ def _matrices(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
 
 
 def _local_trs(clip: GltfClip, motion: Motion, data: dict, tracks: dict, skin_joints: set):
-    """Node-local rotations ``(F, J, 4)`` and translations ``(F, J, 3)`` of every joint.
+    """Node-local rotations ``(F, J, 4)``, translations ``(F, J, 3)`` of every skeleton node
+    and the set of nodes whose transform is to be written.
 
     Rotations are the motion's local rotations (the root's with its parents' world rotation
     taken out). Translations are solved down the tree from the motion's world positions
     through the full world matrices of the parent nodes (scales included, animated ones
-    too), so the scene graph gives back the motion's world positions. Non-joint nodes keep
-    their own (rest or animated) transform."""
+    too), so the scene graph gives back the motion's world positions. Skin joints are
+    always written; a non-joint node keeps its own (rest or animated) transform unless the
+    motion changed it."""
     parents = motion.skeleton.parents
     F = motion.num_frames
     _, world_pos = motion.fk()
     rot = quat_normalize(np.array(motion.rotations_local, dtype=np.float64))
     pos = np.zeros((F, len(clip.joint_nodes), 3))
     world = np.zeros((F, len(clip.joint_nodes), 4, 4))
+    extent = max(float(np.linalg.norm(node_trs(data["nodes"][n])[0])) for n in clip.joint_nodes)
+    written = set()
     for j, node in enumerate(clip.joint_nodes):
         p = int(parents[j])
         rest_t, rest_q, rest_s = node_trs(data["nodes"][node])
@@ -154,18 +158,23 @@ def _local_trs(clip: GltfClip, motion: Motion, data: dict, tracks: dict, skin_jo
             above = np.broadcast_to(np.asarray(root_world, dtype=np.float64), (F, 4, 4))
             rot[:, j] = quat_mul(quat_conj(decompose(above[0])[1]), rot[:, j])
         scale = tracks.get((node, "scale"), np.broadcast_to(rest_s, (F, 3)))
+        lin_inv = np.linalg.inv(above[:, :3, :3])
+        pos[:, j] = np.einsum("fij,fj->fi", lin_inv, world_pos[:, j] - above[:, :3, 3])
         if node in skin_joints:
-            lin_inv = np.linalg.inv(above[:, :3, :3])
-            delta = world_pos[:, j] - above[:, :3, 3]
-            pos[:, j] = np.einsum("fij,fj->fi", lin_inv, delta)
+            written.add(node)
         else:
-            pos[:, j] = tracks.get((node, "translation"), np.broadcast_to(rest_t, (F, 3)))
-            rot[:, j] = tracks.get((node, "rotation"), np.broadcast_to(rest_q, (F, 4)))
+            t_own = tracks.get((node, "translation"), np.broadcast_to(rest_t, (F, 3)))
+            q_own = tracks.get((node, "rotation"), np.broadcast_to(rest_q, (F, 4)))
+            q_err = np.minimum(np.abs(q_own - rot[:, j]).max(), np.abs(q_own + rot[:, j]).max())
+            if np.abs(t_own - pos[:, j]).max() <= 1e-6 * extent and q_err <= 1e-6:
+                pos[:, j], rot[:, j] = t_own, q_own
+            else:
+                written.add(node)
         world[:, j] = above @ _matrices(pos[:, j], rot[:, j], scale)
     # one hemisphere along time, so that each key's shortest path is the motion's path
     flips = np.sum(rot[1:] * rot[:-1], axis=-1) < 0
     sign = np.concatenate([np.ones((1, rot.shape[1])), np.cumprod(np.where(flips, -1, 1), 0)])
-    return rot * sign[..., None], pos
+    return rot * sign[..., None], pos, written
 
 
 def _f32(name: str, values: np.ndarray, kind: str, bounds: bool = False):
@@ -209,15 +218,15 @@ def animated_document(
     else:
         anim = anims[clip.animation]
         old = json.loads(json.dumps(anim))
+    tracks = _tracks(data, buffers, old, set(clip.joint_nodes), times)
+    rot, pos, written = _local_trs(clip, motion, data, tracks, skin_joints)
     keep, had_translation = [], set()
     for ch in old["channels"]:
         node, path = ch["target"].get("node"), ch["target"].get("path")
-        if node in skin_joints and path in _REPLACED:
+        if node in written and path in _REPLACED:
             had_translation |= {node} if path == "translation" else set()
         else:
             keep.append(ch)
-    tracks = _tracks(data, buffers, old, set(clip.joint_nodes), times)
-    rot, pos = _local_trs(clip, motion, data, tracks, skin_joints)
     kept_samplers = sorted({ch["sampler"] for ch in keep})
     sampler_map = {s: i for i, s in enumerate(kept_samplers)}
     anim["channels"] = [dict(ch, sampler=sampler_map[ch["sampler"]]) for ch in keep]
@@ -233,7 +242,7 @@ def animated_document(
     extent = max(float(np.linalg.norm(node_trs(data["nodes"][n])[0])) for n in clip.joint_nodes)
     parents = motion.skeleton.parents
     for j, node in enumerate(clip.joint_nodes):
-        if node not in skin_joints:
+        if node not in written:
             continue
         rest_t = node_trs(data["nodes"][node])[0]
         moved = np.abs(pos[:, j] - rest_t).max() > 1e-7 * max(extent, 1e-30)
