@@ -21,7 +21,14 @@ Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
 Slerp = pytest.importorskip("scipy.spatial.transform").Slerp
 
 from ikrig.errors import FileFormatError, InputError  # noqa: E402
-from ikrig.io.gltf_read import clip_from_document, list_animations, read_gltf  # noqa: E402
+from ikrig.io.gltf_read import (  # noqa: E402
+    clip_from_document,
+    list_animations,
+    read_gltf,
+    skin_matrices,
+    skin_vertices,
+    skinned_meshes,
+)
 
 GLTF_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gltf"
 FILES = ["CesiumMan.glb", "Fox.glb", "GodotPlatformerPlayer.glb"]
@@ -191,6 +198,35 @@ def test_real_file_rest_pose_matches_trimesh(real_file):
     assert clip.root_world.shape == (4, 4)
 
 
+@pytest.mark.parametrize("animation", [0, 1])
+def test_real_file_skinned_mesh(real_file, animation):
+    """Skinning matrices (the motion's world joints, the folded scales put back) against
+    the reference node matrices times the inverse bind matrices; skinned vertices too."""
+    if animation >= len(list_animations(real_file)):
+        pytest.skip("one animation only")
+    _check_skin(read_gltf(real_file, animation=animation))
+
+
+def _check_skin(clip) -> None:
+    doc = clip.document
+    blob = doc.binary_blob()
+    skin = doc.skins[clip.skin]
+    ibm = _ref_accessor(doc, blob, skin.inverseBindMatrices).reshape(-1, 4, 4).transpose(0, 2, 1)
+    got = skin_matrices(clip)
+    meshes = skinned_meshes(clip)
+    assert meshes and all(len(m.faces) > 100 for m in meshes)
+    anim = doc.animations[clip.animation]
+    for f in (0, len(clip.times) // 2, len(clip.times) - 1):
+        world = _ref_world(doc, _ref_local(doc, blob, anim, float(clip.times[f])))
+        ref = np.array([world[k] for k in skin.joints]) @ ibm
+        np.testing.assert_allclose(got[f], ref, rtol=0, atol=1e-5 * np.abs(ref).max())
+        for mesh in meshes:
+            v = skin_vertices(mesh, got[f : f + 1])[0]
+            m = np.einsum("vk,vkij->vij", mesh.weights, ref[mesh.joints])
+            v_ref = np.einsum("vij,vj->vi", m[:, :3, :3], mesh.positions) + m[:, :3, 3]
+            np.testing.assert_allclose(v, v_ref, rtol=0, atol=1e-5 * _size(v_ref))
+
+
 def test_cesium_man_quirks():
     clip = read_gltf(_real("CesiumMan.glb"))
     text = " ".join(clip.quirks)
@@ -208,6 +244,7 @@ def test_godot_scale_and_control_bones():
     np.testing.assert_allclose(clip.root_world[:3, :3], 0.3 * np.eye(3), atol=1e-7)
     shooting = read_gltf(_real("GodotPlatformerPlayer.glb"), animation="shooting")
     assert any("folded" in q and "l-forearm" in q for q in shooting.quirks)
+    _check_skin(shooting)  # the 1.3 forearm scale is put back for skinning
     reset = read_gltf(_real("GodotPlatformerPlayer.glb"), animation="RESET")
     assert len(reset.times) == 1 and reset.frame_time == pytest.approx(1 / 30)
 

@@ -29,6 +29,9 @@ What becomes what:
   pose (``animation=None``, ``frame_time=None``).
 
 Everything found and handled is listed, one sentence each, in ``GltfClip.quirks``.
+
+For viewers, :func:`skinned_meshes`, :func:`skin_matrices` and :func:`skin_vertices` pose
+the clip's skinned meshes with any motion on its skeleton (see :mod:`ikrig.io._gltf_skin`).
 """
 
 from __future__ import annotations
@@ -55,7 +58,18 @@ from ._gltf_nodes import (
     unique_names,
 )
 from ._gltf_sample import sample, time_grid
+from ._gltf_skin import SkinnedMesh, skin_matrices, skin_vertices, skinned_meshes
 from .gltf_clip import GltfClip
+
+__all__ = [
+    "SkinnedMesh",
+    "clip_from_document",
+    "list_animations",
+    "read_gltf",
+    "skin_matrices",
+    "skin_vertices",
+    "skinned_meshes",
+]
 
 SCALE_SPREAD_QUIET = 1e-5
 """Relative spread of a node's scale components below which it counts as uniform, silently

@@ -1,0 +1,136 @@
+"""Skinned meshes of a :class:`~ikrig.io.gltf_clip.GltfClip`, posed by any motion on its
+skeleton (for viewers: linear blend skinning, the glTF way).
+
+A vertex ``v`` of a primitive skinned by the clip's skin goes to
+``sum_k w_k * M[j_k] @ v`` with ``M[i] = world(skin.joints[i]) @ inverseBindMatrices[i]``;
+the mesh node's own transform is ignored, as the glTF specification says. The joints'
+world matrices come from the motion (world space, see :mod:`ikrig.io.gltf_clip`) times each
+joint's uniform world scale, which the motion folds into translations: the rest scales of
+the nodes, or the clip animation's scale channels when the motion has the clip's frames.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from ..math.quat import quat_to_matrix
+from ..pose import Motion
+from ._gltf_anim import channels
+from ._gltf_data import Buffers, get
+from ._gltf_nodes import rest_trs
+from ._gltf_sample import sample
+from .gltf_clip import GltfClip
+
+
+@dataclass(frozen=True, eq=False)
+class SkinnedMesh:
+    """One triangle primitive skinned by the clip's skin.
+
+    Attributes:
+        name: ``mesh name/primitive index``.
+        positions: ``(V, 3)`` float64 bind-pose vertex positions.
+        faces: ``(T, 3)`` int64 vertex indices.
+        joints: ``(V, 4)`` int64 indices into the skin's ``joints`` list.
+        weights: ``(V, 4)`` float64 weights (normalised to sum 1).
+    """
+
+    name: str
+    positions: np.ndarray
+    faces: np.ndarray
+    joints: np.ndarray
+    weights: np.ndarray
+
+
+def skinned_meshes(clip: GltfClip) -> list[SkinnedMesh]:
+    """The triangle primitives of every mesh node that uses the clip's skin (``JOINTS_0`` /
+    ``WEIGHTS_0``; other influence sets, morph targets and non-triangle modes are left out).
+
+    Raises:
+        FileFormatError: broken accessors; InputError: unsupported accessor layouts.
+    """
+    doc = clip.document
+    bufs = Buffers(doc, clip.path)
+    out = []
+    used = sorted({get(n, "mesh") for n in doc.nodes or [] if get(n, "skin") == clip.skin} - {None})
+    for m in used:
+        mesh = doc.meshes[m]
+        for p, prim in enumerate(get(mesh, "primitives", [])):
+            attrs = get(prim, "attributes")
+            pos_i, j_i, w_i = (get(attrs, k) for k in ("POSITION", "JOINTS_0", "WEIGHTS_0"))
+            if get(prim, "mode", 4) != 4 or None in (pos_i, j_i, w_i):
+                continue
+            positions = bufs.accessor(pos_i)
+            index = get(prim, "indices")
+            flat = (
+                np.arange(len(positions)) if index is None else bufs.accessor(index, integer=True)
+            ).reshape(-1)
+            faces = flat[: len(flat) // 3 * 3].reshape(-1, 3)
+            if len(faces) and (faces.min() < 0 or faces.max() >= len(positions)):
+                raise bufs.fail(f"mesh {m} primitive {p}: vertex index out of range")
+            joints = bufs.accessor(j_i, integer=True)
+            weights = bufs.accessor(w_i)
+            total = weights.sum(axis=1, keepdims=True)
+            weights = weights / np.where(total > 0, total, 1.0)
+            name = f"{get(mesh, 'name') or f'mesh{m}'}/{p}"
+            out.append(SkinnedMesh(name, positions, faces, joints, weights))
+    return out
+
+
+def skin_matrices(clip: GltfClip, motion: Motion | None = None) -> np.ndarray:
+    """``(F, S, 4, 4)`` skinning matrices, one per entry of the skin's ``joints``, for
+    ``motion`` (default ``clip.motion``; batch ``(F,)`` on the clip's skeleton)."""
+    motion = clip.motion if motion is None else motion
+    if motion.skeleton.num_joints != len(clip.joint_nodes) or len(motion.batch_shape) != 1:
+        raise InputError("motion: expected a clip (F,) on the GltfClip's skeleton")
+    doc = clip.document
+    skin = doc.skins[clip.skin]
+    bufs = Buffers(doc, clip.path)
+    rot_w, pos_w = motion.fk()
+    F = len(pos_w)
+    sigma = _world_scales(clip, bufs, F)
+    world = np.zeros((F, len(clip.joint_nodes), 4, 4))
+    world[..., :3, :3] = quat_to_matrix(rot_w) * sigma[..., None, None]
+    world[..., :3, 3] = pos_w
+    world[..., 3, 3] = 1.0
+    where = {k: j for j, k in enumerate(clip.joint_nodes)}
+    order = [where[k] for k in get(skin, "joints", [])]
+    ibm_index = get(skin, "inverseBindMatrices")
+    if ibm_index is None:
+        ibm = np.broadcast_to(np.eye(4), (len(order), 4, 4))
+    else:
+        ibm = bufs.accessor(ibm_index).reshape(-1, 4, 4).transpose(0, 2, 1)  # column-major
+        if len(ibm) != len(order):
+            raise bufs.fail(f"skin {clip.skin}: {len(ibm)} inverse bind matrices")
+    return world[:, order] @ ibm
+
+
+def skin_vertices(mesh: SkinnedMesh, matrices: np.ndarray) -> np.ndarray:
+    """``(F, V, 3)`` world vertex positions of ``mesh`` under ``matrices (F, S, 4, 4)``."""
+    m = np.einsum("vk,fvkij->fvij", mesh.weights, matrices[:, mesh.joints])
+    return np.einsum("fvij,vj->fvi", m[..., :3, :3], mesh.positions) + m[..., :3, 3]
+
+
+def _world_scales(clip: GltfClip, bufs: Buffers, frames: int) -> np.ndarray:
+    """``(F, J)`` uniform world scale of each skeleton joint: the root's parent's scale
+    (``root_world``) times the nodes' own scales down the skeleton, animated ones when the
+    motion has the clip's frames."""
+    doc: Any = clip.document
+    nodes = clip.joint_nodes
+    own = np.array([rest_trs(doc.nodes[k], k, bufs.fail, bufs.path)[2].mean() for k in nodes])
+    own = np.broadcast_to(own, (frames, len(nodes))).copy()
+    if clip.animation is not None and frames == len(clip.times):
+        index = {k: j for j, k in enumerate(nodes)}
+        for ch in channels(doc, bufs, clip.animation)[0]:
+            if ch.path == "scale" and ch.node in index:
+                value = sample(ch.keys, ch.values, ch.interpolation, clip.times, False)
+                own[:, index[ch.node]] = value.mean(axis=1)
+    parents = clip.skeleton.parents
+    sigma = np.empty_like(own)
+    sigma[:, 0] = np.cbrt(np.linalg.det(clip.root_world[:3, :3])) * own[:, 0]
+    for j in range(1, len(nodes)):
+        sigma[:, j] = sigma[:, parents[j]] * own[:, j]
+    return sigma
