@@ -8,6 +8,7 @@ node tree; at rest it is checked against trimesh's scene graph as well.
 
 from __future__ import annotations
 
+import base64
 import struct
 import subprocess
 import sys
@@ -494,6 +495,13 @@ def test_non_joint_node_between_joints_and_gltf_with_bin(tmp_path):
     path.with_suffix(".bin").unlink()
     with pytest.raises(FileFormatError, match="helper.gltf.*helper.bin"):
         read_gltf(path)
+    # the same data as a data URI inside the JSON
+    b.doc.buffers[0].uri = "data:application/octet-stream;base64," + base64.b64encode(
+        bytes(b.blob)
+    ).decode("ascii")
+    b.doc.save(str(tmp_path / "inline.gltf"))
+    inline = read_gltf(tmp_path / "inline.gltf", fps=1)
+    np.testing.assert_allclose(inline.motion.positions_local, clip.motion.positions_local)
 
 
 def test_two_skins(tmp_path):
@@ -607,6 +615,11 @@ def test_normalized_and_sparse_accessors(tmp_path):
     assert _angle_y(clip.motion.rotations_local[1, 1]) == pytest.approx(30, abs=1e-3)
     clip = read_gltf(path, animation="sparse")
     np.testing.assert_allclose(clip.motion.positions_local[:, 0], [[0, 0, 0], [0, 3, 0], [0] * 3])
+    # KHR_mesh_quantization: plain (not normalised) integer translations
+    ints = b.data(np.array([[0, 2, 0], [0, 4, 0]]), "VEC3", ctype=5122)
+    b.anim("ints", [(j[0], "translation", [0.0, 1.0], None, "LINEAR", ints)])
+    clip = read_gltf(b.save(tmp_path / "ints.glb"), animation="ints", fps=2)
+    np.testing.assert_allclose(clip.motion.positions_local[:, 0, 1], [2, 3, 4])
     bad = b.data(np.zeros((2, 4)), "VEC4", ctype=5125)
     b.anim("uint", [(j[1], "rotation", [0.0, 1.0], None, "LINEAR", bad)])
     with pytest.raises(InputError, match=f"accessor {bad} .*not a supported rotation output"):
