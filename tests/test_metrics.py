@@ -605,3 +605,17 @@ def test_shared_clip_against_itself(path):
     assert m["pops"] == 0 and m["bone_drift"] < 1e-6
     assert m["skate_rel"] == pytest.approx(1.0)
     assert 0.0 < m["height_dev_p95"] <= m["height_dev_max"] <= 5.0 + 1e-9
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False), min_size=1, max_size=60
+    ),
+    q=st.sampled_from([0.0, 5.0, 50.0, 95.0, 99.0, 100.0]) | st.floats(0.0, 100.0),
+)
+def test_percentile_is_numpys_linear_percentile_bit_for_bit(values, q):
+    from ikrig.signal import percentile
+
+    v = np.asarray(values)
+    assert percentile(v, q) == float(np.percentile(v, q))

@@ -104,6 +104,7 @@ from .errors import InputError
 from .pose import Motion
 from .signal.filters import jerk_excess
 from .signal.spans import clean_spans
+from .signal.stats import percentile
 
 __all__ = [
     "ACC_FLOOR",
@@ -227,7 +228,7 @@ def _stat(values: np.ndarray, kind: str) -> float | None:
     if kind == "mean":
         return float(np.mean(values))
     if kind == "p95":
-        return float(np.percentile(values, 95.0))
+        return percentile(values, 95.0)
     return float(np.max(values))
 
 
@@ -300,7 +301,7 @@ def _joint_samples(h: np.ndarray, rec: np.ndarray, c: np.ndarray, found: np.ndar
         "pen": np.maximum(0.0, -h_all),
         "float": np.maximum(0.0, h_c),
         "height_dev": np.abs(h_c - rec[found & c]),
-        "shift": abs(float(np.percentile(h_all, FLOOR_PERCENTILE))) if h_all.size else None,
+        "shift": abs(percentile(h_all, FLOOR_PERCENTILE)) if h_all.size else None,
         "misses": int(np.count_nonzero(~found)),
     }
 
@@ -335,15 +336,21 @@ def _pelvis_acc(y: np.ndarray, dt: float) -> float | None:
     if len(y) <= 2 * W:
         return None
     a = (y[2 * W :] - 2.0 * y[W:-W] + y[: -2 * W]) / (W * dt) ** 2
-    return float(np.percentile(np.abs(a), 99.0))
+    return percentile(np.abs(a), 99.0)
+
+
+def _bone_lengths(pos: np.ndarray, child: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """``(F, B)`` lengths of the bones ``parents[child] -> child`` in ``pos (F, J, 3)``
+    (``take``, ``einsum``: several times faster than fancy indexing and a norm)."""
+    d = np.take(pos, child, axis=1) - np.take(pos, parents[child], axis=1)
+    return np.sqrt(np.einsum("fbk,fbk->fb", d, d))
 
 
 def _bone_drift(pos_r: np.ndarray, pos_s: np.ndarray, parents: np.ndarray, unit: float) -> float:
     child = np.flatnonzero(parents >= 0)
     if not len(child):
         return 0.0
-    len_s = np.linalg.norm(pos_s[:, child] - pos_s[:, parents[child]], axis=-1)
-    len_r = np.linalg.norm(pos_r[:, child] - pos_r[:, parents[child]], axis=-1)
+    len_s, len_r = _bone_lengths(pos_s, child, parents), _bone_lengths(pos_r, child, parents)
     bones = np.ptp(len_s, axis=0) <= 1e-9 * unit
     return float(np.max(np.abs(len_r - len_s)[:, bones], initial=0.0)) / unit
 

@@ -6,6 +6,7 @@
   angular jerk.
 - :mod:`~ikrig.signal.easing`: smoothstep, smootherstep, swing bump, smooth min and max.
 - :mod:`~ikrig.signal.spans`: runs of True, hysteresis, span cleaning.
+- :mod:`~ikrig.signal.stats`: a fast percentile of a 1-D sample.
 
 Arrays are NumPy, time runs along axis 0 (``(F, ...)``), times are in seconds.
 """
@@ -14,6 +15,7 @@ from .easing import smoothstep
 from .filters import angular_jump, jerk_excess, running_max, upper_envelope, zero_lag_smooth
 from .spans import clean_spans, spans
 from .springs import RATE, SPRING, Spring, SpringBank, smooth, spring_bank, spring_rate
+from .stats import percentile
 
 __all__ = [
     "RATE",
@@ -23,6 +25,7 @@ __all__ = [
     "angular_jump",
     "clean_spans",
     "jerk_excess",
+    "percentile",
     "running_max",
     "smooth",
     "smoothstep",
