@@ -616,3 +616,17 @@ def test_non_joint_node_between_joints(tmp_path, walk):
     _written_ok(turned)
     assert knee_channels(turned) != knee_channels(src)
     _same_world(read_gltf(turned).motion, edited, _unit(walk.skeleton), "turned")
+
+
+def test_convert_helpers(tmp_path, walk):
+    from ikrig.io.gltf_build import bvh_to_gltf, gltf_to_bvh
+
+    src = tmp_path / "walk.bvh"
+    write_bvh(src, to_bvh_clip(walk))
+    clip = bvh_to_gltf(src, tmp_path / "walk.glb")
+    assert clip.document.animations[0].name == "walk"
+    _written_ok(tmp_path / "walk.glb")
+    back = gltf_to_bvh(tmp_path / "walk.glb", tmp_path / "back.bvh")
+    assert back.motion.num_frames == walk.num_frames
+    err = np.abs(read_bvh(tmp_path / "back.bvh").motion.positions_world() - walk.positions_world())
+    assert err.max() <= TOL * _unit(walk.skeleton)

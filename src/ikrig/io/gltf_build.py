@@ -22,6 +22,9 @@ the asset's ``extras``.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from ..errors import InputError
@@ -29,10 +32,12 @@ from ..math.quat import quat_between, quat_rotate
 from ..pose import Motion
 from ._gltf_wdata import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, load_document
 from ._gltf_wpack import pack
+from .bvh import BvhClip, read_bvh, to_bvh_clip, write_bvh
 from .gltf_clip import GltfClip
-from .gltf_write import animated_document
+from .gltf_read import read_gltf
+from .gltf_write import animated_document, write_gltf
 
-__all__ = ["motion_to_gltf"]
+__all__ = ["bvh_to_gltf", "gltf_to_bvh", "motion_to_gltf"]
 
 _SEGMENTS = 8  # vertices around a capsule
 _CAP_RINGS = 3  # rings per half sphere, the equator included
@@ -220,3 +225,28 @@ def motion_to_gltf(motion: Motion, name: str = "ikrig") -> GltfClip:
     return GltfClip(
         load_document(data, blob), 0, 0, tuple(range(J)), motion, times, np.eye(4), quirks
     )
+
+
+def bvh_to_gltf(
+    src: str | os.PathLike, dst: str | os.PathLike, name: str | None = None
+) -> GltfClip:
+    """``ikrig convert in.bvh out.glb``: a BVH clip as a skeleton-only glTF (``.glb`` or
+    ``.gltf`` by ``dst``'s suffix, see :func:`motion_to_gltf`); returns the clip written.
+    ``name`` defaults to the BVH file's stem."""
+    clip = motion_to_gltf(read_bvh(src).motion, name or Path(os.fspath(src)).stem)
+    write_gltf(dst, clip)
+    return clip
+
+
+def gltf_to_bvh(
+    src: str | os.PathLike,
+    dst: str | os.PathLike,
+    animation: str | int | None = None,
+    fps: float | None = None,
+) -> BvhClip:
+    """``ikrig convert in.glb out.bvh``: one animation of a glTF character (read by
+    :func:`ikrig.io.gltf_read.read_gltf`, in the scene's world space) as a BVH clip with
+    the CMU channel layout (:func:`ikrig.io.bvh.to_bvh_clip`); returns the clip written."""
+    clip = to_bvh_clip(read_gltf(src, animation=animation, fps=fps).motion)
+    write_bvh(dst, clip)
+    return clip
