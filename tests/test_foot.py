@@ -302,3 +302,21 @@ def test_ground_under_part_of_the_clip_warns_with_the_frame_count(walk, tmp_path
     with warnings.catch_warnings():  # a ground under the whole clip says nothing
         warnings.simplefilter("error")
         place_feet(walk, Plane([0, floor_of(walk), 0], [0, 1, 0]))
+
+
+def test_contacts_as_flags_and_pins():
+    """A ``(flags, pins)`` pair keeps the user's flags exactly; a bad pair is refused."""
+    clip = walk_clip()
+    ground = Plane([0, 0, 0], [0, 1, 0])
+    detected = place_feet(clip, ground)
+    flags, pins = detected.contacts, detected.pins
+    wide = np.where(pins > 0.0, np.maximum(pins, 0.6), 0.0)  # wider pins, the same flags
+    a = place_feet(clip, ground, contacts=(flags, wide))
+    b = place_feet(clip, ground, contacts=wide)
+    np.testing.assert_array_equal(a.contacts, flags)
+    np.testing.assert_array_equal(a.pins, wide)
+    assert not np.array_equal(b.contacts, flags)
+    with pytest.raises(InputError, match="contacts flags"):
+        place_feet(clip, ground, contacts=(flags.astype(float), pins))
+    with pytest.raises(InputError, match="contacts"):
+        place_feet(clip, ground, contacts=(flags[:3], pins[:3]))

@@ -113,7 +113,7 @@ def place_clip(
     treadmill = treadmill_contacts(motion, found, options.contacts, fk=fk)
     contacts = None
     if treadmill is not None:
-        contacts = treadmill[1]
+        contacts = treadmill
         options = options.replace(lock=LockOptions(enabled=False))
     results = {
         m: place_feet(

@@ -111,12 +111,22 @@ class FootResult:
 
 
 def _user_contacts(clip: Motion, feet: int, contacts: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Contact flags and pins ``(F, feet)`` from a user-supplied pinning curve."""
-    pins = np.asarray(contacts, dtype=np.float64)
+    """Contact flags and pins ``(F, feet)`` from a user-supplied pinning curve, or from a
+    ``(flags, pins)`` pair as :func:`~ikrig.foot.detect_foot_contacts` gives."""
+    pair = isinstance(contacts, tuple) and len(contacts) == 2
+    flags, pins = contacts if pair else (None, contacts)
+    pins = np.asarray(pins, dtype=np.float64)
     if pins.shape != (clip.num_frames, feet):
         raise InputError(f"contacts: expected shape ({clip.num_frames}, {feet}), got {pins.shape}")
     pins = np.clip(pins, 0.0, 1.0)
-    return pins > 0.5, pins
+    if not pair:
+        return pins > 0.5, pins
+    flags = np.asarray(flags)
+    if flags.shape != pins.shape or flags.dtype != bool:
+        raise InputError(
+            f"contacts flags: expected bool {pins.shape}, got {flags.dtype} {flags.shape}"
+        )
+    return flags, pins
 
 
 def _chunks(frames: int, chunk: int, progress: bool) -> Any:
@@ -147,6 +157,7 @@ def place_feet(
         legs: :class:`~ikrig.character.legs.Legs`, an override string
             ``"hip,knee,ankle[,toe];..."``, or None to find them by name and topology.
         contacts: ``(F, feet)`` user-supplied pinning curve in [0, 1] (contacts where > 0.5),
+            a ``(flags, pins)`` pair of ``(F, feet)`` arrays (bool flags, pins in [0, 1]),
             or None to detect them.
         progress: show a progress bar (tqdm) on clips longer than ``chunk`` frames.
         chunk: frames per batch; the state carries over, so the result does not depend on it.
