@@ -3,17 +3,22 @@
 read)."""
 
 from .bvh import BvhClip, format_bvh, parse_bvh, read_bvh, to_bvh_clip, write_bvh
+from .clips import CLIP_SUFFIXES, clip_format, read_clip, write_clip
 from .gltf_clip import GltfClip
 from .gltf_read import list_animations, read_gltf
 
 __all__ = [
+    "CLIP_SUFFIXES",
     "BvhClip",
     "GltfClip",
+    "clip_format",
     "format_bvh",
     "list_animations",
     "parse_bvh",
     "read_bvh",
+    "read_clip",
     "read_gltf",
     "to_bvh_clip",
     "write_bvh",
+    "write_clip",
 ]
