@@ -630,3 +630,40 @@ def test_convert_helpers(tmp_path, walk):
     assert back.motion.num_frames == walk.num_frames
     err = np.abs(read_bvh(tmp_path / "back.bvh").motion.positions_world() - walk.positions_world())
     assert err.max() <= TOL * _unit(walk.skeleton)
+
+
+def test_external_files_of_a_gltf_input(tmp_path, walk):
+    """Image URIs still point at the image from another folder; the .bin never replaces a
+    buffer or image the input uses (unless the input itself is rewritten)."""
+    from ikrig.io._gltf_wdata import document_json
+    from ikrig.io.gltf_write import save_document
+
+    doc = motion_to_gltf(walk).document
+    data = document_json(doc)
+    data["images"] = [{"uri": "tex/skin%201.png"}, {"uri": "tex/pic.bin"}]
+    src_dir = tmp_path / "in"
+    (src_dir / "tex").mkdir(parents=True)
+    (src_dir / "tex" / "skin 1.png").write_bytes(b"not really a png")
+    (src_dir / "tex" / "pic.bin").write_bytes(b"an image")
+    src = src_dir / "a.gltf"
+    save_document(src, data, bytes(doc.binary_blob()), data_uri=False)
+    (src_dir / "a.bin").rename(src_dir / "data.bin")
+    text = json.loads(src.read_text())
+    text["buffers"][0]["uri"] = "data.bin"
+    src.write_text(json.dumps(text))
+    clip = read_gltf(src)
+
+    out = tmp_path / "elsewhere" / "b.gltf"
+    out.parent.mkdir()
+    write_gltf(out, clip)
+    uri = json.loads(out.read_text())["images"][0]["uri"]
+    assert uri == "../in/tex/skin%201.png"
+    assert check_gltf(out) == []
+    with pytest.raises(InputError, match="would replace"):
+        write_gltf(src_dir / "data.gltf", clip)
+    with pytest.raises(InputError, match="would replace"):
+        write_gltf(src_dir / "tex" / "pic.gltf", clip)
+    assert (src_dir / "tex" / "pic.bin").read_bytes() == b"an image"
+    write_gltf(src_dir / "a.gltf", clip)  # the input rewritten in place: its own .bin
+    assert json.loads(src.read_text())["images"][0]["uri"] == "tex/skin%201.png"
+    _same_world(read_gltf(src).motion, walk, _unit(walk.skeleton), "a.gltf")

@@ -24,7 +24,9 @@ animation used are dropped and every index renumbered (kept when the document us
 extension whose indices ikrig does not know, see :mod:`ikrig.io._gltf_wpack`). All buffers
 become one, every bufferView 4-byte aligned. ``.glb`` writes one GLB file; ``.gltf`` writes
 the JSON and a ``.bin`` beside it (the buffer as a data URI instead when the input's first
-buffer was one). Files are written atomically.
+buffer was one); that ``.bin`` never replaces a buffer or image file of the input, except
+when the input itself is rewritten. Relative image URIs are rewritten to point at the same
+files from the output's folder. Files are written atomically.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import numpy as np
 
@@ -268,12 +271,19 @@ def _uses_data_uri(document: Any) -> bool:
     return isinstance(uri, str) and uri.startswith("data:")
 
 
-def save_document(path: str | os.PathLike, data: dict, blob: bytes, data_uri: bool) -> None:
+def save_document(
+    path: str | os.PathLike,
+    data: dict,
+    blob: bytes,
+    data_uri: bool,
+    protect: Iterable[Path] = (),
+) -> None:
     """Write JSON + binary data to ``path``: a GLB for ``.glb``; for ``.gltf`` the JSON and
     a ``.bin`` beside it (or the data inline as a data URI when ``data_uri``).
 
     Raises:
-        InputError: the suffix is neither ``.glb`` nor ``.gltf``.
+        InputError: the suffix is neither ``.glb`` nor ``.gltf``, or the ``.bin`` would
+            replace one of the files in ``protect`` (the input's buffers and images).
     """
     out = Path(os.fspath(path))
     suffix = out.suffix.lower()
@@ -287,11 +297,41 @@ def save_document(path: str | os.PathLike, data: dict, blob: bytes, data_uri: bo
             uri = "data:application/octet-stream;base64," + base64.b64encode(blob).decode()
         else:
             bin_path = out.with_suffix(".bin")
+            if any(bin_path.resolve() == p.resolve() for p in protect):
+                raise InputError(
+                    f"{out}: its buffer {bin_path.name} would replace a file the input uses;"
+                    " choose another name"
+                )
             write_bytes(bin_path, blob)
             uri = quote(bin_path.name)
         data["buffers"][0]["uri"] = uri
     text = json.dumps(data, indent=2, allow_nan=False)
     write_bytes(out, text.encode("utf-8"))
+
+
+def _file_uri(uri: Any) -> bool:
+    return isinstance(uri, str) and not uri.startswith("data:") and "://" not in uri
+
+
+def _input_files(clip: GltfClip, folder: Path) -> tuple[list[Path], list[Path]]:
+    """The input's external ``(buffer files, image files)``."""
+    data = document_json(clip.document)
+    found = []
+    for key in ("buffers", "images"):
+        uris = [item.get("uri") for item in data.get(key, [])]
+        found.append([folder / unquote(u) for u in uris if _file_uri(u)])
+    return found[0], found[1]
+
+
+def _relocate_images(data: dict, src: Path, dst: Path) -> None:
+    """Rewrite relative image URIs for a document moved from folder ``src`` to ``dst``."""
+    if src.resolve() == dst.resolve():
+        return
+    for image in data.get("images", []):
+        uri = image.get("uri")
+        if _file_uri(uri) and not os.path.isabs(unquote(uri)):
+            moved = os.path.relpath((src / unquote(uri)).resolve(), dst.resolve())
+            image["uri"] = quote(Path(moved).as_posix())
 
 
 def write_gltf(
@@ -312,9 +352,16 @@ def write_gltf(
             apart from the clip's first time.
 
     Raises:
-        InputError: a motion on another skeleton, bad times, a node above a root joint with
-            a non-uniform scale, a document using a meshopt extension, an unknown suffix.
+        InputError: a motion on another skeleton, bad times, a document using a meshopt
+            extension, an unknown suffix, a ``.bin`` that would replace one of the input's
+            files.
         OSError: the file cannot be written.
     """
     data, blob, _ = animated_document(clip, motion, times)
-    save_document(path, data, blob, _uses_data_uri(clip.document))
+    folder = document_folder(clip.document, clip.path)
+    out = Path(os.fspath(path))
+    _relocate_images(data, folder, out.parent)
+    buffer_files, image_files = _input_files(clip, folder)
+    same = clip.path is not None and out.resolve() == Path(clip.path).resolve()
+    protect = image_files + ([] if same else buffer_files)
+    save_document(out, data, blob, _uses_data_uri(clip.document), protect)
