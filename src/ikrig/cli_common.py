@@ -44,6 +44,12 @@ UP_OPTION = click.option(
     help="The clip's (and a mesh file's) up axis; auto reads it off the poses. The result "
     "is written in the same convention.",
 )
+ANIMATION_OPTION = click.option(
+    "--animation",
+    default=None,
+    metavar="NAME",
+    help="glTF: the animation to use, by name or index (default: the first).",
+)
 
 if TYPE_CHECKING:
     from .pose import Motion
