@@ -1,5 +1,6 @@
-"""The ``ikrig`` command line: ``info``, ``demo``, ``foot`` (and ``plot``, ``view``,
-``playground`` from :mod:`ikrig.cli_viz`).
+"""The ``ikrig`` command line: ``demo``, ``foot`` (and ``info``, ``convert`` from
+:mod:`ikrig.cli_clips`, ``plot``, ``view``, ``playground`` from :mod:`ikrig.cli_viz`,
+``warmup``, ``batch``).
 
 Every output is checked before any work (:func:`check_outputs`: never an input, a known
 suffix, a writable folder, created if needed) and written atomically.
@@ -24,6 +25,7 @@ import numpy as np
 from ._files import write_text
 from ._version import __version__
 from .cli_common import (
+    ANIMATION_OPTION,
     DATUM_OPTION,
     GROUND_HELP,
     GROUND_OPTION,
@@ -88,7 +90,7 @@ class _Group(click.Group):
             _fail(msg)
 
 
-BVH, JSON = (".bvh",), (".json",)
+BVH, CLIPS, JSON = (".bvh",), (".bvh", ".glb", ".gltf"), (".json",)
 
 
 REPORT_OPTION = click.option(
@@ -109,101 +111,13 @@ def main(ctx, debug):
     ctx.obj = {"debug": debug}
 
 
-def clip_summary(path) -> dict:
-    """A JSON-ready summary of a BVH file: joints, frames, timing and channel layout."""
-    from .io.bvh import read_bvh
-
-    clip = read_bvh(path)
-    sk = clip.motion.skeleton
-    layouts: dict[str, int] = {}
-    for ch in clip.channels:
-        key = " ".join(ch) if ch else "(none)"
-        layouts[key] = layouts.get(key, 0) + 1
-    positions_world = clip.motion.positions_world()
-    try:
-        from .character.legs import find_legs
-
-        found = find_legs(sk)
-        legs, leg_length = found.describe(sk), found.leg_length
-    except IkrigError:
-        legs, leg_length = None, None
-    from .character.up import detect_up
-
-    up = detect_up(clip.motion)  # the rest height is measured along it
-    rest = _rest_positions(sk)[:, "xyz".index(up)]
-    rest_height = float(np.ptp(rest)) if sk.num_joints > 1 else 0.0
-    return {
-        "path": str(path),
-        "joints": sk.num_joints,
-        "root": sk.names[int(np.flatnonzero(sk.parents < 0)[0])],
-        "end_sites": int(len(sk.end_site_parents)),
-        "frames": clip.num_frames,
-        "frame_time": clip.frame_time,
-        "fps": clip.fps,
-        "duration": clip.duration,
-        "channels": int(sum(len(c) for c in clip.channels)),
-        "channel_layout": layouts,
-        "rest_height": rest_height,
-        "up": up,
-        "legs": legs,
-        "leg_length": leg_length,
-        "bounds_min": positions_world.reshape(-1, 3).min(axis=0).tolist()
-        if clip.num_frames
-        else None,
-        "bounds_max": positions_world.reshape(-1, 3).max(axis=0).tolist()
-        if clip.num_frames
-        else None,
-        "joint_names": list(sk.names),
-    }
-
-
-def _rest_positions(skeleton):
-    from .pose import Motion
-
-    return Motion.rest(skeleton).positions_world()
-
-
-@main.command()
-@click.argument("path", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def info(path, as_json):
-    """Summarise a BVH file: joints, frames, fps, duration, channel layout."""
-    s = clip_summary(path)
-    if as_json:
-        click.echo(json.dumps(s, indent=2))
-        return
-    click.echo(f"{s['path']}")
-    click.echo(f"  joints      {s['joints']} (root {s['root']}, {s['end_sites']} end sites)")
-    if s["frame_time"] is None:
-        click.echo(f"  frames      {s['frames']}, no frame time (Frame Time: 0)")
-    else:
-        click.echo(
-            f"  frames      {s['frames']} at {s['fps']:.4g} fps"
-            f" (frame time {s['frame_time']:.6g} s, duration {s['duration']:.3f} s)"
-        )
-    click.echo(f"  channels    {s['channels']} per frame")
-    for layout, count in s["channel_layout"].items():
-        click.echo(f"    {count:3d} x {layout}")
-    click.echo(f"  rest height {s['rest_height']:.4g} (file units)")
-    click.echo(f"  up axis     {s['up']} (read off the poses; ikrig foot --up overrides)")
-    if s["legs"]:
-        click.echo(f"  legs        {s['legs']} (leg length {s['leg_length']:.4g})")
-    else:
-        click.echo("  legs        none found (name them with ikrig foot --legs)")
-    if s["bounds_min"] is not None:
-        lo = ", ".join(f"{v:.4g}" for v in s["bounds_min"])
-        hi = ", ".join(f"{v:.4g}" for v in s["bounds_max"])
-        click.echo(f"  bounds      ({lo}) .. ({hi})")
-    click.echo("  joint names " + " ".join(s["joint_names"]))
-
-
 @main.command()
 @click.option(
     "--clip",
     "clip_path",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Use this BVH clip instead of the built-in walk.",
+    help="Use this clip (.bvh, .glb, .gltf) instead of the built-in walk.",
 )
 @click.option(
     "-g",
@@ -277,16 +191,16 @@ def demo(clip_path, ground_spec, output, report_path, up, gif):
 
 
 def _write_results(clip, report, table, mode_up, output, report_path):
-    """Write the clip of ``mode_up = (mode, up axis)`` as BVH in the file's own up axis (and
-    the report as JSON, atomically), print the metrics table; return that mode's result
-    (Y-up) and the ground."""
+    """Write the clip of ``mode_up = (mode, up axis)`` in the format ``output``'s suffix
+    names, in the file's own up axis (and the report as JSON, atomically), print the
+    metrics table; return that mode's result (Y-up) and the ground."""
     from .character.up import from_y_up
-    from .io.bvh import write_bvh
+    from .io.clips import write_clip
 
     mode, up = mode_up
     result, ground = report.pop("_results")[mode], report.pop("_ground")
     report.pop("_source", None)
-    write_bvh(output, clip.with_motion(from_y_up(result.motion, up)))
+    write_clip(output, clip, from_y_up(result.motion, up))
     click.echo(table)
     if report_path:
         write_text(report_path, json.dumps(report, indent=2))
@@ -356,14 +270,14 @@ def _xz(ctx, param, value):
 
 
 @main.command()
-@click.argument("input_path", metavar="INPUT.bvh", type=click.Path(dir_okay=False))
+@click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 @GROUND_OPTION
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False),
     required=True,
-    help="Where to write the result (BVH, same hierarchy and channels; never the input).",
+    help="Where to write the result (.bvh, .glb, .gltf; the input's layout; never the input).",
 )
 @MODE_OPTION
 @REPORT_OPTION
@@ -371,6 +285,7 @@ def _xz(ctx, param, value):
 @click.option(
     "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
 )
+@ANIMATION_OPTION
 @SEED_OPTION
 @DATUM_OPTION
 @UP_OPTION
@@ -399,23 +314,24 @@ def _xz(ctx, param, value):
 )
 @_outputs_as_record
 def foot(
-    input_path, ground_spec, mode, compare, legs, placement: FootPlacement, outputs: FootOutputs
-):
-    """Plant the feet of a clip on uneven ground and write the result.
+    input_path, ground_spec, mode, compare, legs, animation,
+    placement: FootPlacement, outputs: FootOutputs,
+):  # fmt: skip
+    """Plant the feet of a clip (.bvh, .glb, .gltf) on uneven ground and write the result.
 
     An in-place clip (a game walk cycle) walks on the spot given by --at and --heading, or
     along --path."""
     output, report_path, gif_path = outputs
     inputs = [p for p in (input_path, ground_input(ground_spec), placement.path) if p is not None]
     check_outputs(
-        [(output, BVH, "output"), (report_path, JSON, "report"), (gif_path, None, "movie")],
+        [(output, CLIPS, "output"), (report_path, JSON, "report"), (gif_path, None, "movie")],
         inputs=inputs,
     )
     if gif_path:
         from .viz.movie import check_movie_path
 
         check_movie_path(gif_path, inputs=inputs)
-    clip = clip_with_time(input_path)
+    clip = clip_with_time(input_path, animation)
     modes = [mode] + (
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
@@ -476,10 +392,11 @@ def _register_viz() -> None:
     """The plot, view, playground and warmup commands (their heavy imports load only when
     run)."""
     from .cli_batch import batch
+    from .cli_clips import convert, info
     from .cli_viz import playground, plot, view
     from .cli_warmup import warmup
 
-    for command in (plot, view, playground, warmup, batch):
+    for command in (info, convert, plot, view, playground, warmup, batch):
         main.add_command(command)
 
 

@@ -76,10 +76,11 @@ from .cli_common import (
 def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
     """Place the feet of every clip of a library, as ikrig foot does each.
 
-    INPUTS are .bvh files, folders (searched recursively) or glob patterns. Results mirror
-    the inputs' tree under OUT_DIR, each written atomically; OUT_DIR/ikrig_batch.jsonl
-    records every clip (input and options hashes, status, error, metrics). Running the
-    same command again skips the clips already done and redoes failed or missing ones.
+    INPUTS are clip files (.bvh, .glb, .gltf), folders (searched recursively) or glob
+    patterns. Results mirror the inputs' tree under OUT_DIR, each written atomically;
+    OUT_DIR/ikrig_batch.jsonl records every clip (input and options hashes, status, error,
+    metrics). Running the same command again skips the clips already done and redoes
+    failed or missing ones.
     A bad clip is recorded and the batch goes on; the exit status is 1 if any failed.
     """
     mesh = ground_input(ground_spec)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING:  # the pipeline loads when a clip is placed, not when the CLI starts
     from .character.legs import Legs
     from .foot import FootResult
-    from .io.bvh import BvhClip
+    from .io.clips import AnyClip
     from .pose import Motion
 
 __all__ = [
@@ -40,21 +40,21 @@ class FootPlacement(NamedTuple):
 DEFAULT_PLACEMENT = FootPlacement()
 
 
-def clip_with_time(path: str) -> BvhClip:
-    """Read a BVH clip for foot placement, which needs a frame time.
+def clip_with_time(path: str, animation: str | None = None) -> AnyClip:
+    """Read a clip file (BVH or glTF, by suffix: :func:`~ikrig.io.clips.read_clip`) for foot
+    placement, which needs a frame time.
 
     Raises:
         InputError: the clip has no frame time (a single pose); file errors as
-            :func:`~ikrig.io.bvh.read_bvh`.
+            :func:`~ikrig.io.clips.read_clip`.
     """
     from .errors import InputError
-    from .io.bvh import read_bvh
+    from .io.clips import read_clip
 
-    clip = read_bvh(path)
-    if clip.frame_time is None:
+    clip = read_clip(path, animation=animation)
+    if clip.motion.frame_time is None:
         raise InputError(
-            f"{path}: no frame time (Frame Time: 0, a single pose); foot placement needs a"
-            " clip with a frame time"
+            f"{path}: no frame time (a single pose); foot placement needs a clip with a frame time"
         )
     return clip
 

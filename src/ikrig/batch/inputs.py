@@ -1,9 +1,9 @@
 """Which clips a batch reads and where each one's result goes.
 
-INPUTS are files, folders (searched recursively for ``.bvh`` files) or glob patterns
-(``**`` included). The outputs mirror the inputs' tree under the output folder: each clip's
-path relative to the common folder of all the inputs is kept, so ``lib/a/x.bvh`` and
-``lib/b/x.bvh`` never meet.
+INPUTS are files, folders (searched recursively for ``.bvh``, ``.glb`` and ``.gltf`` files)
+or glob patterns (``**`` included). The outputs mirror the inputs' tree under the output
+folder: each clip's path relative to the common folder of all the inputs is kept, so
+``lib/a/x.bvh`` and ``lib/b/x.bvh`` never meet.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import InputError
+from ..io.clips import CLIP_SUFFIXES
 
 __all__ = ["ClipPath", "expand_inputs"]
 
-CLIP_SUFFIXES = (".bvh",)
 _MAGIC = ("*", "?", "[")
 
 
@@ -65,7 +65,9 @@ def _expand_one(spec: str) -> tuple[Path, list[Path]]:
             elif _is_clip(m):
                 found.append(m)
         if not found:
-            raise InputError(f"input {spec!r}: the pattern matches no .bvh file")
+            raise InputError(
+                f"input {spec!r}: the pattern matches no clip file (.bvh, .glb, .gltf)"
+            )
         return _static_prefix(spec), found
     raise InputError(f"input {spec!r}: no such file, folder or matching pattern")
 
@@ -91,7 +93,9 @@ def expand_inputs(specs: list[str], out_dir: str | os.PathLike[str]) -> list[Cli
         if real not in seen and not _inside(real, out_root):
             seen[real] = f
     if not seen:
-        raise InputError("no .bvh clip found in the inputs (outside the output folder)")
+        raise InputError(
+            "no clip file (.bvh, .glb, .gltf) in the inputs (outside the output folder)"
+        )
     root = Path(os.path.commonpath([*bases, *(r.parent for r in seen)]))
     clips: list[ClipPath] = []
     outputs: dict[Path, Path] = {}

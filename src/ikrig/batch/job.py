@@ -82,7 +82,7 @@ def options_hash(job: FootJob, legs: str | None) -> str:
 
 def remove_stale_parts(output: Path) -> None:
     """Remove the temporary files a killed writer left beside an output
-    (``.NAME.*.part.bvh``, see :func:`ikrig._files.atomic_path`)."""
+    (``.NAME.*.part.SUFFIX``, see :func:`ikrig._files.atomic_path`)."""
     if not output.parent.is_dir():
         return
     for part in output.parent.glob(f".{output.name}.*.part{output.suffix}"):
@@ -112,7 +112,7 @@ def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
     writes the output, returns the result's metrics (the report's row of the mode) and
     frame count."""
     from ..character.up import detect_up, from_y_up, to_y_up
-    from ..io.bvh import write_bvh
+    from ..io.clips import write_clip
     from ..placement import FootPlacement, clip_with_time, place_clip, result_metrics
 
     job = task.job
@@ -124,10 +124,10 @@ def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
     result = placed.results[job.mode]
     Path(task.output).parent.mkdir(parents=True, exist_ok=True)
     remove_stale_parts(Path(task.output))  # left by a worker killed while writing it
-    write_bvh(task.output, clip.with_motion(from_y_up(result.motion, up)))
+    write_clip(task.output, clip, from_y_up(result.motion, up))
     metrics = _scalars(result_metrics(result, placed.source, placed.world()))
     metrics["ground_missing_frames"] = float((~result.info.ground_found).any(axis=1).sum())
-    return metrics, int(clip.num_frames)
+    return metrics, int(clip.motion.num_frames)
 
 
 def run_clip(task: ClipTask) -> ClipOutcome:

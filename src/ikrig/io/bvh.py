@@ -177,18 +177,23 @@ def to_bvh_clip(motion: Motion) -> BvhClip:
     The root gets ``Xposition Yposition Zposition Zrotation Yrotation Xrotation`` channels,
     every other joint ``Zrotation Yrotation Xrotation`` (the CMU layout), so
     ``write_bvh(path, to_bvh_clip(walk_clip()))`` writes a BVH file in the motion's
-    units.
+    units. A joint whose translation leaves its skeleton offset in some frame (a glTF
+    character's animated hips under a static root, say) gets the position channels too.
 
     Raises:
         InputError: the motion is not a clip ``(F,)`` or a pose.
     """
-    rot = ("Zrotation", "Yrotation", "Xrotation")
-    channels = tuple(
-        ("Xposition", "Yposition", "Zposition") + rot if p < 0 else rot
-        for p in motion.skeleton.parents
-    )
     if len(motion.batch_shape) > 1:
         raise InputError(f"motion: expected a clip (F,) or a pose, got {motion.batch_shape}")
+    offsets = motion.skeleton.offsets
+    size = max(float(np.abs(offsets).max(initial=0.0)), 1e-12)
+    pos = motion.positions_local.reshape(-1, *offsets.shape)
+    moves = (np.abs(pos - offsets).max(axis=(0, 2), initial=0.0) > 1e-9 * size).tolist()
+    rot = ("Zrotation", "Yrotation", "Xrotation")
+    channels = tuple(
+        ("Xposition", "Yposition", "Zposition") + rot if p < 0 or moved else rot
+        for p, moved in zip(motion.skeleton.parents, moves, strict=True)
+    )
     return BvhClip(motion, channels)
 
 
