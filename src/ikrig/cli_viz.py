@@ -4,7 +4,8 @@
 Standalone click commands (``plot`` is a group), registered on the main group in
 :mod:`ikrig.cli`. They need the ``[plot]`` extra (matplotlib, Pillow; MP4 also
 imageio-ffmpeg) or the ``[viewer]`` extra (viser); a missing one is reported as a one-line
-error naming the extra. Every CLIP argument is a BVH file and may be left out to use the
+error naming the extra. Every CLIP argument is a clip file (``.bvh``, ``.glb``, ``.gltf``,
+chosen by suffix; ``--animation`` picks a glTF animation) and may be left out to use the
 built-in procedural walk (:func:`ikrig.data.walk.walk_clip`).
 """
 
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import click
 import numpy as np
 
+from .cli_common import ANIMATION_OPTION
+
 if TYPE_CHECKING:
     from .character.legs import Legs
     from .character.sole import FootSole
@@ -27,15 +30,26 @@ MODES = ("full", "goal-blend", "trace-offset")
 
 
 # ---------------------------------------------------------------------------------- helpers
-def load_clip(path):
-    """The clip's Motion from a BVH file, or the built-in 4 s walk when ``path`` is None."""
+def read_source(path, animation=None):
+    """The clip a file holds (:func:`ikrig.io.read_clip`: a BVH or glTF clip), or the
+    built-in 4 s walk (a Motion) when ``path`` is None."""
     if path is None:
+        if animation is not None:
+            from .errors import InputError
+
+            raise InputError("--animation needs a glTF CLIP file")
         from .data.walk import walk_clip
 
         return walk_clip(seconds=4.0)
-    from .io.bvh import read_bvh
+    from .io import read_clip
 
-    return read_bvh(path).motion
+    return read_clip(path, animation=animation)
+
+
+def load_clip(path, animation=None):
+    """The clip's Motion (see :func:`read_source`)."""
+    clip = read_source(path, animation)
+    return clip if path is None else clip.motion
 
 
 def clip_ground(motion, spec, legs=None, seed=0):
@@ -117,7 +131,7 @@ def chain_problem(bones, limit, target):
 
 
 clip_argument = click.argument(
-    "clip", metavar="[CLIP.bvh]", required=False, type=click.Path(dir_okay=False, exists=True)
+    "clip", metavar="[CLIP]", required=False, type=click.Path(dir_okay=False, exists=True)
 )
 ground_option = click.option(
     "-g", "--ground", "ground_spec", default="stairs", show_default=True, help=GROUNDS_HELP
@@ -139,23 +153,25 @@ seed_option = click.option(
 
 class ClipOnGround(NamedTuple):
     """What a clip command was given: the CLIP path (``None``: the built-in walk), the
-    ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override and the
-    ``--seed`` of random grounds."""
+    ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override, the
+    ``--seed`` of random grounds and the glTF ``--animation``."""
 
     clip: str | None
     ground_spec: str
     mode: str
     legs: str | None
     seed: int
+    animation: str | None
 
 
 def clip_on_ground(command):
-    """Hand the CLIP argument and the ``--ground``, ``--mode``, ``--legs`` and ``--seed``
-    options to ``command`` as one :class:`ClipOnGround` (click passes them by name)."""
+    """Hand the CLIP argument and the ``--ground``, ``--mode``, ``--legs``, ``--seed`` and
+    ``--animation`` options to ``command`` as one :class:`ClipOnGround` (click passes them by
+    name)."""
 
     @functools.wraps(command)
-    def run(*, clip, ground_spec, mode, legs, seed, **options):
-        return command(ClipOnGround(clip, ground_spec, mode, legs, seed), **options)
+    def run(*, clip, ground_spec, mode, legs, seed, animation, **options):
+        return command(ClipOnGround(clip, ground_spec, mode, legs, seed, animation), **options)
 
     return run
 
@@ -245,6 +261,7 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @mode_option
 @legs_option
 @seed_option
+@ANIMATION_OPTION
 @click.option("--no-rays", is_flag=True, help="Leave out the ray casts.")
 @click.option(
     "-o", "--output", default="skeleton.png", show_default=True, type=click.Path(dir_okay=False)
@@ -252,12 +269,12 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @clip_on_ground
 def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
-    clip, ground_spec, mode, legs, seed = given
+    clip, ground_spec, mode, legs, seed, animation = given
     check_picture(output, clip, ground_spec)
     from .viz.options import View
     from .viz.scene3d import plot_skeleton_3d
 
-    motion = load_clip(clip)
+    motion = load_clip(clip, animation)
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
     f = motion.num_frames // 2 if frame is None else frame
     result = place(motion, ground, mode, found) if ik and found is not None else None
@@ -273,17 +290,18 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
 @mode_option
 @legs_option
 @seed_option
+@ANIMATION_OPTION
 @click.option(
     "-o", "--output", default="diagnostics.png", show_default=True, type=click.Path(dir_okay=False)
 )
 @clip_on_ground
 def plot_diagnostics(given: ClipOnGround, output):
     """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
-    clip, ground_spec, mode, legs, seed = given
+    clip, ground_spec, mode, legs, seed, animation = given
     check_picture(output, clip, ground_spec)
     from .viz.diagnostics import plot_foot_diagnostics
 
-    motion = load_clip(clip)
+    motion = load_clip(clip, animation)
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
     result = place(motion, ground, mode, found)
     title = f"{ground_name(ground_spec)}, mode {mode}"
@@ -297,6 +315,7 @@ def plot_diagnostics(given: ClipOnGround, output):
 @mode_option
 @legs_option
 @seed_option
+@ANIMATION_OPTION
 @click.option(
     "--max-frames",
     type=click.IntRange(1),
@@ -317,12 +336,12 @@ def plot_diagnostics(given: ClipOnGround, output):
 @clip_on_ground
 def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
     """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
-    clip, ground_spec, mode, legs, seed = given
+    clip, ground_spec, mode, legs, seed, animation = given
     check_movie(output, clip, ground_spec)
     from .viz.movie import write_before_after_movie
     from .viz.options import MovieLook
 
-    motion = load_clip(clip)
+    motion = load_clip(clip, animation)
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
     result = place(motion, ground, mode, found)
     write_before_after_movie(
@@ -362,19 +381,21 @@ def plot_batch(summary, output):
 @mode_option
 @legs_option
 @seed_option
+@ANIMATION_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--play", is_flag=True, help="Start playing at once.")
 @clip_on_ground
 def view(given: ClipOnGround, host, port, play):
     """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra."""
-    clip, ground_spec, mode, legs, seed = given
+    clip, ground_spec, mode, legs, seed, animation = given
     from .viz._viser import serve_forever
     from .viz.viewer import ClipViewer
 
-    motion = load_clip(clip)
+    source = read_source(clip, animation)
+    motion = source if clip is None else source.motion
     ground, _, _ = clip_ground(motion, ground_spec, legs, seed)
-    app = ClipViewer(motion, ground, host=host, port=port, mode=mode, legs=legs, start_playing=play)
+    app = ClipViewer(source, ground, host=host, port=port, mode=mode, legs=legs, start_playing=play)
     serve_forever(app, click.echo)
 
 

@@ -3,7 +3,9 @@
 ``ikrig view CLIP.bvh --ground stairs`` opens a page (served on 127.0.0.1 by default) with
 the clip on the ground, a timeline slider, play/pause and speed, and switches for foot IK
 (on/off and the mode), the ray casts, the contacts, the IK goals and a ghost of the original
-clip. A mesh ground is drawn as its triangles; rays under the soles that find no ground are
+clip. A glTF character (:class:`~ikrig.io.gltf_clip.GltfClip`) is drawn as its skinned
+meshes, posed per frame (:mod:`ikrig.viz.viewer_mesh`), with switches for the mesh and the
+bones. A mesh ground is drawn as its triangles; rays under the soles that find no ground are
 drawn in amber to their full length, and the info line counts them. Only the page it
 serves may connect to it (see :mod:`ikrig.viz._viser`).
 
@@ -22,6 +24,7 @@ import time
 import numpy as np
 
 from ..errors import IkrigError
+from ..io.gltf_clip import GltfClip
 from ..pose import Motion
 from . import _viser as V
 from .geometry import bone_segments, ground_mesh, path_bounds, walking_axes
@@ -38,13 +41,16 @@ LEGEND = (
     "rays grey with teal hits; rays that **miss the ground** amber, ending in a square; "
     "contacts green circles; soles under the ground pink diamonds; IK goals red sparkles."
 )
+MESH_LEGEND = " A glTF character's skinned mesh is drawn in its material's colour."
 
 
 class ClipViewer:
     """A clip on a ground in the browser, with live foot IK.
 
     Args:
-        clip: the clip (batch shape ``(F,)``, with ``frame_time``).
+        clip: the clip (batch shape ``(F,)``, with ``frame_time``), or a clip read from a
+            file (``.motion``); a :class:`~ikrig.io.gltf_clip.GltfClip` with a skinned mesh
+            is drawn as that mesh.
         ground: a ground of :mod:`ikrig.ground`, or ``None`` (the clip's floor plane).
         host, port: where to serve (``port=0``: any free port).
         mode: initial foot-placement mode.
@@ -55,6 +61,8 @@ class ClipViewer:
     Attributes:
         server: the viser server; ``url`` its address.
         frame: the frame shown; ``positions_world`` its joint positions ``(J, 3)``.
+        clip: the Motion played; ``skin`` the :class:`~ikrig.viz.viewer_mesh.SkinLayer` of a
+            glTF character (``None`` otherwise).
     """
 
     def __init__(
@@ -69,6 +77,9 @@ class ClipViewer:
         server=None,
         start_playing: bool = False,
     ):
+        source = clip
+        if not isinstance(clip, Motion) and hasattr(clip, "motion"):
+            clip = clip.motion
         if clip.rotations_local.ndim != 3 or clip.frame_time is None:
             raise IkrigError("viewer: expected a clip with batch shape (frames,) and frame_time")
         if mode not in MODES:
@@ -105,7 +116,7 @@ class ClipViewer:
                 )
         self.server = server if server is not None else V.start_server(host, port)
         self.url = V.url(self.server)
-        self._build_scene(path_xz)
+        self._build_scene(path_xz, source)
         self._build_gui(mode)
         self.frame = -1
         self.positions_world = self.source_pos[0]
@@ -115,7 +126,7 @@ class ClipViewer:
             self.gui_play.value = True
 
     # ------------------------------------------------------------------ scene and GUI
-    def _build_scene(self, path_xz):
+    def _build_scene(self, path_xz, source):
         s = self.server.scene
         L = self.L
         bounds = path_bounds(path_xz, 2.0 * L)
@@ -141,6 +152,13 @@ class ClipViewer:
                 float(bounds[:, 1].mean()),
             ),
         )
+        self.skin = None
+        if isinstance(source, GltfClip):
+            from .viewer_mesh import SkinLayer
+
+            self.skin = SkinLayer(s, source, (self.source_rot, self.source_pos))
+            if not self.skin.meshes:
+                self.skin = None
         t = 0.05 * L
         self.bones = V.Lines(s, "/skeleton/bones", V.rgb("#1d3557"), t)
         self.joints = V.Points(s, "/skeleton/joints", V.rgb("#1d3557"), 0.035 * L)
@@ -171,6 +189,9 @@ class ClipViewer:
         c0 = self.source_pos[0, self.root]
         self.server.initial_camera.position = tuple((c0 + self._cam_offset).tolist())
         self.server.initial_camera.look_at = tuple((c0 + self._cam_look).tolist())
+        # clipping planes in the clip's units (a character in centimetres is 100x larger)
+        self.server.initial_camera.near = 0.02 * L
+        self.server.initial_camera.far = 2000.0 * L
 
         @self.server.on_client_connect
         def _(client):  # a new page looks at the character where it is now
@@ -191,9 +212,12 @@ class ClipViewer:
         self.gui_contacts = g.add_checkbox("show contacts", True)
         self.gui_goals = g.add_checkbox("show goals", True)
         self.gui_ghost = g.add_checkbox("ghost (original)", False)
+        has_mesh = self.skin is not None
+        self.gui_mesh = g.add_checkbox("show mesh", has_mesh, disabled=not has_mesh)
+        self.gui_bones = g.add_checkbox("show bones", not has_mesh)
         self.gui_follow = g.add_checkbox("camera follows", True)
         self.gui_info = g.add_markdown("")
-        self.gui_legend = g.add_markdown(LEGEND)
+        self.gui_legend = g.add_markdown(LEGEND + (MESH_LEGEND if has_mesh else ""))
         self.gui_frame.on_update(lambda _: self.update(int(self.gui_frame.value)))
         for h in (
             self.gui_ik,
@@ -202,6 +226,8 @@ class ClipViewer:
             self.gui_contacts,
             self.gui_goals,
             self.gui_ghost,
+            self.gui_mesh,
+            self.gui_bones,
         ):
             h.on_update(lambda _: self.update(self.frame, force=True))
 
@@ -264,6 +290,10 @@ class ClipViewer:
                 self.gui_frame.value = frame
 
     def _draw(self, frame, rot_w, pos_w, targets):
+        if self.skin is not None:
+            self.skin.visible = bool(self.gui_mesh.value)
+            self.skin.pose(frame, rot_w, pos_w)
+        self.bones.enabled = self.joints.enabled = bool(self.gui_bones.value)
         self.bones.set(bone_segments(self.parents, pos_w), self.bone_colors)
         self.joints.set(pos_w)
         self.ghost.enabled = bool(self.gui_ghost.value)
@@ -342,9 +372,9 @@ def view_clip(
     block: bool = True,
     echo=print,
 ) -> ClipViewer:
-    """Open the viewer on ``clip`` (a Motion or a BVH clip); with ``block`` serve until Ctrl-C."""
-    motion = clip.motion if hasattr(clip, "motion") and not isinstance(clip, Motion) else clip
-    app = ClipViewer(motion, ground, host=host, port=port, mode=mode, legs=legs)
+    """Open the viewer on ``clip`` (a Motion, or a BVH or glTF clip); with ``block`` serve
+    until Ctrl-C."""
+    app = ClipViewer(clip, ground, host=host, port=port, mode=mode, legs=legs)
     if block:
         V.serve_forever(app, echo)
     return app
