@@ -650,6 +650,8 @@ def test_errors(tmp_path, walk):
         write_gltf(tmp_path / "a.glb", clip, walk, np.zeros(walk.num_frames))
     with pytest.raises(InputError, match="times"):
         write_gltf(tmp_path / "a.glb", clip, walk, np.arange(3.0))
+    with pytest.raises(InputError, match=">= 0"):
+        write_gltf(tmp_path / "a.glb", clip, walk, np.arange(walk.num_frames) - 1.0)
     short = Motion(Skeleton(("a", "b"), [-1, 0], [[0, 0, 0], [0, 1, 0]]),
                    np.tile([0, 0, 0, 1.0], (3, 2, 1)), np.zeros((3, 2, 3)))  # fmt: skip
     with pytest.raises(InputError, match="skeleton"):
@@ -758,3 +760,48 @@ def test_external_files_of_a_gltf_input(tmp_path, walk):
     write_gltf(src_dir / "a.gltf", clip)  # the input rewritten in place: its own .bin
     assert json.loads(src.read_text())["images"][0]["uri"] == "tex/skin%201.png"
     _same_world(read_gltf(src).motion, walk, _unit(walk.skeleton), "a.gltf")
+
+
+def test_pack_trims_shared_views_and_leaves_sparse_ones():
+    """Accessors 0 and 1 share view 0, 2 is sparse with its indices and values in view 1
+    beside accessor 3's data; 1 and 3 are dropped."""
+    from ikrig.io._gltf_wpack import pack
+
+    f32 = np.arange(16, dtype="<f4")
+    idx = np.array([1, 2], dtype="<u2").tobytes()
+    blob = f32.tobytes() + idx + np.array([7, 8], dtype="<f4").tobytes() + f32[:4].tobytes()
+    scalar = {"componentType": 5126, "type": "SCALAR"}
+    data = {
+        "buffers": [{"byteLength": len(blob)}],
+        "bufferViews": [
+            {"buffer": 0, "byteOffset": 0, "byteLength": 64},
+            {"buffer": 0, "byteOffset": 64, "byteLength": 28},
+        ],
+        "accessors": [
+            dict(scalar, bufferView=0, byteOffset=32, count=8, min=[8.0], max=[15.0]),
+            dict(scalar, bufferView=0, byteOffset=0, count=8, min=[0.0], max=[7.0]),
+            dict(scalar, count=4, sparse={
+                "count": 2,
+                "indices": {"bufferView": 1, "byteOffset": 0, "componentType": 5123},
+                "values": {"bufferView": 1, "byteOffset": 4},
+            }),
+            dict(scalar, bufferView=1, byteOffset=12, count=4),
+        ],
+        "animations": [{"channels": [], "samplers": [
+            {"input": 0, "output": 2}, {"input": 1, "output": 3},
+        ]}],
+    }  # fmt: skip
+    data["animations"][0]["samplers"].pop()
+    out, new_blob, notes = pack(data, [blob], [], {1, 3})
+    assert len(out["accessors"]) == 2 and "dropped 2 accessors" in notes[0]
+    acc0 = out["accessors"][0]
+    view0 = out["bufferViews"][acc0["bufferView"]]
+    assert view0["byteLength"] == 32  # trimmed to accessor 0's bytes
+    start = view0["byteOffset"] + acc0["byteOffset"]
+    np.testing.assert_array_equal(np.frombuffer(new_blob, "<f4", 8, start), f32[8:])
+    sparse_view = out["bufferViews"][out["accessors"][1]["sparse"]["values"]["bufferView"]]
+    assert sparse_view["byteLength"] == 28  # read by a sparse part: left whole
+    from ikrig.io._gltf_wdata import read_accessor
+
+    np.testing.assert_array_equal(read_accessor(out, [new_blob], 1)[:, 0], [0, 7, 8, 0])
+    np.testing.assert_array_equal(read_accessor(out, [new_blob], 0)[:, 0], f32[8:])

@@ -114,8 +114,8 @@ def _trimmed_view(data: dict, view: dict, index: int, buffers: list[bytes]) -> b
     users = []
     for container, key in view_slots(data):
         if container[key] == index:
-            if key != "bufferView" or "componentType" not in container:
-                return None
+            if key != "bufferView" or "type" not in container or "count" not in container:
+                return None  # an image, a sparse part or an extension reads it
             users.append(container)
     if any(u.get("bufferView") != index for u in users):
         return None

@@ -91,8 +91,8 @@ def _motion_and_times(clip: GltfClip, motion: Motion | None, times) -> tuple[Mot
     times = np.asarray(times, dtype=np.float64)
     if times.shape != (F,) or not np.isfinite(times).all():
         raise InputError(f"times: expected {F} finite seconds, got shape {times.shape}")
-    if np.any(np.diff(times.astype(np.float32)) <= 0):
-        raise InputError("times: must increase strictly (as float32 seconds)")
+    if np.any(np.diff(times.astype(np.float32)) <= 0) or times[0] < 0:
+        raise InputError("times: must be >= 0 and increase strictly (as float32 seconds)")
     return motion, times
 
 
