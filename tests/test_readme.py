@@ -55,13 +55,15 @@ def ikrig_commands() -> list[str]:
 
 
 def write_inputs(folder: Path) -> None:
-    """The files the snippets read: ``walk.bvh`` (2 s of the built-in walk) and
+    """The files the snippets read: ``walk.bvh`` (2 s of the built-in walk), ``walk.glb``
+    (the same as glTF, as ``ikrig convert walk.bvh walk.glb`` writes it) and
     ``terrain.obj`` (gentle bumps under its path, at its floor)."""
     from ikrig.data.walk import walk_clip
-    from ikrig.io import to_bvh_clip, write_bvh
+    from ikrig.io import read_bvh, to_bvh_clip, write_bvh, write_clip
 
     motion = walk_clip(seconds=2.0, fps=30.0)
     write_bvh(folder / "walk.bvh", to_bvh_clip(motion))
+    write_clip(folder / "walk.glb", read_bvh(folder / "walk.bvh"))
     p = motion.positions_world()
     x = np.linspace(p[..., 0].min() - 1.5, p[..., 0].max() + 1.5, 25)
     z = np.linspace(p[..., 2].min() - 1.5, p[..., 2].max() + 1.5, 61)
