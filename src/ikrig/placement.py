@@ -103,7 +103,11 @@ def place_clip(
     from .foot.travel import travel, treadmill_contacts
     from .ground import load_ground
 
-    found = legs if isinstance(legs, Legs) else find_legs(motion.skeleton, legs)
+    found = (
+        legs
+        if isinstance(legs, Legs)
+        else find_legs(motion.skeleton, legs, motion.positions_world())
+    )
     p = placement
     motion = travel(motion, found, p.at, p.heading, p.path)
     fk = motion.fk()

@@ -17,12 +17,18 @@ Three ways, the first that applies wins:
    (``thigh_twist_01_l``, ``LeftUpLegRoll``), IK and pole bones (``ik_foot_l``), correctives,
    end joints (``LeftToe_End``, ``Bip01 L Toe0Nub``), toe digits (``LeftFootIndex1``) and
    pelvis helpers (CMU ``LHipJoint``).
-3. **Topology and the rest pose** (two legs, for rigs without usable names): the lowest leaf
-   joint and the lowest leaf on another branch that splits from it well above the feet; the
-   joint where they split is the pelvis (never assumed to be joint 0: a rig may hang its
-   ``Hips`` under a ground-level ``Root``). Down each branch, the ankle is the first joint
-   within a tenth of the body's rest height of the leaf, its child the toe; the knee and hip
-   are the two joints above it. The leg on the rest pose's +X side is "left".
+3. **Topology and a reference pose** (two legs), when names give fewer than two legs: names
+   that say nothing, or ambiguous names (CesiumMan's ``leg_joint_L_1`` > ``_2`` > ``_3`` >
+   ``_5`` all claim one role, so no chain of hip, knee and ankle is named). The pose is the
+   rest pose of the offsets, or world positions the caller gives (``pose_world``: a glTF
+   skeleton's bind pose lives in node rotations its offsets do not hold; see
+   :mod:`~ikrig.character.shape`). The lowest leaf joint and the lowest leaf on another
+   branch that splits from it well above the feet; the joint where they split is the pelvis
+   (never assumed to be joint 0: a rig may hang its ``Hips`` under a ground-level ``Root``).
+   Down each branch, the ankle is the first joint within a tenth of the pose's height of the
+   leaf, its child the toe; the knee and hip are the two joints above it. The sides are the
+   ones the legs' names say when they say one each, else the leg on the pose's +X side is
+   "left".
 
 Two-bone IK turns the hip and the knee, so a leg's ``(hip, knee, ankle)`` must be a parent
 chain. When helper bones sit inside the chain found by name: those between hip and knee that
@@ -44,8 +50,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import InputError
-from ..pose import Motion
 from ..skeleton import Skeleton
+from .shape import legs_by_shape, reference_pose, with_sides
 
 _NAMESPACE = re.compile(r"^.*[:|]")  # "mixamorig:LeftFoot", "Armature|foot_l"
 _TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # "IKFootRoll" -> IK, Foot, Roll
@@ -237,43 +243,17 @@ def _solvable(skeleton: Skeleton, leg: Leg) -> Leg:
     return replace(leg, hip=mid)
 
 
-def _by_topology(skeleton: Skeleton) -> list[Leg]:
-    """Two legs from the rest pose (module docstring, step 3); [] when none is found."""
-    pos = Motion.rest(skeleton).positions_world()
-    y = pos[:, 1]
-    height = float(np.ptp(y)) or 1.0
-    leaves = sorted((j for j in range(skeleton.num_joints) if not skeleton.children(j)),
-                    key=lambda j: y[j])  # fmt: skip
-    if len(leaves) < 2:
-        return []
-    first = leaves[0]
-    above = (first, *skeleton.ancestors(first))
-    pair = None
-    for other in leaves[1:]:
-        if y[other] - y[first] > 0.1 * height:
-            break  # not a second foot
-        split = next((a for a in (other, *skeleton.ancestors(other)) if a in above), -1)
-        if split >= 0 and y[split] - y[other] >= 0.25 * height:
-            pair = (split, first, other)
-            break
-    if pair is None:
-        return []
-    pelvis, legs = pair[0], []
-    for leaf in pair[1:]:
-        path = list(skeleton.chain(pelvis, leaf))[1:]
-        i = len(path) - 1
-        while i > 0 and y[path[i - 1]] - y[leaf] <= 0.1 * height:
-            i -= 1
-        if i < 2:
-            return []
-        hip, knee, ankle = path[i - 2 : i + 1]
-        if not (y[hip] - y[knee] > 0.05 * height and y[knee] - y[ankle] > 0.05 * height):
-            return []  # not a hanging leg at rest
-        toe = path[i + 1] if i + 1 < len(path) else -1
-        legs.append(Leg("", hip, knee, ankle, toe))
-    if pos[legs[0].hip, 0] < pos[legs[1].hip, 0]:
-        legs.reverse()  # the leg on the +X side first
-    return [replace(leg, side=s) for leg, s in zip(legs, ("left", "right"))]
+def _by_topology(skeleton: Skeleton, pose_world: np.ndarray | None = None) -> list[Leg]:
+    """Two legs from a reference pose (module docstring, step 3;
+    :func:`~ikrig.character.shape.legs_by_shape`), labelled by their names' sides when
+    those say one each, else by the pose's +X side; [] when none is found."""
+    found = legs_by_shape(skeleton, reference_pose(skeleton, pose_world))
+    legs = [Leg("", *joints) for joints in found]
+    said = []
+    for leg in legs:
+        sides = {_words(skeleton.names[j])[0] for j in leg.joints}
+        said.append(sides.pop() if len(sides) == 1 else "")
+    return with_sides(legs, said)
 
 
 def _lookup(skeleton: Skeleton, name: str) -> int:
@@ -375,12 +355,15 @@ def pelvis_joint(skeleton: Skeleton, legs: Legs) -> int:
     return int(common[0])
 
 
-def find_legs(skeleton: Skeleton, override: str | None = None) -> Legs:
+def find_legs(
+    skeleton: Skeleton, override: str | None = None, pose_world: np.ndarray | None = None
+) -> Legs:
     """Find the legs of a skeleton: the override, else by name, else by topology (module
     docstring).
 
     Args:
-        skeleton: the skeleton, in a Y-up world (the topology fallback reads the rest pose).
+        skeleton: the skeleton, in a Y-up world (the topology fallback reads the rest pose
+            of its offsets unless ``pose_world`` is given).
         override: ``"hip,knee,ankle[,toe];hip,knee,ankle[,toe];..."`` joint names (any
             number of legs; a name may leave out its namespace when that is unambiguous), or
             None (or ``""``). Each group may start with a label, ``"front_left=a,b,c"``
@@ -389,6 +372,11 @@ def find_legs(skeleton: Skeleton, override: str | None = None) -> Legs:
             do, else "left" / "right" for the first / second leg given when its names say
             no side, else ``leg{k}`` with ``k`` its place from 0 ("a,b,c;d,e,f;g,h,i;j,k,l" gives
             "left", "right", "leg2", "leg3").
+        pose_world: the reference pose of the topology fallback, Y up: ``(J, 3)`` world
+            positions, or a clip's ``(F, J, 3)`` (``motion.positions_world()``), read as its
+            typical pose (:func:`~ikrig.character.shape.reference_pose`). None: the rest pose
+            of the offsets, right for BVH (whose rest pose is the T-pose) and wrong for glTF
+            (whose bind pose is in rotations). Names and the override do not read it.
 
     Returns:
         :class:`Legs` with at least one leg and the leg length.
@@ -398,14 +386,15 @@ def find_legs(skeleton: Skeleton, override: str | None = None) -> Legs:
             a leg found by name with a bone inside its hip > knee > ankle chain; a bad
             override: a joint in two legs, an unknown joint (named, with a hint), a knee
             that is not the hip's child or an ankle not the knee's, a toe not below the
-            ankle, a bad or repeated label.
+            ankle, a bad or repeated label; a ``pose_world`` of the wrong shape or not
+            finite, when the fallback reads it.
     """
     if override is not None and override.strip():
         legs = _by_override(skeleton, override)
     else:
         legs = [_solvable(skeleton, leg) for leg in _by_names(skeleton)]
         if len(legs) < 2:
-            topo = _by_topology(skeleton)
+            topo = _by_topology(skeleton, pose_world)
             if len(topo) > len(legs):
                 legs = topo
     if not legs:
