@@ -1,0 +1,154 @@
+"""Issue 14: foot placement on real glTF characters that walk in place (CesiumMan's walk,
+the Godot platformer robot's walk and run, the Fox's walk with its four legs named), placed
+on slope and stairs with ``place_clip`` (mode full), held to issue 11's bar the BVH clips
+meet (``conftest.assert_foot_bar``).
+
+Measured the outsider's way, :func:`~ikrig.placement.result_metrics` against the clip's own
+floors. A cycle in place has a complication: its stance foot slides (the treadmill), so the
+metrics' contact rule (low *and* slow) finds few or no contacts on the source as given, and
+float and skate over contacts are empty. Those two are therefore also read on both clips
+carried against the belt (the source's stance velocity, estimated here from the source's
+lowest foot joint, not from the pipeline), where stance feet stand still; heights are still
+read in place, where the ground is. Cases the pipeline does not yet meet are strict xfails
+carrying their figures: they fail the run once fixed, so the marks get removed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pygltflib")
+
+from ikrig.foot.travel import move_roots  # noqa: E402
+from ikrig.ground.views import RaisedGround  # noqa: E402
+from ikrig.io import read_gltf  # noqa: E402
+from ikrig.metrics import CONTACT_HEIGHT, FLOOR_PERCENTILE, foot_metrics  # noqa: E402
+from ikrig.placement import place_clip, result_metrics  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+GLTF = Path(__file__).resolve().parents[2] / "shared" / "data" / "gltf"
+FOX_LEGS = ";".join([
+    "hind_left=b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018",
+    "hind_right=b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022",
+    "front_left=b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011",
+    "front_right=b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08",
+])  # fmt: skip
+
+
+def _clip(name: str, animation: str | None):
+    path = GLTF / f"{name}.glb"
+    if not path.is_file():
+        pytest.skip(f"{path} is not present")
+    return read_gltf(path, animation=animation)
+
+
+def belt(motion, legs) -> np.ndarray:
+    """``(2,)`` the velocity of the source's stance: the median horizontal velocity of its
+    lowest foot joint (over its own floor, as the metrics place floors) in the frames where
+    that joint is within the metrics' contact height."""
+    p = motion.positions_world()
+    idx = [j for g in legs.legs for j in (g.ankle, g.toe) if j >= 0]
+    feet = p[:, idx]
+    h = feet[..., 1] - np.percentile(feet[..., 1], FLOOR_PERCENTILE, axis=0)
+    rows = np.arange(len(feet))
+    low = np.argmin(h, axis=1)
+    v = np.gradient(feet[..., [0, 2]], motion.frame_time, axis=0)[rows, low]
+    near = h[rows, low] <= CONTACT_HEIGHT * legs.leg_length
+    return np.median(v[near], axis=0)
+
+
+def carried(motion, v: np.ndarray):
+    """``motion`` with its roots carried by ``-v t``: a cycle in place walking off its belt."""
+    t = np.arange(motion.num_frames) * motion.frame_time
+    return move_roots(motion, 0.0, np.zeros(2), -t[:, None] * v)
+
+
+def measures(placed):
+    """``(in place, float over carried contacts, skate carried)``: three foot_metrics dicts."""
+    result = placed.results["full"]
+    m = result_metrics(result, placed.source, placed.world())
+    v = belt(placed.source, placed.legs)
+    walking = carried(placed.source, v)
+    floors = RaisedGround(placed.world(), -result.sole.floor)
+    f = foot_metrics(result.motion, walking, floors, placed.legs)
+    s = foot_metrics(carried(result.motion, v), walking, None, placed.legs)
+    return m, f, s
+
+
+def _open(reason: str):
+    return pytest.mark.xfail(strict=True, reason=reason)
+
+
+# (clip, animation, ground): measured float mean over the carried contacts, % of a leg
+CASES = [
+    pytest.param("CesiumMan", None, "slope", marks=_open("float mean 1.08 % (p95 3.7)")),
+    pytest.param("CesiumMan", None, "stairs", marks=_open("float mean 4.0 % (p95 12.1)")),
+    pytest.param("GodotPlatformerPlayer", "walk", "slope",
+                 marks=_open("float mean 1.54 % (p95 4.9)")),
+    pytest.param("GodotPlatformerPlayer", "walk", "stairs",
+                 marks=_open("float mean 3.07 % (p95 10.9)")),
+    ("GodotPlatformerPlayer", "run", "slope"),
+    pytest.param("GodotPlatformerPlayer", "run", "stairs",
+                 marks=_open("float mean 3.93 % (p95 11.9)")),
+]  # fmt: skip
+BODY = [(c, a, g) for c in ("CesiumMan",) for a in (None,) for g in ("slope", "stairs")] + [
+    ("GodotPlatformerPlayer", a, g) for a in ("walk", "run") for g in ("slope", "stairs")
+]
+
+
+@pytest.mark.parametrize("name, animation, ground", BODY)
+def test_gltf_walks_in_place_keep_the_bar_in_place(name, animation, ground):
+    """Penetration, pops, bones, the pelvis's path and bob: the bar as is; skate (carried)
+    no worse than the source's."""
+    clip = _clip(name, animation)
+    placed = place_clip(clip.motion, ground, ["full"])
+    assert placed.walks_in_place
+    m, _, s = measures(placed)
+    key = (name, animation, ground)
+    assert m["pen_p95"] <= 0.5, (key, m)
+    if ground == "stairs":
+        assert m["pen_max"] <= 2.0, (key, m)
+    assert m["pops"] == 0 and m["bone_drift"] < 1e-6 and m["misses"] == 0, (key, m)
+    assert m["pelvis_dev"] < 1e-9 and m["pelvis_acc_ratio"] <= 3.0, (key, m)
+    assert s["skate_source"] is not None, key  # the carried source has contacts
+    assert s["skate"] <= s["skate_source"] + 1e-9, (key, s)
+
+
+@pytest.mark.parametrize("name, animation, ground", CASES)
+def test_gltf_walks_in_place_float_over_their_contacts(name, animation, ground):
+    clip = _clip(name, animation)
+    placed = place_clip(clip.motion, ground, ["full"])
+    _, f, _ = measures(placed)
+    assert f["float_mean"] is not None, (name, ground)
+    assert f["float_mean"] <= 1.0, (name, animation, ground, f["float_mean"], f["float_p95"])
+
+
+@pytest.mark.parametrize(
+    "ground",
+    [
+        "flat",
+        pytest.param("slope", marks=_open("planted shift 0.40-1.54 % per foot")),
+        pytest.param("stairs", marks=_open("planted shift 1.2-4.9 % per foot")),
+    ],
+)
+def test_the_fox_keeps_its_four_feet_on_the_ground(ground):
+    """Fox.glb's walk (18 frames, 0.71 s, in place) with its four legs named: no foot sinks
+    (penetration p95 and max per foot within the bar) and every foot comes down to the
+    ground (``planted_shift``, the 5th percentile of its height over the ground, within the
+    flat-ground bar of 0.5 %). Float over contacts cannot be read here: in 18 frames the
+    metrics' rule finds contacts on one foot only."""
+    clip = _clip("Fox", "Walk")
+    placed = place_clip(clip.motion, ground, ["full"], FOX_LEGS)
+    assert placed.walks_in_place
+    assert [g.side for g in placed.legs.legs] == [
+        "hind_left", "hind_right", "front_left", "front_right"]  # fmt: skip
+    m, _, _ = measures(placed)
+    assert m["pops"] == 0 and m["bone_drift"] < 1e-6 and m["pelvis_dev"] < 1e-9, m
+    for side, foot in m["per_foot"].items():
+        assert foot["pen_p95"] <= 0.5 and foot["pen_max"] <= 2.0, (side, foot)
+    for side, foot in m["per_foot"].items():
+        assert foot["planted_shift"] <= 0.5, (ground, side, foot["planted_shift"])
