@@ -805,3 +805,14 @@ def test_pack_trims_shared_views_and_leaves_sparse_ones():
 
     np.testing.assert_array_equal(read_accessor(out, [new_blob], 1)[:, 0], [0, 7, 8, 0])
     np.testing.assert_array_equal(read_accessor(out, [new_blob], 0)[:, 0], f32[8:])
+
+
+def test_a_single_pose(tmp_path, walk):
+    pose = walk[5]
+    assert pose.batch_shape == ()
+    out = tmp_path / "pose.glb"
+    write_gltf(out, motion_to_gltf(pose))
+    _written_ok(out)
+    back = read_gltf(out)
+    assert back.motion.num_frames == 1
+    _same_world(back.motion, walk[5:6], _unit(walk.skeleton), "pose")

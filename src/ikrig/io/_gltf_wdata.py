@@ -213,19 +213,6 @@ def decompose(m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return m[:3, 3].copy(), quat_from_matrix(r), s
 
 
-def uniform_scale(m: np.ndarray, what: str) -> tuple[float, np.ndarray, np.ndarray]:
-    """Split a ``(4, 4)`` rigid-plus-uniform-scale matrix into ``(s, q, t)``.
-
-    Raises:
-        InputError: the scale is not uniform (to 1e-6, relative) or not positive.
-    """
-    t, q, s3 = decompose(m)
-    s = float(np.mean(s3))
-    if not s > 0 or np.ptp(s3) > 1e-6 * abs(s):
-        raise InputError(f"{what}: non-uniform or negative scale {s3.tolist()}")
-    return s, q, t
-
-
 def glb_bytes(data: dict, blob: bytes) -> bytes:
     """A GLB file: the JSON chunk (padded with spaces) and, if any, the BIN chunk."""
     text = json.dumps(data, separators=(",", ":"), allow_nan=False).encode("utf-8")

@@ -210,7 +210,10 @@ def motion_to_gltf(motion: Motion, name: str = "ikrig") -> GltfClip:
     if not isinstance(motion, Motion):
         raise InputError(f"motion: expected an ikrig Motion, got {type(motion).__name__}")
     if motion.batch_shape == ():
-        motion = motion[None]
+        motion = motion.replace(
+            rotations_local=motion.rotations_local[None],
+            positions_local=motion.positions_local[None],
+        )
     if len(motion.batch_shape) != 1 or motion.num_frames < 1:
         raise InputError(f"motion: expected a clip (F,) or a pose, got {motion.batch_shape}")
     step = motion.frame_time if motion.frame_time is not None else 1.0 / 30.0

@@ -8,16 +8,20 @@ keys at the given times (by default the clip's own sample times):
 
 - one ``rotation`` channel per skin joint; one ``translation`` channel for every root joint,
   for every skin joint that had one, and for any other skin joint whose translation moves
-  away from its node's rest translation;
+  away from its node's rest translation. A non-joint node of the skeleton (one lying between
+  two joints) keeps its channels while the motion leaves it as it was, and is written like a
+  joint when the motion changed it;
 - the motion is in the scene's world space (see :mod:`ikrig.io.gltf_clip`): the root's parent
-  world transform ``root_world`` is taken back out of the root joint, and the uniform scale
-  of the nodes above each joint out of its translation, so the scene graph gives back the
-  motion's world positions;
-- every other channel of the replaced animation is kept as it was (scale channels, channels
-  of non-joint nodes such as those between two joints, morph weights), as is everything
-  else in the document: meshes, materials, textures, images, other animations, extras and
-  extensions. A joint node given by a ``matrix`` gets the equal ``translation``/``rotation``/
-  ``scale`` instead, because glTF forbids animating a node with a matrix.
+  world transform ``root_world`` is taken back out of the root joint's rotation, and every
+  translation is solved from the motion's world positions through the full world matrix of
+  the joint's parent node (scales included, animated ones too), so the scene graph gives
+  back the motion's world positions exactly;
+- every other channel of the replaced animation is kept as it was (scale channels, morph
+  weights, channels of nodes outside the skeleton), as is everything else in the document:
+  meshes, materials, textures, images, other animations, extras and extensions (as far as
+  pygltflib keeps them: it fills in default values and drops properties the glTF schema does
+  not define). A joint node given by a ``matrix`` gets the equal ``translation``/
+  ``rotation``/``scale`` instead, because glTF forbids animating a node with a matrix.
 
 Binary data: the new keys are appended; the accessors and bufferViews only the replaced
 animation used are dropped and every index renumbered (kept when the document uses an
@@ -71,7 +75,10 @@ def _motion_and_times(clip: GltfClip, motion: Motion | None, times) -> tuple[Mot
     if not isinstance(motion, Motion):
         raise InputError(f"motion: expected an ikrig Motion, got {type(motion).__name__}")
     if motion.batch_shape == ():
-        motion = motion[None]
+        motion = motion.replace(
+            rotations_local=motion.rotations_local[None],
+            positions_local=motion.positions_local[None],
+        )
     if len(motion.batch_shape) != 1 or motion.num_frames < 1:
         raise InputError(f"motion: expected a clip (F,) with F >= 1, got {motion.batch_shape}")
     if not np.array_equal(motion.skeleton.parents, clip.skeleton.parents):
