@@ -10,7 +10,11 @@ float and skate over contacts are empty. Those two are therefore also read on bo
 carried against the belt (the source's stance velocity, estimated here from the source's
 lowest foot joint, not from the pipeline), where stance feet stand still; heights are still
 read in place, where the ground is. Cases the pipeline does not yet meet are strict xfails
-carrying their figures: they fail the run once fixed, so the marks get removed.
+carrying their figures: they fail the run once fixed, so the marks get removed. On stairs
+the cause is the treadmill itself: the stance foot slides across step edges while planted,
+and the sole is kept above the ground from heel to toe, so the end over the lower tread
+floats (3-4 % of a leg). Tiling the short cycles three times changes none of this (the
+walk-in-place detection already works on 26 to 48 frames).
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ def _open(reason: str):
 
 
 # (clip, animation, ground): measured float mean over the carried contacts, % of a leg
+# (the animations' own float on their own floor, unchanged: CesiumMan 1.55, walk 1.58, run 0.70)
 CASES = [
     pytest.param("CesiumMan", None, "slope", marks=_open("float mean 1.08 % (p95 3.7)")),
     pytest.param("CesiumMan", None, "stairs", marks=_open("float mean 4.0 % (p95 12.1)")),
@@ -125,6 +130,23 @@ def test_gltf_walks_in_place_float_over_their_contacts(name, animation, ground):
     _, f, _ = measures(placed)
     assert f["float_mean"] is not None, (name, ground)
     assert f["float_mean"] <= 1.0, (name, animation, ground, f["float_mean"], f["float_p95"])
+
+
+@pytest.mark.parametrize("name, animation", [("CesiumMan", None),
+                                             ("GodotPlatformerPlayer", "walk"),
+                                             ("GodotPlatformerPlayer", "run")])  # fmt: skip
+def test_float_on_a_slope_is_no_more_than_the_animations_own(name, animation):
+    """These game cycles do not stand their stance feet on one level: the clip itself,
+    unchanged on a flat floor, floats 1.55 % (CesiumMan), 1.58 % (walk) and 0.70 % (run) of a
+    leg over its contacts, so the 1 % bar sits below what the animation holds. Placed on the
+    slope, the float is at most the animation's own (measured 1.08, 1.54, 0.44)."""
+    clip = _clip(name, animation)
+    placed = place_clip(clip.motion, "slope", ["full"])
+    _, f, _ = measures(placed)
+    walking = carried(placed.source, belt(placed.source, placed.legs))
+    own = foot_metrics(walking, walking, None, placed.legs)["float_mean"]
+    assert f["float_mean"] is not None and own is not None
+    assert f["float_mean"] <= own, (name, animation, f["float_mean"], own)
 
 
 @pytest.mark.parametrize(
