@@ -157,3 +157,38 @@ def test_shared_bvh_legs_are_the_same_with_their_motion():
         sk = motion.skeleton
         want = _names(sk, find_legs(sk))
         assert _names(sk, find_legs(sk, pose_world=motion.positions_world())) == want, path.name
+
+
+def test_every_y_up_shared_clip_is_found_by_the_shape_of_its_motion():
+    """Without names, a clip's median pose finds the same legs, sides included, as the
+    names do in every shared Y-up clip: the Bandai ones too, whose rest pose lies along X
+    (the Z-up pybvh clip needs names). The sides come from where the toes point, or the
+    knees bend, whichever way the clip faces."""
+    from test_legs import SHARED_CLIPS, _anonymous
+
+    from ikrig.io import read_bvh
+
+    if not SHARED_CLIPS:
+        pytest.skip(f"{SHARED_BVH} is not present")
+    checked = 0
+    for path in SHARED_CLIPS:
+        if "zup" in path.name:
+            continue
+        motion = read_bvh(path).motion
+        sk = motion.skeleton
+        want = [(g.side, g.hip, g.knee, g.ankle, g.toe) for g in find_legs(sk).legs]
+        got = _by_topology(_anonymous(sk), motion.positions_world())
+        assert [(g.side, g.hip, g.knee, g.ankle, g.toe) for g in got] == want, path.name
+        checked += 1
+    assert checked >= min(6, len(SHARED_CLIPS) - 1)
+
+
+def test_cesium_man_without_names_faces_where_its_toes_point():
+    from test_legs import _anonymous
+
+    clip = _clip("CesiumMan")
+    frames = clip.motion.positions_world()
+    named = find_legs(clip.skeleton, pose_world=frames)
+    got = _by_topology(_anonymous(clip.skeleton), frames)
+    assert [(g.side, *g.joints, g.toe) for g in got] == [
+        (g.side, *g.joints, g.toe) for g in named.legs]  # fmt: skip

@@ -27,8 +27,9 @@ Three ways, the first that applies wins:
    (never assumed to be joint 0: a rig may hang its ``Hips`` under a ground-level ``Root``).
    Down each branch, the ankle is the first joint within a tenth of the pose's height of the
    leaf, its child the toe; the knee and hip are the two joints above it. The sides are the
-   ones the legs' names say when they say one each, else the leg on the pose's +X side is
-   "left".
+   ones the legs' names say when they say one each, else "left" is the leg on the
+   character's left, facing where its toes point (else where its knees bend, else +Z: the
+   leg on the +X side).
 
 Two-bone IK turns the hip and the knee, so a leg's ``(hip, knee, ankle)`` must be a parent
 chain. When helper bones sit inside the chain found by name: those between hip and knee that
@@ -246,7 +247,7 @@ def _solvable(skeleton: Skeleton, leg: Leg) -> Leg:
 def _by_topology(skeleton: Skeleton, pose_world: np.ndarray | None = None) -> list[Leg]:
     """Two legs from a reference pose (module docstring, step 3;
     :func:`~ikrig.character.shape.legs_by_shape`), labelled by their names' sides when
-    those say one each, else by the pose's +X side; [] when none is found."""
+    those say one each, else by the way the pose faces; [] when none is found."""
     found = legs_by_shape(skeleton, reference_pose(skeleton, pose_world))
     legs = [Leg("", *joints) for joints in found]
     said = []

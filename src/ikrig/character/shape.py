@@ -34,6 +34,12 @@ LIMB_BAND = 0.25
 lowest leaf reaches the ground. More than two such limbs (a four-legged animal, whose front
 and hind feet need not end at the same height) are more legs than this search knows: it
 finds none, and the legs must be named (``--legs``)."""
+TOE_AHEAD = 0.02
+"""Fraction of the pose's height: toes this far ahead of their ankles show where the
+character faces."""
+KNEE_AHEAD = 0.03
+"""Fraction of the pose's height: knees bent this far forward show it when toes do not
+(a walk's do; the straight knees of a standing idle may point either way)."""
 HANG = 0.05
 """Fraction of the pose's height: at rest the hip hangs this far above the knee, the knee
 this far above the ankle."""
@@ -68,8 +74,8 @@ def reference_pose(skeleton: Skeleton, pose_world: np.ndarray | None = None) -> 
 
 
 def legs_by_shape(skeleton: Skeleton, pose: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Two legs ``(hip, knee, ankle, toe)`` from a reference pose ``(J, 3)``, the one on the
-    pose's +X side first; [] when the pose shows no two hanging legs.
+    """Two legs ``(hip, knee, ankle, toe)`` from a reference pose ``(J, 3)``, the left one
+    first; [] when the pose shows no two hanging legs.
 
     The lowest leaf and the lowest leaf on another branch that splits from it at least
     :data:`SPLIT_ABOVE` of the height above it (and no more than :data:`FOOT_BAND` higher)
@@ -77,7 +83,8 @@ def legs_by_shape(skeleton: Skeleton, pose: np.ndarray) -> list[tuple[int, int, 
     the first joint within :data:`FOOT_BAND` of the height of its leaf, its child the toe
     (-1 when the ankle is the leaf); the knee and hip are the two joints above, each at least
     :data:`HANG` of the height above the next. A pose with more than two legs reaching the
-    ground (:data:`LIMB_BAND`) gives [].
+    ground (:data:`LIMB_BAND`) gives []. The left leg is the one on the character's left,
+    facing where its toes point (else where its knees bend, else +Z: left is then +X).
     """
     y = pose[:, 1]
     height = float(np.ptp(y)) or 1.0
@@ -100,9 +107,26 @@ def legs_by_shape(skeleton: Skeleton, pose: np.ndarray) -> list[tuple[int, int, 
     legs = [g for g in found if g is not None]
     if len(legs) < 2:
         return []
-    if pose[legs[0][0], 0] < pose[legs[1][0], 0]:
-        legs.reverse()  # the leg on the +X side first
+    side = _left_axis(pose, legs, height)
+    if pose[legs[0][0], [0, 2]] @ side < pose[legs[1][0], [0, 2]] @ side:
+        legs.reverse()  # the leg on the character's left first
     return legs
+
+
+def _left_axis(pose: np.ndarray, legs: list[tuple[int, int, int, int]], height: float):
+    """``(2,)`` the horizontal (x, z) direction to the character's left, up x forward, where
+    forward is where the toes point from the ankles, else where the knees bend (from the
+    middle of hip and ankle), else +Z (so left is +X) when neither shows a direction."""
+    xz = pose[:, [0, 2]]
+    toes = [xz[t] - xz[a] for _, _, a, t in legs if t >= 0]
+    knees = [xz[k] - 0.5 * (xz[h] + xz[a]) for h, k, a, _ in legs]
+    forward = np.array([0.0, 1.0])
+    for vectors, least in ((toes, TOE_AHEAD), (knees, KNEE_AHEAD)):
+        mean = np.mean(vectors, axis=0) if vectors else np.zeros(2)
+        if np.hypot(*mean) > least * height:
+            forward = mean
+            break
+    return np.array([forward[1], -forward[0]])
 
 
 def _leg_down(
@@ -145,9 +169,9 @@ def _split(skeleton: Skeleton, a: int, b: int) -> int:
 
 
 def with_sides(legs: list, said: list[str]) -> list:
-    """Two legs found by shape (+X side first) labelled "left" and "right": as their names
-    say (``said[k]``: the side the names of leg ``k`` say, "" for none) when they say one
-    each, else by the +X rule."""
+    """Two legs found by shape (left first) labelled "left" and "right": as their names say
+    (``said[k]``: the side the names of leg ``k`` say, "" for none) when they say one each,
+    else in the order given."""
     sides = ["left", "right"]
     if sorted(said) == ["left", "right"]:
         sides = list(said)
