@@ -241,3 +241,39 @@ def test_plot_skeleton_takes_a_glb(tmp_path):
     r = CliRunner().invoke(main, args + ["-g", "flat", "--legs", FOX_LEGS, "-o", str(out)])
     assert r.exit_code == 0, r.output
     assert out.stat().st_size > 1000
+
+
+# ------------------------------------------------------------------------------ browser
+@pytest.mark.slow
+def test_the_fox_is_drawn_in_the_browser(tmp_path):
+    """The Fox's mesh (orange-brown, from its texture) fills part of the picture, and moves
+    when the frame changes."""
+    from test_viewer import CHROMIUM, CHROMIUM_ARGS, _wait_for
+
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright not installed")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+
+    def fox(img):
+        r, g, b = img[..., 0], img[..., 1], img[..., 2]
+        mask = (r - b > 40) & (r > g) & (g > b)
+        mask[:160] = False  # the notification and the GUI panel
+        mask[:, -360:] = False
+        return mask
+
+    _, app = open_viewer("Fox")
+    try:
+        with sync_api.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1000, "height": 700})
+            page.goto(app.url)
+            page.wait_for_selector("canvas", timeout=30000)
+            first = _wait_for(page, lambda im: fox(im).sum() > 2000)
+            page.screenshot(path=str(tmp_path / "fox.png"))
+            app.gui_frame.value = 9
+            _wait_for(page, lambda im: (fox(im) != fox(first)).sum() > 500, timeout=30.0)
+            app.gui_mesh.value = False
+            _wait_for(page, lambda im: fox(im).sum() < 100, timeout=30.0)
+            browser.close()
+    finally:
+        app.close()

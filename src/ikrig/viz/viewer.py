@@ -187,6 +187,16 @@ class ClipViewer:
         )
         self._cam_look = np.array([0.0, -0.45 * L, 0.0])
         c0 = self.source_pos[0, self.root]
+        if self.skin is not None:  # frame the whole mesh (a fox is long, a root on the floor)
+            self.skin.pose(0)
+            v = np.concatenate(self.skin.vertices)
+            lo, hi = v.min(axis=0), v.max(axis=0)
+            fov = float(self.server.initial_camera.fov)
+            d = 0.7 * float(np.linalg.norm(hi - lo)) / np.sin(0.5 * fov)
+            self._cam_look = 0.5 * (lo + hi) - c0
+            self._cam_offset = self._cam_look + d * self._cam_offset / np.linalg.norm(
+                self._cam_offset
+            )
         self.server.initial_camera.position = tuple((c0 + self._cam_offset).tolist())
         self.server.initial_camera.look_at = tuple((c0 + self._cam_look).tolist())
         # clipping planes in the clip's units (a character in centimetres is 100x larger)
