@@ -32,16 +32,11 @@ NEUTRAL = (196, 190, 180)
 
 def pose_vertices(mesh: SkinnedMesh, matrices: np.ndarray) -> np.ndarray:
     """``(V, 3)`` float64 positions of ``mesh`` under one frame's skinning ``matrices (S, 4,
-    4)`` (or ``(S, 3, 4)``): :func:`~ikrig.io._gltf_skin.skin_vertices` for one frame, with
-    the influences summed one at a time (no ``(V, 4, 4, 4)`` temporary)."""
+    4)`` (or ``(S, 3, 4)``): :func:`~ikrig.io._gltf_skin.skin_vertices` for one frame, on the
+    ``3 x 4`` rows only."""
     a = np.asarray(matrices, dtype=np.float64)[:, :3, :]
-    p = mesh.positions
-    out = np.zeros((len(p), 3))
-    for k in range(mesh.joints.shape[1]):
-        m = a[mesh.joints[:, k]]  # (V, 3, 4)
-        w = mesh.weights[:, k, None]
-        out += w * (np.einsum("vij,vj->vi", m[..., :3], p) + m[..., 3])
-    return out
+    blend = np.einsum("vk,vkij->vij", mesh.weights, a[mesh.joints])  # (V, 3, 4)
+    return np.einsum("vij,vj->vi", blend[..., :3], mesh.positions) + blend[..., 3]
 
 
 def rigid_deltas(rot_w, pos_w, src_rot_w, src_pos_w) -> np.ndarray:
