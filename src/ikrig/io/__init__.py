@@ -4,16 +4,23 @@ read)."""
 
 from .bvh import BvhClip, format_bvh, parse_bvh, read_bvh, to_bvh_clip, write_bvh
 from .clips import CLIP_SUFFIXES, clip_format, read_clip, write_clip
+from .gltf_build import bvh_to_gltf, gltf_to_bvh, motion_to_gltf
+from .gltf_check import check_gltf
 from .gltf_clip import GltfClip
 from .gltf_read import list_animations, read_gltf
+from .gltf_write import write_gltf
 
 __all__ = [
     "CLIP_SUFFIXES",
+    "bvh_to_gltf",
     "BvhClip",
-    "GltfClip",
+    "check_gltf",
     "clip_format",
     "format_bvh",
+    "gltf_to_bvh",
+    "GltfClip",
     "list_animations",
+    "motion_to_gltf",
     "parse_bvh",
     "read_bvh",
     "read_clip",
@@ -21,4 +28,5 @@ __all__ = [
     "to_bvh_clip",
     "write_bvh",
     "write_clip",
+    "write_gltf",
 ]
