@@ -128,3 +128,11 @@ def test_batch_takes_glb_and_bvh_clips(tmp_path):
     assert (tmp_path / "out" / bvh.name).is_file()
     placed = read_clip(tmp_path / "out" / "robot.glb")
     assert isinstance(placed, GltfClip) and placed.motion.num_frames > 1
+
+
+@needs_gltf
+def test_info_finds_cesium_mans_legs_from_its_motion():
+    """Every CesiumMan joint is named ``leg_joint_*``: its legs come from the motion's shape
+    (the bind pose lives in node rotations, so the zero-rotation rest pose would not do)."""
+    s = json.loads(invoke("info", GLTF / "CesiumMan.glb", "--json").output)
+    assert s["legs"] and "leg_joint_L_1" in s["legs"] and "leg_joint_R_3" in s["legs"]

@@ -52,7 +52,7 @@ def clip_summary(path: str, animation: str | None = None) -> dict[str, Any]:
     motion = clip.motion
     sk = motion.skeleton
     try:
-        found = find_legs(sk)
+        found = find_legs(sk, pose_world=motion.positions_world())
         legs, leg_length = found.describe(sk), found.leg_length
     except IkrigError:
         legs, leg_length = None, None

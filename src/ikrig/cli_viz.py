@@ -67,7 +67,7 @@ def clip_ground(motion, spec, legs=None, seed=0):
         from .character.legs import find_legs
         from .character.sole import estimate_sole
 
-        found = find_legs(motion.skeleton, legs)
+        found = find_legs(motion.skeleton, legs, motion.positions_world())
         sole = estimate_sole(motion, found)
         length, floor = found.leg_length, sole.floor
     except IkrigError:

@@ -77,7 +77,7 @@ class FootPlacer:
         options = options or FootOptions()
         check_clip(reference)
         if not isinstance(legs, Legs):
-            legs = find_legs(reference.skeleton, legs)
+            legs = find_legs(reference.skeleton, legs, reference.positions_world())
         sole = estimate_sole(reference, legs, options.contacts.floor_percentile)
         return cls(FootContext.create(reference.skeleton, legs, sole, ground, options))
 

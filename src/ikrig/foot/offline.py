@@ -181,9 +181,9 @@ def place_feet(
     options = options or FootOptions()
     check_clip(clip)
     # 1. legs and soles
-    if not isinstance(legs, Legs):
-        legs = find_legs(clip.skeleton, legs)
     fk = clip.fk()
+    if not isinstance(legs, Legs):
+        legs = find_legs(clip.skeleton, legs, fk[1])
     sole = estimate_sole(clip, legs, options.contacts.floor_percentile, fk=fk)
     ctx = FootContext.create(clip.skeleton, legs, sole, ground, options)
     _warn_far_floor(ctx)

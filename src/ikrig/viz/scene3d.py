@@ -110,7 +110,7 @@ def scene_setup(motion: Motion, legs=None) -> SceneSetup:
 
     clip = motion if motion.batch_shape else _as_clip(motion)
     try:
-        found = find_legs(motion.skeleton, legs)
+        found = find_legs(motion.skeleton, legs, clip.positions_world())
         sole = estimate_sole(clip, found)
         return SceneSetup(found, sole, float(found.leg_length))
     except IkrigError:
