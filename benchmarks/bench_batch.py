@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -88,6 +90,31 @@ def batch(lib: Path, out: Path, jobs: int = 1, scheduler: str | None = None) -> 
     return seconds
 
 
+def cold(args: list[str]) -> float:
+    """Wall time of a fresh process, start-up (imports, loading compiled kernels) included,
+    as a user's shell runs it."""
+    t0 = time.perf_counter()
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def cold_loop(lib: Path, out: Path) -> float:
+    """The plain loop as a user's script: a fresh Python process over every clip of ``lib``."""
+    code = (
+        "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]);"
+        "from bench_batch import plain_loop;"
+        "plain_loop(sorted(Path(sys.argv[2]).rglob('*.bvh')), Path(sys.argv[3]))"
+    )
+    return cold([sys.executable, "-c", code, str(Path(__file__).parent), str(lib), str(out)])
+
+
+def cold_batch(lib: Path, out: Path, jobs: int) -> float:
+    """``ikrig batch LIB -g slope -o OUT --jobs N`` as a user's shell runs it."""
+    cli = "import sys; from ikrig.cli import main; sys.exit(main())"
+    args = [sys.executable, "-c", cli, "batch", str(lib), "-g", "slope", "-o", str(out)]
+    return cold([*args, "--jobs", str(jobs), "--quiet"])
+
+
 def line(name: str, seconds: float, clips: int, frames: int) -> None:
     print(
         f"{name:<34}{seconds:8.2f} s{clips / seconds:9.1f} clips/s"
@@ -109,6 +136,8 @@ def main() -> None:
         jobs_loop = job_loop(paths, tmp / "jobs")
         one = batch(tmp / "lib", tmp / "out1", jobs=1)
         two = batch(tmp / "lib", tmp / "out2", jobs=2)
+        cold_one, cold_two = (cold_batch(tmp / "lib", tmp / f"cold{j}", j) for j in (1, 2))
+        cold_plain = cold_loop(tmp / "lib", tmp / "coldloop")
         short = min(paths, key=lambda p: p.stat().st_size)
         start = {j: batch(short, tmp / f"start{j}", jobs=j) for j in (1, 2)}
         print(f"{n} clips, {frames} frames; ground slope, mode full\n")
@@ -124,6 +153,17 @@ def main() -> None:
             ) as cluster:
                 dask = batch(tmp / "lib", tmp / "out3", scheduler=cluster.scheduler_address)
             line("ikrig batch, Dask LocalCluster x2", dask, n, frames)
+        print("\nfresh processes, start-up included (as a shell runs them):")
+        line("plain loop, a Python script", cold_plain, n, frames)
+        line("ikrig batch --jobs 1", cold_one, n, frames)
+        line("ikrig batch --jobs 2", cold_two, n, frames)
+        cold_over = (cold_one - cold_plain) / n
+        print(
+            f"  overhead per clip of ikrig batch --jobs 1 against the script:"
+            f" {1e3 * cold_over:.1f} ms = {100 * cold_over * n / cold_plain:.0f} %"
+            f"   (goal <= 10 %)\n  speed-up 1 -> 2 processes: {cold_one / cold_two:.2f}x"
+            f"   (goal >= 1.7x)"
+        )
         over = (one - loop) / n
         steady = (one - start[1]) / (two - start[2])
         over_steady = (one - start[1] - loop) / n
