@@ -136,3 +136,36 @@ def test_info_finds_cesium_mans_legs_from_its_motion():
     (the bind pose lives in node rotations, so the zero-rotation rest pose would not do)."""
     s = json.loads(invoke("info", GLTF / "CesiumMan.glb", "--json").output)
     assert s["legs"] and "leg_joint_L_1" in s["legs"] and "leg_joint_R_3" in s["legs"]
+
+
+FOX_LEGS = ";".join([
+    "hind_left=b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018",
+    "hind_right=b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022",
+    "front_left=b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011",
+    "front_right=b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08",
+])  # fmt: skip
+
+
+@needs_gltf
+def test_batch_legs_map_names_the_legs_of_a_mixed_library(tmp_path):
+    """A library of a robot (legs found by name) and a fox (four legs, which ikrig will not
+    guess): without a map the fox fails and the batch says so; with a JSON map naming its
+    legs by pattern, both clips are placed, the fox on all four legs."""
+    lib = tmp_path / "lib"
+    (lib / "animals").mkdir(parents=True)
+    (lib / "robot.glb").write_bytes((GLTF / "GodotPlatformerPlayer.glb").read_bytes())
+    (lib / "animals" / "fox.glb").write_bytes((GLTF / "Fox.glb").read_bytes())
+    r = invoke("batch", lib, "-g", "flat", "-o", tmp_path / "out", "--jobs", "1", "-q")
+    assert r.exit_code == 1 and "animals/fox.glb" in r.output and "--legs" in r.output
+    legs = tmp_path / "legs.json"
+    legs.write_text(json.dumps({"animals/*.glb": FOX_LEGS}))
+    out = tmp_path / "out2"
+    r = invoke("batch", lib, "-g", "flat", "-o", out, "--jobs", "1", "-q", "--legs", legs)
+    assert r.exit_code == 0, r.output
+    entries = [json.loads(line) for line in (out / "ikrig_batch.jsonl").read_text().splitlines()]
+    assert {e["relative"]: e["status"] for e in entries} == {
+        "robot.glb": "ok",
+        "animals/fox.glb": "ok",
+    }
+    fox = read_clip(out / "animals" / "fox.glb")
+    assert isinstance(fox, GltfClip) and len(find_legs(fox.skeleton, FOX_LEGS).legs) == 4
