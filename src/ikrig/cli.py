@@ -232,19 +232,20 @@ class FootOutputs(NamedTuple):
 def _outputs_as_record(command):
     """Hand the ``-o``, ``--report`` and ``--gif`` values to ``command`` as one
     :class:`FootOutputs`, and ``--seed``, ``--datum``, ``--up``, ``--at``, ``--heading``
-    (degrees, handed on in radians) and ``--path`` as one :class:`FootPlacement` (click
+    (degrees, handed on in radians), ``--path`` and ``--walk`` as one :class:`FootPlacement` (click
     passes every option by name)."""
 
     @functools.wraps(command)
     def run(**options):
         outputs = FootOutputs(*(options.pop(k) for k in ("output", "report_path", "gif_path")))
-        seed, datum, up, at, heading, path = (
-            options.pop(k) for k in ("seed", "datum", "up", "at", "heading", "path")
+        seed, datum, up, at, heading, path, walk = (
+            options.pop(k) for k in ("seed", "datum", "up", "at", "heading", "path", "walk")
         )
-        if at is not None and path is not None:
-            raise click.UsageError("--at and --path: give one (the path says where the clip is)")
+        if path is not None and (at is not None or walk):
+            given = "--at and --path" if at is not None else "--walk and --path"
+            raise click.UsageError(f"{given}: give one (the path says where the clip is)")
         turn = None if heading is None else float(np.radians(heading))
-        placement = FootPlacement(seed, datum, up, at, turn, path)
+        placement = FootPlacement(seed, datum, up, at, turn, path, walk)
         return command(outputs=outputs, placement=placement, **options)
 
     return run
@@ -312,6 +313,11 @@ def _xz(ctx, param, value):
     default=None,
     help="Move the clip along this CSV path: time,x,z[,heading] (s, clip units, degrees).",
 )
+@click.option(
+    "--walk",
+    is_flag=True,
+    help="A cycle that walks in place walks: from --at, facing --heading, at its feet's speed.",
+)
 @_outputs_as_record
 def foot(
     input_path, ground_spec, mode, compare, legs, animation,
@@ -320,7 +326,7 @@ def foot(
     """Plant the feet of a clip (.bvh, .glb, .gltf) on uneven ground and write the result.
 
     An in-place clip (a game walk cycle) walks on the spot given by --at and --heading, or
-    along --path."""
+    along --path; with --walk it walks forward from there."""
     output, report_path, gif_path = outputs
     inputs = [p for p in (input_path, ground_input(ground_spec), placement.path) if p is not None]
     check_outputs(

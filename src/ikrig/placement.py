@@ -27,7 +27,10 @@ class FootPlacement(NamedTuple):
     (:attr:`~ikrig.foot.options.FootOptions.datum`) and ``up``, the clip's (and a mesh
     file's) up axis; where the character stands (:func:`ikrig.foot.travel.travel`, in the
     Y-up world): ``at`` ``(x, z)`` of its pelvis at frame 0, ``heading`` (radians, 0 faces
-    +Z, pi/2 faces +X; None: as recorded), or a ``path`` file (CSV ``time,x,z[,heading]``)."""
+    +Z, pi/2 faces +X; None: as recorded), or a ``path`` file (CSV ``time,x,z[,heading]``);
+    ``walk``: a clip that walks in place walks from there, its root carried forward at the
+    speed its stance feet slide back (:func:`ikrig.foot.travel.walk_the_belt`), so that
+    they stand still on the ground and are found, locked and placed as a recorded walk's."""
 
     seed: int = 0
     datum: str = "clip"
@@ -35,6 +38,7 @@ class FootPlacement(NamedTuple):
     at: tuple[float, float] | None = None
     heading: float | None = None
     path: str | None = None
+    walk: bool = False
 
 
 DEFAULT_PLACEMENT = FootPlacement()
@@ -91,8 +95,8 @@ def place_clip(
 ) -> Placed:
     """Place the feet of ``motion`` (Y up) on the ground ``ground_spec`` in each of ``modes``.
 
-    The clip is first moved where ``placement`` says (``at``, ``heading``, ``path``:
-    :func:`~ikrig.foot.travel.travel`). A built-in ground is laid along the pelvis's path
+    The clip is first moved where ``placement`` says (``at``, ``heading``, ``path``,
+    ``walk``: :func:`~ikrig.foot.travel.travel`). A built-in ground is laid along the pelvis's path
     with its ``y = 0`` where a mesh file's is; the datum (``placement.datum``) then places
     both the same way. A mesh file is turned from ``placement.up`` into Y-up, as the clip
     was. A clip that walks in place gets its contacts relative to its belt
@@ -109,7 +113,7 @@ def place_clip(
         else find_legs(motion.skeleton, legs, motion.positions_world())
     )
     p = placement
-    motion = travel(motion, found, p.at, p.heading, p.path)
+    motion = travel(motion, found, p.at, p.heading, p.path, p.walk)
     fk = motion.fk()
     path_xz = fk[1][:, pelvis_joint(motion.skeleton, found)][:, [0, 2]]
     ground = load_ground(ground_spec, path_xz, found.leg_length, seed=p.seed, up=p.up)

@@ -7,7 +7,8 @@ any clip) before its feet are planted: :func:`place_at` stands it at ``(x, z)`` 
 heading, :func:`follow_path` moves it along a :class:`TravelPath` read from a CSV file
 (:func:`read_path`). Both move only the root joints, turning each frame about the vertical
 axis through the pelvis's frame-0 position (:func:`move_roots`), so bone lengths and the
-clip's own motion relative to its start are kept.
+clip's own motion relative to its start are kept. :func:`walk_the_belt` makes such a clip
+walk instead: its root carried forward at the speed its stance feet slide back.
 
 Headings are radians about +Y, from +Z toward +X: heading 0 faces +Z, ``pi / 2`` faces +X
 (degrees only at the command line). A clip's own facing (:func:`facing`) is read off its
@@ -40,7 +41,7 @@ from .stages.contacts import detect_foot_contacts
 
 __all__ = [
     "TravelPath", "belt_velocity", "facing", "follow_path", "move_roots", "path_headings",
-    "place_at", "read_path", "travel", "treadmill_contacts",
+    "place_at", "read_path", "travel", "treadmill_contacts", "walk_the_belt",
 ]  # fmt: skip
 
 FACING_WINDOW = 1.0
@@ -225,17 +226,27 @@ def place_at(
         InputError: ``at`` or ``heading`` not finite; :func:`facing`'s errors.
     """
     pivot = _pivot(motion, legs)
-    target = pivot if at is None else np.asarray(at, dtype=np.float64)
-    if target.shape != (2,) or not np.isfinite(target).all():
-        raise InputError(f"at: expected two finite numbers (x, z), got {at!r}")
+    target = pivot if at is None else _place(at)
     angle = 0.0 if heading is None else _turn(motion, legs, heading)
     return move_roots(motion, angle, pivot, target)
 
 
-def _turn(motion: Motion, legs: Legs, heading: float) -> float:
+def _place(at) -> np.ndarray:
+    target = np.asarray(at, dtype=np.float64)
+    if target.shape != (2,) or not np.isfinite(target).all():
+        raise InputError(f"at: expected two finite numbers (x, z), got {at!r}")
+    return target
+
+
+def _turn_to(heading: float, now: float) -> float:
     if not math.isfinite(heading):
         raise InputError(f"heading: expected a finite angle, got {heading!r}")
-    return float(heading) - facing(motion, legs)
+    return float(heading) - now
+
+
+def _turn(motion: Motion, legs: Legs, heading: float) -> float:
+    _turn_to(heading, 0.0)  # the heading's check first
+    return _turn_to(heading, facing(motion, legs))
 
 
 def path_headings(path: TravelPath, times: np.ndarray, unit: float = 1.0) -> np.ndarray | None:
@@ -289,14 +300,29 @@ def travel(
     at: tuple[float, float] | None = None,
     heading: float | None = None,
     path: str | os.PathLike[str] | TravelPath | None = None,
+    walk: bool = False,
 ) -> Motion:
     """:func:`follow_path` when a ``path`` (a file or a :class:`TravelPath`) is given, else
-    :func:`place_at`; ``motion`` itself when nothing is asked.
+    :func:`place_at`; ``motion`` itself when nothing is asked. With ``walk``, a clip that
+    walks in place is first made to walk (:func:`walk_the_belt`), then placed at ``at``
+    and turned so that it walks toward ``heading`` (its way from first to last frame; a
+    clip that goes nowhere is turned by :func:`facing`).
 
     Raises:
-        InputError: both ``at`` and ``path``; the errors of those functions and
-            :func:`read_path`.
+        InputError: both ``at`` and ``path``, or ``walk`` and ``path``; the errors of those
+            functions and :func:`read_path`.
     """
+    if walk:
+        if path is not None:
+            raise InputError("walk and path: give one (walking, the clip goes its own way)")
+        walked = walk_the_belt(motion, legs)
+        pivot = _pivot(motion, legs)
+        way = _pivot(walked[-1:], legs) - pivot if walked.num_frames > 1 else np.zeros(2)
+        if heading is None or not np.hypot(*way) > MOVING * legs.leg_length:
+            return place_at(walked, legs, at, heading)
+        angle = _turn_to(heading, math.atan2(way[0], way[1]))
+        target = pivot if at is None else _place(at)
+        return move_roots(walked, angle, pivot, target)
     if path is not None:
         if at is not None:
             raise InputError("at and path: give one (the path says where the clip is)")
@@ -358,7 +384,12 @@ def _belt(v: np.ndarray, radius: int) -> np.ndarray:
 
 
 def belt_velocity(
-    motion: Motion, legs: Legs, sole: FootSole, options: ContactOptions | None = None, fk=None
+    motion: Motion,
+    legs: Legs,
+    sole: FootSole,
+    options: ContactOptions | None = None,
+    fk=None,
+    window: float = BELT_WINDOW,
 ) -> np.ndarray:
     """The belt under a clip: ``(F, 2)`` the horizontal (x, z) velocity at which its
     planted sole points move, per second (zero for a clip whose feet stand still; minus the
@@ -375,7 +406,7 @@ def belt_velocity(
     if motion.num_frames < 2:
         return np.zeros((motion.num_frames, 2))
     v = _planted_velocity(motion, legs, sole, o.height_off, fk)
-    return _belt(v, max(1, round(BELT_WINDOW / float(motion.frame_time or 0.0))))
+    return _belt(v, max(1, round(window / float(motion.frame_time or 0.0))))
 
 
 def _median_speed(v: np.ndarray) -> float:
@@ -419,6 +450,33 @@ def treadmill_contacts(
     belt = _belt(v, radius)
     if _median_speed(belt) <= limit:
         return None
-    carried = -np.concatenate([np.zeros((1, 2)), np.cumsum(0.5 * (belt[1:] + belt[:-1]) * dt, 0)])
-    walking = move_roots(motion, 0.0, np.zeros(2), carried)
-    return detect_foot_contacts(walking, legs, sole, o)
+    return detect_foot_contacts(_carried(motion, belt, dt), legs, sole, o)
+
+
+def _carried(motion: Motion, belt: np.ndarray, dt: float) -> Motion:
+    """``motion`` with its roots carried by minus the integral of ``belt (F, 2)`` (per
+    second; trapezoids, 0 at frame 0)."""
+    steps = np.cumsum(0.5 * (belt[1:] + belt[:-1]) * dt, axis=0)
+    return move_roots(motion, 0.0, np.zeros(2), -np.concatenate([np.zeros((1, 2)), steps]))
+
+
+def walk_the_belt(
+    motion: Motion, legs: Legs, options: ContactOptions | None = None, fk=None
+) -> Motion:
+    """A clip that walks in place made to walk: its roots carried forward by the integral
+    of minus its belt (:func:`belt_velocity`), from where they are at frame 0, so that its
+    stance feet stand still in the world, as in a clip recorded walking. Its contacts,
+    foot lock and footprints are then those of any walk. A clip whose planted feet stand
+    still has a belt of zero and is returned moved by nothing (to the belt's noise).
+
+    Raises:
+        InputError: a clip without frame time.
+    """
+    check_clip(motion)
+    if motion.num_frames < 2:
+        return motion
+    o = options or ContactOptions()
+    fk = motion.fk() if fk is None else fk
+    sole = estimate_sole(motion, legs, o.floor_percentile, fk=fk)
+    belt = belt_velocity(motion, legs, sole, o, fk)
+    return _carried(motion, belt, float(motion.frame_time or 0.0))
