@@ -20,9 +20,11 @@ Walking the cycles (``FootPlacement(walk=True)``, ``ikrig foot --walk``: the roo
 by minus the belt's integral) is what stairs need: the stance feet stand still, the clip is
 placed as a recorded walk (contacts by the usual rule, foot lock, footprints off the
 edges), and the standard measure (``result_metrics`` against the walked source) applies
-unchanged. Tiling the cycles before walking them (three times) was tried and not kept:
-Godot's walk gained 6-7 knee pops on slope and stairs, CesiumMan's float on stairs rose
-from 0.98 to 1.35 %, the Fox's slope was unchanged.
+unchanged. Playing a cycle several times before walking it (``cycles``) helps the Fox's
+18-frame walk (on the stairs: no knee pop, every foot joint within 0.25 % of the ground,
+against one pop and 0.72 % walked once) and is not used for the others: three of Godot's
+walk gained 6-7 knee pops on slope and stairs, three of CesiumMan's floated 1.35 % on the
+stairs (0.98 once).
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ CASES = [
                  marks=_open("float mean 3.07 % (p95 10.9)")),
     ("GodotPlatformerPlayer", "run", "slope"),
     pytest.param("GodotPlatformerPlayer", "run", "stairs",
-                 marks=_open("float mean 3.93 % (p95 11.9)")),
+                 marks=_open("float mean 3.64 % (p95 11.9)")),
 ]  # fmt: skip
 BODY = [(c, a, g) for c in ("CesiumMan",) for a in (None,) for g in ("slope", "stairs")] + [
     ("GodotPlatformerPlayer", a, g) for a in ("walk", "run") for g in ("slope", "stairs")
@@ -149,7 +151,7 @@ def test_float_on_a_slope_is_no_more_than_the_animations_own(name, animation):
     """These game cycles do not stand their stance feet on one level: the clip itself,
     unchanged on a flat floor, floats 1.55 % (CesiumMan), 1.58 % (walk) and 0.70 % (run) of a
     leg over its contacts, so the 1 % bar sits below what the animation holds. Placed on the
-    slope, the float is at most the animation's own (measured 1.08, 1.54, 0.44)."""
+    slope, the float is at most the animation's own (measured 1.08, 1.54, 0.65)."""
     clip = _clip(name, animation)
     placed = place_clip(clip.motion, "slope", ["full"])
     _, f, _ = measures(placed)
@@ -163,8 +165,8 @@ def test_float_on_a_slope_is_no_more_than_the_animations_own(name, animation):
     "ground",
     [
         "flat",
-        pytest.param("slope", marks=_open("planted shift 0.40-1.54 % per foot")),
-        pytest.param("stairs", marks=_open("planted shift 1.2-4.9 % per foot")),
+        pytest.param("slope", marks=_open("planted shift 0.21-2.15 % per foot")),
+        pytest.param("stairs", marks=_open("planted shift 1.19-3.99 % per foot")),
     ],
 )
 def test_the_fox_keeps_its_four_feet_on_the_ground(ground):
@@ -196,8 +198,8 @@ WALKED = [
     pytest.param("GodotPlatformerPlayer", "walk", "slope",
                  marks=_open("float mean 1.06 % (p95 3.6); the animation's own is 1.21")),
     pytest.param("GodotPlatformerPlayer", "walk", "stairs"),  # float 0.96
-    pytest.param("GodotPlatformerPlayer", "run", "slope"),  # float 0.71
-    pytest.param("GodotPlatformerPlayer", "run", "stairs"),  # float 0.79
+    pytest.param("GodotPlatformerPlayer", "run", "slope"),  # float 0.67
+    pytest.param("GodotPlatformerPlayer", "run", "stairs"),  # float 0.63
 ]  # fmt: skip
 
 
@@ -211,6 +213,24 @@ def test_gltf_walk_cycles_walked_meet_the_bar(name, animation, ground):
     m = result_metrics(placed.results["full"], placed.source, placed.world())
     assert m["skate_source"] is not None and m["float_mean"] is not None, m  # contacts found
     assert_foot_bar(m, (name, ground))
+
+
+@pytest.mark.parametrize("ground", ["slope", "stairs"])
+@pytest.mark.parametrize("name, animation", [("CesiumMan", None),
+                                             ("GodotPlatformerPlayer", "walk"),
+                                             ("GodotPlatformerPlayer", "run")])  # fmt: skip
+def test_walked_float_is_no_more_than_the_animations_own(name, animation, ground):
+    """Where the bar is missed (Godot's walk on the slope, 1.06 %), the cause is the
+    animation: the robot has no toe joint and lifts its ankle 2-5 % of a leg at the end of
+    each stance while still slow enough to count as a contact, so the walked clip itself
+    floats 1.21 % over its contacts on its own flat floor. Placed, the float is at most
+    that."""
+    clip = _clip(name, animation)
+    placed = place_clip(clip.motion, ground, ["full"], placement=WALK)
+    m = result_metrics(placed.results["full"], placed.source, placed.world())
+    own = foot_metrics(placed.source, placed.source, None, placed.legs)["float_mean"]
+    assert m["float_mean"] is not None and own is not None
+    assert m["float_mean"] <= own, (name, animation, ground, m["float_mean"], own)
 
 
 def test_walking_moves_the_cycle_forward_at_its_feet_speed():
@@ -232,10 +252,15 @@ def test_walking_moves_the_cycle_forward_at_its_feet_speed():
     assert along / duration == pytest.approx(speed, rel=0.15), (along / duration, speed)
 
 
-def _fox_walked(ground):
+FOX_WALK = WALK._replace(cycles=3)
+"""The Fox's 18-frame (0.71 s) walk played three times (its seam frame once), then walked."""
+
+
+def _fox_walked(ground, placement=FOX_WALK):
     clip = _clip("Fox", "Walk")
-    placed = place_clip(clip.motion, ground, ["full"], FOX_LEGS, placement=WALK)
+    placed = place_clip(clip.motion, ground, ["full"], FOX_LEGS, placement=placement)
     assert not placed.walks_in_place
+    assert placed.source.num_frames == 17 * placement.cycles + 1
     return result_metrics(placed.results["full"], placed.source, placed.world())
 
 
@@ -243,28 +268,52 @@ def _fox_walked(ground):
     "ground",
     [
         "flat",
-        pytest.param("slope", marks=_open("hind_left planted shift 1.75 % (hind_right 1.19)")),
+        pytest.param("slope", marks=_open("front left paw 0.79 %, hind left hock 1.76 %")),
         "stairs",
     ],
 )
 def test_the_fox_walked_keeps_its_four_feet_on_the_ground(ground):
-    """The Fox's walk with its four legs, walked on its belt from ``WALK``: no foot sinks,
-    every foot comes down to the ground (planted shift <= 0.5 % per foot), and the
-    standard measure finds contacts (not on its front left foot: that one never comes
-    within the contact rule's speed in these 18 frames, walked or not)."""
+    """The Fox's walk with its four legs, three cycles walked on their belt from ``WALK``:
+    no foot sinks, every foot joint comes down to the ground (planted shift <= 0.5 % per
+    joint), and the standard measure finds contacts.
+
+    On the slope two joints stay above: the front left paw (0.79 %) and the hind left hock
+    (1.76 %). The hock is no sole point: it stands 37 % of a leg above the toe and 10-15 %
+    behind it, so with the paw on a 12 degree slope and the leg's pose kept it is higher over
+    the ground under it than over a flat floor by about tan(12 deg) times that offset, 2-3 %
+    (``test_the_fox_hocks_on_the_slope``)."""
     m = _fox_walked(ground)
     assert m["bone_drift"] < 1e-6 and m["pelvis_dev"] < 1e-9, m
     assert m["pen_p95"] <= 0.5 and m["skate_source"] is not None, m
+    assert m["skate"] <= m["skate_source"], m
     for side, foot in m["per_foot"].items():
         assert foot["pen_p95"] <= 0.5 and foot["pen_max"] <= 2.0, (side, foot)
-    for side, foot in m["per_foot"].items():
-        assert foot["planted_shift"] <= 0.5, (ground, side, foot["planted_shift"])
+    for name, joint in m["per_joint"].items():
+        assert joint["planted_shift"] <= 0.5, (ground, name, joint["planted_shift"])
 
 
-@pytest.mark.parametrize(
-    "ground", ["flat", "slope", pytest.param("stairs", marks=_open("1 knee pop"))]
-)
+def test_the_fox_paws_and_hocks_on_the_slope():
+    """On the slope each paw (hind toes, front hands) but the front left comes down to the
+    ground (planted shift <= 0.5 %), and each hock stands no higher over the ground than the
+    slope's rise over its offset behind the toe allows (the toe on the ground)."""
+    clip = _clip("Fox", "Walk")
+    m = _fox_walked("slope")
+    p = clip.motion.positions_world()
+    hocks = {"b_LeftFoot01_017": "b_LeftFoot02_018", "b_RightFoot01_021": "b_RightFoot02_022"}
+    names = list(clip.motion.skeleton.names)
+    rise = np.tan(np.radians(12.0))  # ikrig.ground.procedural.SLOPE_DEG
+    unit = 100.0 / m["leg_length"]
+    for hock, toe in hocks.items():
+        d = p[:, names.index(toe)] - p[:, names.index(hock)]
+        offset = float(np.max(np.hypot(d[:, 0], d[:, 2]))) * unit
+        assert m["per_joint"][toe]["planted_shift"] <= 0.5, (toe, m["per_joint"][toe])
+        assert m["per_joint"][hock]["planted_shift"] <= rise * offset, (hock, offset)
+    assert m["per_joint"]["b_RightHand_08"]["planted_shift"] <= 0.5
+
+
+@pytest.mark.parametrize("ground", ["flat", "slope", "stairs"])
 def test_the_fox_walked_keeps_its_knees(ground):
-    """No knee pops on the walked Fox (issue 11's bar)."""
+    """No knee pops on the walked Fox (issue 11's bar); walked as one 18-frame cycle, it
+    had one on the stairs."""
     m = _fox_walked(ground)
     assert m["pops"] == 0, {side: foot["pops"] for side, foot in m["per_foot"].items()}

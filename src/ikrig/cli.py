@@ -232,20 +232,19 @@ class FootOutputs(NamedTuple):
 def _outputs_as_record(command):
     """Hand the ``-o``, ``--report`` and ``--gif`` values to ``command`` as one
     :class:`FootOutputs`, and ``--seed``, ``--datum``, ``--up``, ``--at``, ``--heading``
-    (degrees, handed on in radians), ``--path`` and ``--walk`` as one :class:`FootPlacement` (click
-    passes every option by name)."""
+    (degrees, handed on in radians), ``--path``, ``--walk`` and ``--cycles`` as one
+    :class:`FootPlacement` (click passes every option by name)."""
 
     @functools.wraps(command)
     def run(**options):
         outputs = FootOutputs(*(options.pop(k) for k in ("output", "report_path", "gif_path")))
-        seed, datum, up, at, heading, path, walk = (
-            options.pop(k) for k in ("seed", "datum", "up", "at", "heading", "path", "walk")
-        )
+        keys = ("seed", "datum", "up", "at", "heading", "path", "walk", "cycles")
+        seed, datum, up, at, heading, path, walk, cycles = (options.pop(k) for k in keys)
         if path is not None and (at is not None or walk):
             given = "--at and --path" if at is not None else "--walk and --path"
             raise click.UsageError(f"{given}: give one (the path says where the clip is)")
         turn = None if heading is None else float(np.radians(heading))
-        placement = FootPlacement(seed, datum, up, at, turn, path, walk)
+        placement = FootPlacement(seed, datum, up, at, turn, path, walk, cycles)
         return command(outputs=outputs, placement=placement, **options)
 
     return run
@@ -317,6 +316,13 @@ def _xz(ctx, param, value):
     "--walk",
     is_flag=True,
     help="A cycle that walks in place walks: from --at, facing --heading, at its feet's speed.",
+)
+@click.option(
+    "--cycles",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Play a cycle this many times in a row first (a closed cycle's seam frame once).",
 )
 @_outputs_as_record
 def foot(

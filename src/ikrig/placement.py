@@ -30,7 +30,9 @@ class FootPlacement(NamedTuple):
     +Z, pi/2 faces +X; None: as recorded), or a ``path`` file (CSV ``time,x,z[,heading]``);
     ``walk``: a clip that walks in place walks from there, its root carried forward at the
     speed its stance feet slide back (:func:`ikrig.foot.travel.walk_the_belt`), so that
-    they stand still on the ground and are found, locked and placed as a recorded walk's."""
+    they stand still on the ground and are found, locked and placed as a recorded walk's;
+    ``cycles``: a cycle is first played so many times in a row
+    (:func:`ikrig.foot.belt.repeat_cycle`)."""
 
     seed: int = 0
     datum: str = "clip"
@@ -39,6 +41,7 @@ class FootPlacement(NamedTuple):
     heading: float | None = None
     path: str | None = None
     walk: bool = False
+    cycles: int = 1
 
 
 DEFAULT_PLACEMENT = FootPlacement()
@@ -95,11 +98,12 @@ def place_clip(
 ) -> Placed:
     """Place the feet of ``motion`` (Y up) on the ground ``ground_spec`` in each of ``modes``.
 
-    The clip is first moved where ``placement`` says (``at``, ``heading``, ``path``,
-    ``walk``: :func:`~ikrig.foot.travel.travel`). A built-in ground is laid along the pelvis's path
-    with its ``y = 0`` where a mesh file's is; the datum (``placement.datum``) then places
-    both the same way. A mesh file is turned from ``placement.up`` into Y-up, as the clip
-    was. A clip that walks in place gets its contacts relative to its belt
+    The clip is first repeated and moved where ``placement`` says (``cycles``, ``at``,
+    ``heading``, ``path``, ``walk``: :func:`~ikrig.foot.travel.travel`). A built-in ground
+    is laid along the pelvis's path with its ``y = 0`` where a mesh file's is; the datum
+    (``placement.datum``) then places both the same way. A mesh file is turned from
+    ``placement.up`` into Y-up, as the clip was. A clip that walks in place (and does not
+    walk) gets its contacts relative to its belt
     (:func:`~ikrig.foot.travel.treadmill_contacts`) and no foot lock: its stance feet slide
     on purpose."""
     from .character.legs import Legs, find_legs, pelvis_joint
@@ -113,7 +117,7 @@ def place_clip(
         else find_legs(motion.skeleton, legs, motion.positions_world())
     )
     p = placement
-    motion = travel(motion, found, p.at, p.heading, p.path, p.walk)
+    motion = travel(motion, found, p.at, p.heading, p.path, p.walk, p.cycles)
     fk = motion.fk()
     path_xz = fk[1][:, pelvis_joint(motion.skeleton, found)][:, [0, 2]]
     ground = load_ground(ground_spec, path_xz, found.leg_length, seed=p.seed, up=p.up)

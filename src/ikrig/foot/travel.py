@@ -16,9 +16,9 @@ hips over its first second.
 
 A clip that walks in place shows no contact to the velocity rule of
 :func:`~ikrig.foot.stages.contacts.detect_contacts` (its stance foot slides at the walking
-speed). :func:`treadmill_contacts` finds the belt, the velocity at which the clip's planted
-sole points slide, and detects contacts on the clip moved against it, where the stance feet
-stand still: the same rule, relative to the ground the clip walks on.
+speed): :mod:`ikrig.foot.belt` finds the belt, the velocity at which its planted sole points
+slide, and its contacts relative to it (:func:`treadmill_contacts`, re-exported here with
+:func:`belt_velocity`, :func:`walk_the_belt`, :func:`repeat_cycle` and :func:`move_roots`).
 """
 
 from __future__ import annotations
@@ -30,18 +30,16 @@ from typing import NamedTuple
 import numpy as np
 
 from ..character.legs import Legs, pelvis_joint
-from ..character.sole import FootSole, estimate_sole
 from ..errors import FileFormatError, InputError
-from ..math.quat import quat_mul
 from ..pose import Motion
 from ..signal.filters import zero_lag_smooth
+from .belt import belt_velocity, repeat_cycle, treadmill_contacts, walk_the_belt
 from .context import check_clip
-from .options import ContactOptions
-from .stages.contacts import detect_foot_contacts
+from .roots import move_roots
 
 __all__ = [
     "TravelPath", "belt_velocity", "facing", "follow_path", "move_roots", "path_headings",
-    "place_at", "read_path", "travel", "treadmill_contacts", "walk_the_belt",
+    "place_at", "read_path", "repeat_cycle", "travel", "treadmill_contacts", "walk_the_belt",
 ]  # fmt: skip
 
 FACING_WINDOW = 1.0
@@ -49,8 +47,6 @@ FACING_WINDOW = 1.0
 cycle, so the pelvis's swing from side to side cancels)."""
 HEADING_SMOOTHING = 0.25
 """Seconds: half-width of the zero-lag (Hann) window that smooths a path's tangent."""
-BELT_WINDOW = 0.5
-"""Seconds: half-width of the running median that reads the belt off the planted points."""
 MOVING = 1e-6
 """Leg lengths per second: a path slower than this has no tangent there (held)."""
 
@@ -169,42 +165,6 @@ def facing(motion: Motion, legs: Legs) -> float:
     return math.atan2(forward[0], forward[1])
 
 
-def move_roots(motion: Motion, angles, pivot_xz, targets_xz) -> Motion:
-    """``motion`` turned about the vertical axis through ``pivot_xz`` by ``angles`` and
-    moved so that the pivot lands on ``targets_xz``, frame by frame.
-
-    Args:
-        motion: a clip ``(F,)`` (or a pose, ``F = 1``), Y up.
-        angles: ``()`` or ``(F,)`` radians about +Y (+Z turns toward +X).
-        pivot_xz: ``(2,)`` the point turned about.
-        targets_xz: ``(2,)`` or ``(F, 2)`` where the pivot goes.
-
-    Returns:
-        A new Motion: only the root joints' local rotations and positions change (heights
-        kept); the dtype is kept.
-    """
-    shape = motion.batch_shape
-    F = motion.num_frames
-    a = np.broadcast_to(np.asarray(angles, dtype=np.float64), (F,))
-    t = np.broadcast_to(np.asarray(targets_xz, dtype=np.float64), (F, 2))
-    pivot = np.asarray(pivot_xz, dtype=np.float64)
-    roots = np.flatnonzero(motion.skeleton.parents < 0)
-    rl = np.array(motion.rotations_local, dtype=np.float64).reshape(F, -1, 4)
-    pl = np.array(motion.positions_local, dtype=np.float64).reshape(F, -1, 3)
-    q = np.zeros((F, 1, 4))
-    q[:, 0, 1], q[:, 0, 3] = np.sin(0.5 * a), np.cos(0.5 * a)
-    rl[:, roots] = quat_mul(q, rl[:, roots])
-    c, s = np.cos(a)[:, None], np.sin(a)[:, None]
-    x, z = pl[:, roots, 0] - pivot[0], pl[:, roots, 2] - pivot[1]
-    pl[:, roots, 0] = c * x + s * z + t[:, :1]
-    pl[:, roots, 2] = c * z - s * x + t[:, 1:]
-    dt = motion.dtype
-    return motion.replace(
-        rotations_local=rl.reshape(shape + rl.shape[1:]).astype(dt, copy=False),
-        positions_local=pl.reshape(shape + pl.shape[1:]).astype(dt, copy=False),
-    )
-
-
 def _pivot(motion: Motion, legs: Legs) -> np.ndarray:
     """The pelvis's ``(x, z)`` at frame 0."""
     first = motion[0] if motion.batch_shape else motion
@@ -301,17 +261,20 @@ def travel(
     heading: float | None = None,
     path: str | os.PathLike[str] | TravelPath | None = None,
     walk: bool = False,
+    cycles: int = 1,
 ) -> Motion:
     """:func:`follow_path` when a ``path`` (a file or a :class:`TravelPath`) is given, else
     :func:`place_at`; ``motion`` itself when nothing is asked. With ``walk``, a clip that
     walks in place is first made to walk (:func:`walk_the_belt`), then placed at ``at``
     and turned so that it walks toward ``heading`` (its way from first to last frame; a
-    clip that goes nowhere is turned by :func:`facing`).
+    clip that goes nowhere is turned by :func:`facing`). ``cycles``: the clip is first
+    repeated so many times (:func:`repeat_cycle`).
 
     Raises:
         InputError: both ``at`` and ``path``, or ``walk`` and ``path``; the errors of those
             functions and :func:`read_path`.
     """
+    motion = repeat_cycle(motion, legs, cycles)
     if walk:
         if path is not None:
             raise InputError("walk and path: give one (walking, the clip goes its own way)")
@@ -332,151 +295,3 @@ def travel(
     if at is None and heading is None:
         return motion
     return place_at(motion, legs, at, heading)
-
-
-def _running_median(x: np.ndarray, radius: int) -> np.ndarray:
-    """NaN-ignoring median of ``x (F, 2)`` over ``+-radius`` frames (ends padded with NaN),
-    taken every ``radius // 8`` frames and interpolated between (the belt is smoothed over
-    ``radius`` afterwards); NaN where a window has no value. In blocks: memory stays flat."""
-    F = len(x)
-    pad = np.full((F + 2 * radius, x.shape[1]), np.nan)
-    pad[radius : radius + F] = x
-    windows = np.lib.stride_tricks.sliding_window_view(pad, 2 * radius + 1, 0)  # a view
-    centers = np.unique(np.append(np.arange(0, F, max(1, radius // 8)), F - 1))
-    medians = np.full((len(centers), x.shape[1]), np.nan)
-    for a in range(0, len(centers), 1024):
-        part = windows[centers[a : a + 1024]]
-        rows = np.flatnonzero((~np.isnan(part)).any(axis=-1).all(axis=-1))
-        medians[a + rows] = np.nanmedian(part[rows], axis=-1)
-    ok = ~np.isnan(medians[:, 0])
-    if not ok.any():
-        return np.full(x.shape, np.nan)
-    frames = np.arange(F)
-    out = np.stack([np.interp(frames, centers[ok], medians[ok, k]) for k in (0, 1)], axis=-1)
-    return out
-
-
-def _planted_velocity(motion: Motion, legs: Legs, sole: FootSole, height: float, fk) -> np.ndarray:
-    """``(F, 2)`` the velocity of each frame's lowest sole point (over its planted height),
-    NaN where it is higher than ``height`` leg lengths; ``F >= 2``."""
-    pts = sole.points_world(*(motion.fk() if fk is None else fk))  # (F, feet, 2, 3)
-    F = len(pts)
-    heights = (pts[..., 1] - sole.floor - sole.heights).reshape(F, -1)
-    velocity = np.gradient(pts[..., [0, 2]], float(motion.frame_time or 0.0), axis=0)
-    low = np.argmin(heights, axis=1)
-    v = velocity.reshape(F, -1, 2)[np.arange(F), low]
-    v[heights[np.arange(F), low] >= height * legs.leg_length] = np.nan
-    return v
-
-
-def _belt(v: np.ndarray, radius: int) -> np.ndarray:
-    """The running median of ``v (F, 2)`` (NaN: no value) over ``+-radius`` frames, along
-    and across its mean direction (so that turning the clip turns the belt), interpolated where a
-    window has no value and smoothed over as long (zero-lag Hann); zeros without values."""
-    known = np.flatnonzero(~np.isnan(v[:, 0]))
-    if len(known) == 0:
-        return np.zeros(v.shape)
-    mean = np.mean(v[known], axis=0)
-    n = float(np.hypot(*mean))
-    u = mean / n if n > 0 else np.array([1.0, 0.0])
-    axes = np.array([u, [-u[1], u[0]]])
-    return zero_lag_smooth(_running_median(v @ axes.T, radius) @ axes, radius)
-
-
-def belt_velocity(
-    motion: Motion,
-    legs: Legs,
-    sole: FootSole,
-    options: ContactOptions | None = None,
-    fk=None,
-    window: float = BELT_WINDOW,
-) -> np.ndarray:
-    """The belt under a clip: ``(F, 2)`` the horizontal (x, z) velocity at which its
-    planted sole points move, per second (zero for a clip whose feet stand still; minus the
-    walking velocity for one that walks in place).
-
-    Each frame's lowest sole point (over its planted height), when lower than
-    ``options.height_off`` leg lengths, gives a velocity (central differences); the belt is
-    their running median over :data:`BELT_WINDOW` seconds each side, smoothed over as long
-    (zero-lag Hann), held over stretches without a low point (a run's flights).
-    ``fk``: the clip's world rotations and positions, if already computed.
-    """
-    check_clip(motion)
-    o = options or ContactOptions()
-    if motion.num_frames < 2:
-        return np.zeros((motion.num_frames, 2))
-    v = _planted_velocity(motion, legs, sole, o.height_off, fk)
-    return _belt(v, max(1, round(window / float(motion.frame_time or 0.0))))
-
-
-def _median_speed(v: np.ndarray) -> float:
-    return float(np.median(np.hypot(v[:, 0], v[:, 1])))
-
-
-def treadmill_contacts(
-    motion: Motion, legs: Legs, options: ContactOptions | None = None, fk=None
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Contacts of a clip that walks in place, or None for one that does not.
-
-    A clip walks in place when its body stays while its planted feet slide too fast for a
-    contact to start: the median speed of its pelvis (its travel over twice
-    :data:`BELT_WINDOW`, per second) is at most ``options.speed_on`` leg lengths per
-    second, and those of its planted points and of its belt (:func:`belt_velocity`) are
-    above it. Its contacts are then those of
-    :func:`~ikrig.foot.stages.contacts.detect_foot_contacts` on the clip moved against the
-    belt (the root carried by minus the belt's integral), where the stance feet stand still.
-
-    Returns:
-        ``(contacts (F, feet) bool, pins (F, feet))`` as
-        :func:`~ikrig.foot.stages.contacts.detect_foot_contacts` gives them, or None.
-    """
-    check_clip(motion)
-    o = options or ContactOptions()
-    if motion.num_frames < 2:
-        return None
-    fk = motion.fk() if fk is None else fk
-    dt = float(motion.frame_time or 0.0)
-    radius = max(1, round(BELT_WINDOW / dt))
-    limit = o.speed_on * legs.leg_length
-    pelvis = fk[1][:, pelvis_joint(motion.skeleton, legs)][:, [0, 2]].astype(np.float64)
-    span = min(2 * radius, len(pelvis) - 1)  # its travel over a second, or the whole clip
-    if _median_speed((pelvis[span:] - pelvis[:-span]) / (span * dt)) > limit:
-        return None  # the body travels (the cheap test first: most clips end here)
-    sole = estimate_sole(motion, legs, o.floor_percentile, fk=fk)
-    v = _planted_velocity(motion, legs, sole, o.height_off, fk)
-    known = v[~np.isnan(v[:, 0])]
-    if len(known) == 0 or _median_speed(known) <= limit:
-        return None  # the planted feet stand still in most frames
-    belt = _belt(v, radius)
-    if _median_speed(belt) <= limit:
-        return None
-    return detect_foot_contacts(_carried(motion, belt, dt), legs, sole, o)
-
-
-def _carried(motion: Motion, belt: np.ndarray, dt: float) -> Motion:
-    """``motion`` with its roots carried by minus the integral of ``belt (F, 2)`` (per
-    second; trapezoids, 0 at frame 0)."""
-    steps = np.cumsum(0.5 * (belt[1:] + belt[:-1]) * dt, axis=0)
-    return move_roots(motion, 0.0, np.zeros(2), -np.concatenate([np.zeros((1, 2)), steps]))
-
-
-def walk_the_belt(
-    motion: Motion, legs: Legs, options: ContactOptions | None = None, fk=None
-) -> Motion:
-    """A clip that walks in place made to walk: its roots carried forward by the integral
-    of minus its belt (:func:`belt_velocity`), from where they are at frame 0, so that its
-    stance feet stand still in the world, as in a clip recorded walking. Its contacts,
-    foot lock and footprints are then those of any walk. A clip whose planted feet stand
-    still has a belt of zero and is returned moved by nothing (to the belt's noise).
-
-    Raises:
-        InputError: a clip without frame time.
-    """
-    check_clip(motion)
-    if motion.num_frames < 2:
-        return motion
-    o = options or ContactOptions()
-    fk = motion.fk() if fk is None else fk
-    sole = estimate_sole(motion, legs, o.floor_percentile, fk=fk)
-    belt = belt_velocity(motion, legs, sole, o, fk)
-    return _carried(motion, belt, float(motion.frame_time or 0.0))
