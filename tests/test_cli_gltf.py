@@ -169,3 +169,11 @@ def test_batch_legs_map_names_the_legs_of_a_mixed_library(tmp_path):
     }
     fox = read_clip(out / "animals" / "fox.glb")
     assert isinstance(fox, GltfClip) and len(find_legs(fox.skeleton, FOX_LEGS).legs) == 4
+
+
+@needs_gltf
+def test_list_animations_of_a_clip_read_equals_of_its_file():
+    from ikrig.io import list_animations
+
+    path = GLTF / "Fox.glb"
+    assert list_animations(read_clip(path)) == list_animations(path)

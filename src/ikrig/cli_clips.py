@@ -24,13 +24,13 @@ def _layouts(clip: Any) -> dict[str, int]:
     return layouts
 
 
-def _gltf_part(clip: Any, path: str) -> dict[str, Any]:
+def _gltf_part(clip: Any) -> dict[str, Any]:
     """The glTF-only part of a summary: animations, the one read, the skin, the quirks."""
     from .io import GltfClip, list_animations
 
     if not isinstance(clip, GltfClip):
         return {}
-    ranges = list_animations(path)
+    ranges = list_animations(clip)
     return {
         "animations": [{"index": i, "name": n, "start": a, "end": b} for i, n, a, b in ranges],
         "animation": None if clip.animation is None else ranges[clip.animation][1],
@@ -81,7 +81,7 @@ def clip_summary(path: str, animation: str | None = None) -> dict[str, Any]:
         "bounds_min": pos.min(axis=0).tolist() if frames else None,
         "bounds_max": pos.max(axis=0).tolist() if frames else None,
         "joint_names": list(sk.names),
-        **_gltf_part(clip, path),
+        **_gltf_part(clip),
     }
 
 

@@ -78,8 +78,11 @@ SCALE_SPREAD_ERROR = 1e-3
 """Relative spread above which a scale is refused as non-uniform."""
 
 
-def list_animations(path: str | os.PathLike) -> list[tuple[int, str, float, float]]:
-    """The animations of a glTF file: ``(index, name, first key s, last key s)`` each.
+def list_animations(
+    source: str | os.PathLike | GltfClip,
+) -> list[tuple[int, str, float, float]]:
+    """The animations of a glTF file (a path, or a :class:`GltfClip` already read, whose
+    document is not parsed again): ``(index, name, first key s, last key s)`` each.
 
     Unnamed animations are listed as ``animation<index>`` (a name :func:`read_gltf` accepts).
 
@@ -87,8 +90,10 @@ def list_animations(path: str | os.PathLike) -> list[tuple[int, str, float, floa
         FileFormatError: missing or unreadable file, broken accessors.
         InputError: pygltflib is not installed.
     """
-    doc = load_document(path)
-    return animation_ranges(doc, Buffers(doc, path))
+    if isinstance(source, GltfClip):
+        return animation_ranges(source.document, Buffers(source.document, source.path))
+    doc = load_document(source)
+    return animation_ranges(doc, Buffers(doc, source))
 
 
 def read_gltf(
