@@ -286,7 +286,7 @@ def test_foot_at_and_heading(cycle_bvh, tmp_path):
     assert "walks in place" in r.output
     data = json.loads(report.read_text())
     assert data["placed"] == {"at": [2.0, -1.5], "heading": 90.0, "path": None,
-                              "walks_in_place": True}  # fmt: skip
+                              "walk": False, "cycles": 1, "walks_in_place": True}  # fmt: skip
     assert data["rows"]["full"]["pen_p95"] <= 0.5
     motion = read_bvh(out).motion
     legs = find_legs(motion.skeleton)

@@ -393,6 +393,8 @@ def run_foot(
         "at": None if placement.at is None else list(placement.at),
         "heading": None if heading is None else float(np.degrees(heading)),
         "path": placement.path,
+        "walk": placement.walk,
+        "cycles": placement.cycles,
         "walks_in_place": placed.walks_in_place,
     }
     report["_results"], report["_ground"] = results, world
