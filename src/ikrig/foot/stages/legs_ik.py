@@ -1,10 +1,17 @@
-"""Steps 6 and 7b: two-bone leg IK toward the ankle targets, with the pole from the animated
-knee and ``ik.soften``, blended out where there is no ground, and the ankle turned to the
-ground (the turn of step 7a)."""
+"""Steps 6 and 7b: two-bone leg IK toward the ankle targets with ``ik.soften``, blended out
+where there is no ground, and the ankle turned to the ground (the turn of step 7a).
+
+Each leg bends in the source's bend plane, turned by the shortest arc that takes the
+source's hip-to-ankle axis onto the hip-to-target one, and the way the source bends (near
+straight, the way the knee's own rotation turns it: :func:`bend_normal`); its hip and knee
+turn by deltas built from that plane (:func:`leg_deltas`), so a thigh never twists about
+itself and a knee a hair past straight bends on through straight instead of turning the
+thigh half round (the Fox's front legs did, on some frames of its walk)."""
 
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -19,7 +26,19 @@ from ...kernels.two_bone import (
     solve_two_bone_serial,
     unpack_constants,
 )
-from ...math._qmath import q_conj, q_get, q_mul
+from ...math._qmath import (
+    q_between,
+    q_conj,
+    q_get,
+    q_mul,
+    q_rotate,
+    v_any_perpendicular,
+    v_cross,
+    v_dot,
+    v_norm,
+    v_normalize,
+    v_sub,
+)
 from ...signal.springs import spring_advance, spring_rate
 from ...solvers.two_bone import TwoBoneOptions
 from ..context import FootContext
@@ -59,6 +78,143 @@ class FrameInfo:
     ground_found: np.ndarray
 
 
+STRAIGHT_BEND = math.radians(1.0)
+"""A leg bent less than this (angle between thigh and shin) counts as straight: the sense of
+its geometric bend is then noise (a rig's offsets may hold a small built-in bend, a
+recording its jitter)."""
+
+
+@njit(cache=True)
+def bend_normal(hip, knee, ankle, hip_r, knee_r, sin_straight):
+    """Unit normal ``n`` of a source leg's bend plane, with the sense the knee bends: the
+    knee lies on the side ``a x n`` of the hip-to-ankle axis ``a``.
+
+    A leg bent by more than ``asin(sin_straight)`` (or folded past a right angle) gives its
+    geometric normal ``thigh x shin``. A straighter leg on a rig whose rest leg (its bone
+    offsets, read off the pose) is straight too keeps the direction of that normal but takes
+    its sense from the knee's local rotation, the way the knee turned away from that rest
+    (then the rotation is the bend; a built-in bend of the offsets of a fraction of a
+    degree, as the Fox's front legs have, would otherwise decide); an exactly straight leg
+    takes the rotation's axis off the thigh; a straight knee at rest, any perpendicular.
+
+    Args:
+        hip, knee, ankle: world positions (3-tuples); hip_r, knee_r: world rotations (xyzw).
+        sin_straight: sine of :data:`STRAIGHT_BEND`.
+    """
+    b, s = v_sub(knee, hip), v_sub(ankle, knee)
+    n = v_cross(b, s)
+    lb, ls, ln = v_norm(b), v_norm(s), v_norm(n)
+    straight = sin_straight * lb * ls
+    if ln > straight or v_dot(b, s) < 0.0:
+        return v_normalize(n, v_any_perpendicular(b))
+    rest = v_cross(q_rotate(q_conj(hip_r), b), q_rotate(q_conj(knee_r), s))
+    if v_norm(rest) > straight:  # a rest bent on purpose: the rotation is not the bend
+        return v_normalize(n, v_any_perpendicular(b))
+    q = q_mul(q_conj(hip_r), knee_r)  # the knee's local rotation
+    sgn = 1.0 if q[3] >= 0.0 else -1.0
+    r = q_rotate(hip_r, (q[0] * sgn, q[1] * sgn, q[2] * sgn))
+    if ln > 1e-12 * lb * ls:
+        f = 1.0 if v_dot(n, r) >= 0.0 else -1.0
+        return (n[0] * f / ln, n[1] * f / ln, n[2] * f / ln)
+    bh = v_normalize(b, (1.0, 0.0, 0.0))
+    rb = v_dot(r, bh)
+    return v_normalize(
+        (r[0] - bh[0] * rb, r[1] - bh[1] * rb, r[2] - bh[2] * rb), v_any_perpendicular(bh)
+    )
+
+
+@njit(cache=True)
+def _in_plane(normal, u, v):
+    """The rotation taking the unit ``u`` (perpendicular to the unit ``normal``) to the
+    direction of ``v`` about ``normal`` (``v`` is perpendicular to it too)."""
+    q = q_between(u, v)
+    if q[3] > 1e-12:
+        return q
+    return (normal[0], normal[1], normal[2], 0.0)  # a half turn: about the normal
+
+
+@njit(cache=True)
+def _positive(q):
+    """``q`` or ``-q``, whichever has ``w >= 0``."""
+    return q if q[3] >= 0.0 else (-q[0], -q[1], -q[2], -q[3])
+
+
+@njit(cache=True)
+def leg_deltas(old, new, normal, normal_new, w):
+    """World rotation deltas ``(hip, knee)`` of one leg, weighted by ``w``, each applied on
+    the left of the joint's world rotation.
+
+    The bend plane turns from ``normal`` onto ``normal_new`` by the shortest arc (no twist
+    about the leg), then each bone turns in the new plane onto its new direction; the knee's
+    local change is therefore a hinge about its bend axis, which may take it through
+    straight (a knee that was a hair past straight bends the way it turns, without the thigh
+    turning half round). Hip delta and hinge are each weighted by a normalised lerp from the
+    identity.
+
+    Args:
+        old, new: ``(thigh, shin)`` unit directions (3-tuples), source and solved.
+        normal, normal_new: unit bend normals, perpendicular to the thighs and shins.
+    """
+    plane = q_between(normal, normal_new)
+    thigh, shin = q_rotate(plane, old[0]), q_rotate(plane, old[1])
+    hip = q_mul(_in_plane(normal_new, thigh, new[0]), plane)
+    knee = q_mul(_in_plane(normal_new, shin, new[1]), plane)
+    hinge = q_mul(q_conj(hip), knee)
+    hip_w = q_toward(_positive(hip), w)
+    return hip_w, q_mul(hip_w, q_toward(_positive(hinge), w))
+
+
+@njit(cache=True)
+def solve_leg(p, target, rot, w, tb):
+    """One leg's IK (step 6): two-bone toward ``target`` in the source's bend plane turned
+    by the shortest arc from the source's hip-to-ankle axis to the hip-to-target one, bent
+    the way the source bends (:func:`bend_normal`), so neither the thigh twists about itself
+    nor the knee flips side where the leg is near straight.
+
+    Args:
+        p: ``(hip, knee, ankle)`` world positions (3-tuples), source.
+        target: world position (3-tuple); rot: ``(hip, knee)`` world rotations, source.
+        w: IK weight in [0, 1]; tb: :class:`~ikrig.kernels.two_bone.TwoBoneConstants`.
+
+    Returns:
+        ``(hip delta, knee delta, reached)``: world rotation deltas (xyzw) and whether the
+        ankle, turned by the weighted deltas, lies within ``tb.tolerance`` leg lengths of
+        the target.
+    """
+    hip, knee, ankle = p
+    normal = bend_normal(hip, knee, ankle, rot[0], rot[1], math.sin(STRAIGHT_BEND))
+    reach = v_sub(ankle, hip)
+    aim = v_normalize(v_sub(target, hip), v_normalize(reach, v_any_perpendicular(normal)))
+    turned = q_rotate(q_between(reach, aim), normal)
+    bend = v_normalize(v_cross(aim, turned), v_any_perpendicular(aim))
+    length = v_norm(v_sub(knee, hip)) + v_norm(v_sub(ankle, knee))
+    pole = (hip[0] + bend[0] * length, hip[1] + bend[1] * length, hip[2] + bend[2] * length)
+    sol = solve_two_bone_serial(
+        TwoBonePoints(hip, knee, ankle, target, pole), TwoBoneWeights(tb.one, tb.one, tb.zero), tb
+    )
+    thigh, shin = v_sub(knee, hip), v_sub(ankle, knee)
+    thigh_new, shin_new = v_sub(sol.mid, hip), v_sub(sol.end, sol.mid)
+    n_new = v_cross(thigh_new, shin_new)
+    if v_dot(n_new, turned) < 0.0 or v_norm(n_new) <= 1e-12 * v_norm(thigh) * v_norm(shin):
+        # straight (or a fallback of the solve): the turned normal, off the new thigh
+        g = v_normalize(thigh_new, aim)
+        tg = v_dot(turned, g)
+        n_new = (turned[0] - g[0] * tg, turned[1] - g[1] * tg, turned[2] - g[2] * tg)
+    n_new = v_normalize(n_new, v_any_perpendicular(v_normalize(thigh_new, aim)))
+    d_hip, d_knee = leg_deltas(
+        (v_normalize(thigh, aim), v_normalize(shin, aim)),
+        (v_normalize(thigh_new, aim), v_normalize(shin_new, aim)),
+        normal,
+        n_new,
+        w,
+    )
+    sw = 1.0 + (sol.stretch - 1.0) * w
+    t, s = q_rotate(d_hip, thigh), q_rotate(d_knee, shin)
+    miss = v_sub((hip[0] + (t[0] + s[0]) * sw, hip[1] + (t[1] + s[1]) * sw,
+                  hip[2] + (t[2] + s[2]) * sw), target)  # fmt: skip
+    return d_hip, d_knee, v_norm(miss) <= tb.tolerance * length
+
+
 @njit(cache=True)
 def legs_run(joints_p, joints_r, parent_r, plan, consts, weight, out_r, reached):
     """Steps 6 and 7b, per frame.
@@ -85,19 +241,18 @@ def legs_run(joints_p, joints_r, parent_r, plan, consts, weight, out_r, reached)
             w = spring_advance(bank, k, 1.0 if found[f, k] else 0.0, rate)
             w = min(max(w, 0.0), 1.0)
             p = joints_p[f, k]
-            knee = (p[1, 0], p[1, 1] + up, p[1, 2])  # also the pole: the knee keeps its plane
-            sol = solve_two_bone_serial(
-                TwoBonePoints(
-                    (p[0, 0], p[0, 1] + up, p[0, 2]), knee, (p[2, 0], p[2, 1] + up, p[2, 2]),
-                    (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2]), knee,
-                ),
-                TwoBoneWeights(w, tb.one, tb.zero),
+            d_hip, d_knee, ok = solve_leg(
+                ((p[0, 0], p[0, 1] + up, p[0, 2]), (p[1, 0], p[1, 1] + up, p[1, 2]),
+                 (p[2, 0], p[2, 1] + up, p[2, 2])),
+                (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2]),
+                (q_get(joints_r[f, k], 0), q_get(joints_r[f, k], 1)),
+                w,
                 tb,
             )  # fmt: skip
-            reached[f, k] = sol.reached != 0
+            reached[f, k] = ok
             # 7b. new rotations: hip and knee from the IK, the ankle turned to the ground
-            hip_w = q_mul(sol.root_delta, q_get(joints_r[f, k], 0))
-            knee_w = q_mul(sol.mid_delta, q_get(joints_r[f, k], 1))
+            hip_w = q_mul(d_hip, q_get(joints_r[f, k], 0))
+            knee_w = q_mul(d_knee, q_get(joints_r[f, k], 1))
             ankle_w = q_mul(q_toward(q_get(align[f], k), w), q_get(joints_r[f, k], 2))
             locals_ = (
                 q_mul(q_conj(q_get(parent_r[f], k)), hip_w),
