@@ -5,9 +5,13 @@ Reported: clips/s and frames/s of each run (wall time, worker start-up included)
 speed-up from 1 to 2 local workers (goal >= 1.7x on 2 cores), and the batch's overhead per
 clip against a plain loop over ``place_feet`` in one warm process (goal <= 10 %). A second
 loop runs the batch's own per-clip job (read, hash, place, metrics, write) in-process, to
-tell the job's extra work from the pool's. Ground ``slope``, mode ``full``.
+tell the job's extra work from the pool's. The same again in fresh processes, as a shell runs
+them: a plain-loop script against ``ikrig batch --jobs 1`` and ``--jobs 2``, start-up
+(imports, loading the compiled kernels) included on both sides. Ground ``slope``, mode
+``full``; every timing is the median of ``--rounds`` interleaved rounds (the machine is
+shared and noisy). ``NUMBA_NUM_THREADS=1`` gives each process one compute thread.
 
-Run: ``python benchmarks/bench_batch.py [--clips 200] [--no-cluster]``. Needs
+Run: ``python benchmarks/bench_batch.py [--clips 200] [--rounds 3] [--no-cluster]``. Needs
 ``../shared/data/bvh*``; the cluster run needs the ``[cluster]`` extra.
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,63 +127,89 @@ def line(name: str, seconds: float, clips: int, frames: int) -> None:
     )
 
 
+def dask_batch(lib: Path, out: Path) -> float:
+    """The batch on a fresh 2-worker Dask LocalCluster (its start-up not timed)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        return batch(lib, out, scheduler=cluster.scheduler_address)
+
+
+def one_round(paths: list[Path], lib: Path, tmp: Path, cluster: bool) -> dict[str, float]:
+    """Every timing once, into fresh output folders (a batch skips what is already done)."""
+    t: dict[str, float] = {}
+    t["loop"], _ = plain_loop(paths, tmp / "loop")
+    t["jobs_loop"] = job_loop(paths, tmp / "jobs")
+    t["one"] = batch(lib, tmp / "out1", jobs=1)
+    t["two"] = batch(lib, tmp / "out2", jobs=2)
+    if cluster:
+        t["dask"] = dask_batch(lib, tmp / "out3")
+    t["cold_one"], t["cold_two"] = (cold_batch(lib, tmp / f"cold{j}", j) for j in (1, 2))
+    t["cold_plain"] = cold_loop(lib, tmp / "coldloop")
+    short = min(paths, key=lambda p: p.stat().st_size)
+    t["start1"], t["start2"] = (batch(short, tmp / f"start{j}", jobs=j) for j in (1, 2))
+    return t
+
+
+def report(t: dict[str, float], n: int, frames: int) -> None:
+    """Print the medians ``t`` and the goals' ratios."""
+    line("plain loop over place_feet", t["loop"], n, frames)
+    line("loop over the batch job", t["jobs_loop"], n, frames)
+    line("ikrig batch, 1 local process", t["one"], n, frames)
+    line("ikrig batch, 2 local processes", t["two"], n, frames)
+    if "dask" in t:
+        line("ikrig batch, Dask LocalCluster x2", t["dask"], n, frames)
+    print("\nfresh processes, start-up included (as a shell runs them):")
+    line("plain loop, a Python script", t["cold_plain"], n, frames)
+    line("ikrig batch --jobs 1", t["cold_one"], n, frames)
+    line("ikrig batch --jobs 2", t["cold_two"], n, frames)
+    cold_over = (t["cold_one"] - t["cold_plain"]) / n
+    print(
+        f"  overhead per clip of ikrig batch --jobs 1 against the script:"
+        f" {1e3 * cold_over:.1f} ms = {100 * cold_over * n / t['cold_plain']:.0f} %"
+        f"   (goal <= 10 %)\n  speed-up 1 -> 2 processes: {t['cold_one'] / t['cold_two']:.2f}x"
+        f"   (goal >= 1.7x)"
+    )
+    loop, one, two = t["loop"], t["one"], t["two"]
+    over = (one - loop) / n
+    steady = (one - t["start1"]) / (two - t["start2"])
+    over_steady = (one - t["start1"] - loop) / n
+    print(
+        f"\npool start-up (a one-clip batch): {t['start1']:.2f} s on 1 process,"
+        f" {t['start2']:.2f} s on 2"
+        f"\nspeed-up 1 -> 2 local processes: {one / two:.2f}x wall, {steady:.2f}x after"
+        f" start-up   (goal >= 1.7x on 2 cores)"
+        f"\noverhead per clip, 1 process vs plain loop: {1e3 * over:.1f} ms"
+        f" = {100 * over / (loop / n):.0f} % wall, {1e3 * over_steady:.1f} ms ="
+        f" {100 * over_steady / (loop / n):.0f} % after start-up   (goal <= 10 %)"
+        f"\n  of which the job's extra work (hash, metrics): "
+        f"{1e3 * (t['jobs_loop'] - loop) / n:.1f} ms, the pool (start-up, dispatch): "
+        f"{1e3 * (one - t['jobs_loop']) / n:.1f} ms"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clips", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3, help="Rounds; medians are reported.")
     ap.add_argument("--no-cluster", action="store_true")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ikrig_bench_batch_"))
     try:
         paths = make_library(tmp / "lib", args.clips)
-        n = len(paths)
         plain_loop(paths[:12], tmp / "warm")  # compile or load every kernel first
-        loop, frames = plain_loop(paths, tmp / "loop")
-        jobs_loop = job_loop(paths, tmp / "jobs")
-        one = batch(tmp / "lib", tmp / "out1", jobs=1)
-        two = batch(tmp / "lib", tmp / "out2", jobs=2)
-        cold_one, cold_two = (cold_batch(tmp / "lib", tmp / f"cold{j}", j) for j in (1, 2))
-        cold_plain = cold_loop(tmp / "lib", tmp / "coldloop")
-        short = min(paths, key=lambda p: p.stat().st_size)
-        start = {j: batch(short, tmp / f"start{j}", jobs=j) for j in (1, 2)}
-        print(f"{n} clips, {frames} frames; ground slope, mode full\n")
-        line("plain loop over place_feet", loop, n, frames)
-        line("loop over the batch job", jobs_loop, n, frames)
-        line("ikrig batch, 1 local process", one, n, frames)
-        line("ikrig batch, 2 local processes", two, n, frames)
-        if not args.no_cluster:
-            from distributed import LocalCluster
-
-            with LocalCluster(
-                n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-            ) as cluster:
-                dask = batch(tmp / "lib", tmp / "out3", scheduler=cluster.scheduler_address)
-            line("ikrig batch, Dask LocalCluster x2", dask, n, frames)
-        print("\nfresh processes, start-up included (as a shell runs them):")
-        line("plain loop, a Python script", cold_plain, n, frames)
-        line("ikrig batch --jobs 1", cold_one, n, frames)
-        line("ikrig batch --jobs 2", cold_two, n, frames)
-        cold_over = (cold_one - cold_plain) / n
+        _, frames = plain_loop(paths, tmp / "warm_all")
+        rounds = [
+            one_round(paths, tmp / "lib", tmp / f"round{r}", not args.no_cluster)
+            for r in range(args.rounds)
+        ]
         print(
-            f"  overhead per clip of ikrig batch --jobs 1 against the script:"
-            f" {1e3 * cold_over:.1f} ms = {100 * cold_over * n / cold_plain:.0f} %"
-            f"   (goal <= 10 %)\n  speed-up 1 -> 2 processes: {cold_one / cold_two:.2f}x"
-            f"   (goal >= 1.7x)"
+            f"{len(paths)} clips, {frames} frames; ground slope, mode full;"
+            f" medians of {args.rounds} rounds\n"
         )
-        over = (one - loop) / n
-        steady = (one - start[1]) / (two - start[2])
-        over_steady = (one - start[1] - loop) / n
-        print(
-            f"\npool start-up (a one-clip batch): {start[1]:.2f} s on 1 process,"
-            f" {start[2]:.2f} s on 2"
-            f"\nspeed-up 1 -> 2 local processes: {one / two:.2f}x wall, {steady:.2f}x after"
-            f" start-up   (goal >= 1.7x on 2 cores)"
-            f"\noverhead per clip, 1 process vs plain loop: {1e3 * over:.1f} ms"
-            f" = {100 * over / (loop / n):.0f} % wall, {1e3 * over_steady:.1f} ms ="
-            f" {100 * over_steady / (loop / n):.0f} % after start-up   (goal <= 10 %)"
-            f"\n  of which the job's extra work (hash, metrics): "
-            f"{1e3 * (jobs_loop - loop) / n:.1f} ms, the pool (start-up, dispatch): "
-            f"{1e3 * (one - jobs_loop) / n:.1f} ms"
-        )
+        report({k: statistics.median(x[k] for x in rounds) for k in rounds[0]}, len(paths), frames)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
