@@ -111,14 +111,11 @@ def place_clip(
     from .foot.travel import travel, treadmill_contacts
     from .ground import load_ground
 
-    found = (
-        legs
-        if isinstance(legs, Legs)
-        else find_legs(motion.skeleton, legs, motion.positions_world())
-    )
-    p = placement
-    motion = travel(motion, found, p.at, p.heading, p.path, p.walk, p.cycles)
     fk = motion.fk()
+    found = legs if isinstance(legs, Legs) else find_legs(motion.skeleton, legs, fk[1])
+    p = placement
+    moved = travel(motion, found, p.at, p.heading, p.path, p.walk, p.cycles)
+    fk, motion = (fk if moved is motion else moved.fk()), moved
     path_xz = fk[1][:, pelvis_joint(motion.skeleton, found)][:, [0, 2]]
     ground = load_ground(ground_spec, path_xz, found.leg_length, seed=p.seed, up=p.up)
     options = FootOptions(datum=p.datum)
