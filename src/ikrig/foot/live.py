@@ -76,10 +76,11 @@ class FootPlacer:
         legs, sole points and floor are measured on that clip."""
         options = options or FootOptions()
         check_clip(reference)
+        fk = reference.fk()
         if not isinstance(legs, Legs):
-            legs = find_legs(reference.skeleton, legs, reference.positions_world())
-        sole = estimate_sole(reference, legs, options.contacts.floor_percentile)
-        return cls(FootContext.create(reference.skeleton, legs, sole, ground, options))
+            legs = find_legs(reference.skeleton, legs, fk[1])
+        sole = estimate_sole(reference, legs, options.contacts.floor_percentile, fk=fk)
+        return cls(FootContext.create(reference.skeleton, legs, sole, ground, options, fk))
 
     def update(
         self,

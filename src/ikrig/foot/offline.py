@@ -185,7 +185,7 @@ def place_feet(
     if not isinstance(legs, Legs):
         legs = find_legs(clip.skeleton, legs, fk[1])
     sole = estimate_sole(clip, legs, options.contacts.floor_percentile, fk=fk)
-    ctx = FootContext.create(clip.skeleton, legs, sole, ground, options)
+    ctx = FootContext.create(clip.skeleton, legs, sole, ground, options, fk)
     _warn_far_floor(ctx)
     recipe = recipe_for(options)
     # 2. contacts and pinning curves

@@ -2,11 +2,23 @@
 where there is no ground, and the ankle turned to the ground (the turn of step 7a).
 
 Each leg bends in the source's bend plane, turned by the shortest arc that takes the
-source's hip-to-ankle axis onto the hip-to-target one, and the way the source bends (near
-straight, the way the knee's own rotation turns it: :func:`bend_normal`); its hip and knee
-turn by deltas built from that plane (:func:`leg_deltas`), so a thigh never twists about
-itself and a knee a hair past straight bends on through straight instead of turning the
-thigh half round (the Fox's front legs did, on some frames of its walk)."""
+source's hip-to-ankle axis onto the hip-to-target one; its hip and knee turn by deltas built
+from that plane (:func:`leg_deltas`), so a thigh never twists about itself and a knee a hair
+past straight bends on through straight instead of turning the thigh half round (the Fox's
+front legs did, on some frames of its walk).
+
+A knee bends the way it usually does (:func:`bend_normal`): the context knows that way from
+the reference clip (``FootContext.bend_axes``), and where the source bends it less than
+:data:`STRAIGHT_BEND` that way, or the other way, the plane is lifted until it does. So
+a solved knee never folds backward, except by the IK weight's blend toward the source
+(hence by no more than the source's own backward bend): the Fox's right elbow, 2.4 deg past
+straight at frame 16 of its walk, had been taken on to 16 deg backward on flat ground and
+82 deg on stairs, and Xia's neutral walk's knees, 3.5-8 deg past straight in 131 leg-frames, to
+up to 31 deg backward on flat ground and 107 on stairs. For a given reach the two-bone leg
+has two knees, mirror images; keeping the backward one only while the reach allows it would
+switch sides (a pop) as the reach crossed the source's, so a knee the source bends backward
+is always mirrored to the usual side, continuous in the pose and the target.
+"""
 
 from __future__ import annotations
 
@@ -85,26 +97,47 @@ recording its jitter)."""
 
 
 @njit(cache=True)
-def bend_normal(hip, knee, ankle, hip_r, knee_r, sin_straight):
+def bend_normal(p, hip_r, knee_r, usual, sin_straight):
     """Unit normal ``n`` of a source leg's bend plane, with the sense the knee bends: the
     knee lies on the side ``a x n`` of the hip-to-ankle axis ``a``.
 
-    A leg bent by more than ``asin(sin_straight)`` (or folded past a right angle) gives its
-    geometric normal ``thigh x shin``. A straighter leg on a rig whose rest leg (its bone
-    offsets, read off the pose) is straight too keeps the direction of that normal but takes
-    its sense from the knee's local rotation, the way the knee turned away from that rest
-    (then the rotation is the bend; a built-in bend of the offsets of a fraction of a
-    degree, as the Fox's front legs have, would otherwise decide); an exactly straight leg
-    takes the rotation's axis off the thigh; a straight knee at rest, any perpendicular.
+    With the way the knee usually bends (``usual``, a unit axis in the hip's frame), the
+    geometric normal ``g = thigh x shin`` where the leg bends that way by at least
+    ``asin(sin_straight)`` (the sine read along the axis, turned into the world and off the
+    thigh: ``u``); else ``g + (sin_straight |thigh| |shin| - g.u) u``, the source's plane
+    lifted until it bends the usual way by that much: the frame's own sideways lean kept,
+    its sense (a hair past straight, or folded backward) not. The normal is continuous in
+    the pose and the same as before wherever the source clearly bends the usual way.
+
+    Without it (``usual`` zero): a leg bent by more than ``asin(sin_straight)`` (or
+    folded past a right angle) gives its geometric normal ``thigh x shin``. A straighter
+    leg on a rig whose rest leg (its bone offsets, read off the pose) is straight too keeps
+    the direction of that normal but takes its sense from the knee's local rotation, the
+    way the knee turned away from that rest (then the rotation is the bend; a built-in bend
+    of the offsets of a fraction of a degree, as the Fox's front legs have, would otherwise
+    decide); an exactly straight leg takes the rotation's axis off the thigh; a straight
+    knee at rest, any perpendicular.
 
     Args:
-        hip, knee, ankle: world positions (3-tuples); hip_r, knee_r: world rotations (xyzw).
-        sin_straight: sine of :data:`STRAIGHT_BEND`.
+        p: ``(hip, knee, ankle)`` world positions (3-tuples); hip_r, knee_r: world rotations
+            (xyzw); usual: 3-tuple, unit or zero; sin_straight: sine of
+            :data:`STRAIGHT_BEND`.
     """
+    hip, knee, ankle = p
     b, s = v_sub(knee, hip), v_sub(ankle, knee)
     n = v_cross(b, s)
     lb, ls, ln = v_norm(b), v_norm(s), v_norm(n)
     straight = sin_straight * lb * ls
+    if v_dot(usual, usual) > 0.25 and lb > 0.0:
+        u = q_rotate(hip_r, usual)
+        bh = (b[0] / lb, b[1] / lb, b[2] / lb)
+        ub = v_dot(u, bh)
+        u = (u[0] - bh[0] * ub, u[1] - bh[1] * ub, u[2] - bh[2] * ub)
+        lu = v_norm(u)
+        if lu > 1e-6:
+            u = (u[0] / lu, u[1] / lu, u[2] / lu)
+            lift = max(straight - v_dot(n, u), 0.0)
+            return v_normalize((n[0] + u[0] * lift, n[1] + u[1] * lift, n[2] + u[2] * lift), u)
     if ln > straight or v_dot(b, s) < 0.0:
         return v_normalize(n, v_any_perpendicular(b))
     rest = v_cross(q_rotate(q_conj(hip_r), b), q_rotate(q_conj(knee_r), s))
@@ -165,16 +198,18 @@ def leg_deltas(old, new, normal, normal_new, w):
 
 
 @njit(cache=True)
-def solve_leg(p, target, rot, w, tb):
+def solve_leg(p, target, rot, usual, w, tb):
     """One leg's IK (step 6): two-bone toward ``target`` in the source's bend plane turned
     by the shortest arc from the source's hip-to-ankle axis to the hip-to-target one, bent
-    the way the source bends (:func:`bend_normal`), so neither the thigh twists about itself
-    nor the knee flips side where the leg is near straight.
+    the way the knee usually bends (:func:`bend_normal`), so neither the thigh twists about
+    itself nor the knee flips side where the leg is near straight.
 
     Args:
         p: ``(hip, knee, ankle)`` world positions (3-tuples), source.
         target: world position (3-tuple); rot: ``(hip, knee)`` world rotations, source.
-        w: IK weight in [0, 1]; tb: :class:`~ikrig.kernels.two_bone.TwoBoneConstants`.
+        usual: the way the knee usually bends, a unit axis in the hip's frame (3-tuple),
+            or zero. w: IK weight in [0, 1]; tb:
+            :class:`~ikrig.kernels.two_bone.TwoBoneConstants`.
 
     Returns:
         ``(hip delta, knee delta, reached)``: world rotation deltas (xyzw) and whether the
@@ -182,7 +217,7 @@ def solve_leg(p, target, rot, w, tb):
         the target.
     """
     hip, knee, ankle = p
-    normal = bend_normal(hip, knee, ankle, rot[0], rot[1], math.sin(STRAIGHT_BEND))
+    normal = bend_normal(p, rot[0], rot[1], usual, math.sin(STRAIGHT_BEND))
     reach = v_sub(ankle, hip)
     aim = v_normalize(v_sub(target, hip), v_normalize(reach, v_any_perpendicular(normal)))
     turned = q_rotate(q_between(reach, aim), normal)
@@ -216,13 +251,15 @@ def solve_leg(p, target, rot, w, tb):
 
 
 @njit(cache=True)
-def legs_run(joints_p, joints_r, parent_r, plan, consts, weight, out_r, reached):
+def legs_run(pose, axes, plan, consts, weight, out_r, reached):
     """Steps 6 and 7b, per frame.
 
     Args:
-        joints_p, joints_r: ``(F, K, 3, 3)`` and ``(F, K, 3, 4)`` world positions and
-            rotations of hip, knee and ankle (source); parent_r: ``(F, K, 4)`` world rotation
+        pose: ``(joints_p (F, K, 3, 3), joints_r (F, K, 3, 4), parent_r (F, K, 4))``: world
+            positions and rotations of hip, knee and ankle (source), and the world rotation
             of each hip's parent.
+        axes: ``(K, 3)`` the way each knee usually bends, a unit axis in its hip's frame, or
+            zero (``FootContext.bend_axes``).
         plan: ``(targets (F, K, 3) world, root (F,) vertical offset with the pelvis drop,
             found (F, K) bool, align (F, K, 4) world ankle turns of step 7a)``.
         consts: two-bone constants (:func:`~ikrig.kernels.two_bone.make_constants`).
@@ -231,6 +268,7 @@ def legs_run(joints_p, joints_r, parent_r, plan, consts, weight, out_r, reached)
         out_r: ``(F, K, 3, 4)`` out: new local rotations of hip, knee and ankle.
         reached: ``(F, K)`` out.
     """
+    joints_p, joints_r, parent_r = pose
     targets, root, found, align = plan
     rate, bank = weight[0][0], weight[1]
     tb = TwoBoneConstants(*unpack_constants(consts))
@@ -246,6 +284,7 @@ def legs_run(joints_p, joints_r, parent_r, plan, consts, weight, out_r, reached)
                  (p[2, 0], p[2, 1] + up, p[2, 2])),
                 (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2]),
                 (q_get(joints_r[f, k], 0), q_get(joints_r[f, k], 1)),
+                (axes[k, 0], axes[k, 1], axes[k, 2]),
                 w,
                 tb,
             )  # fmt: skip
@@ -300,9 +339,12 @@ def solve_legs(
     new_r = np.empty((F, K, 3, 4))
     reached = np.empty((F, K), dtype=np.bool_)
     legs_run(
-        goals.positions_world[:, ctx.leg_joints],
-        rot_w[:, ctx.leg_joints],
-        _parent_rotations(rot_w, ctx),
+        (
+            goals.positions_world[:, ctx.leg_joints],
+            rot_w[:, ctx.leg_joints],
+            _parent_rotations(rot_w, ctx),
+        ),
+        np.ascontiguousarray(ctx.bend_axes, dtype=np.float64),
         (targets, root, found, goals.align),
         _two_bone_consts(ctx.options.ik.soften),
         (spring_rate(ctx.options.ik.weight_halflife, goals.frame_time), state.weight),
