@@ -128,13 +128,20 @@ def line(name: str, seconds: float, clips: int, frames: int) -> None:
 
 
 def dask_batch(lib: Path, out: Path) -> float:
-    """The batch on a fresh 2-worker Dask LocalCluster (its start-up not timed)."""
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    ) as cluster:
-        return batch(lib, out, scheduler=cluster.scheduler_address)
+    """The batch on a fresh 2-worker Dask LocalCluster (its start-up not timed), in a child
+    process: a closed cluster leaves threads and processes winding down that slowed the
+    next timings of this process by half."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from pathlib import Path;"
+        "from distributed import LocalCluster; from bench_batch import batch\n"
+        "if __name__ == '__main__':\n"
+        "    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1,"
+        " dashboard_address=None) as c:\n"
+        "        print(batch(Path(sys.argv[2]), Path(sys.argv[3]), scheduler=c.scheduler_address))"
+    )
+    args = [sys.executable, "-c", code, str(Path(__file__).parent), str(lib), str(out)]
+    done = subprocess.run(args, check=True, capture_output=True, text=True)
+    return float(done.stdout.split()[-1])
 
 
 def one_round(paths: list[Path], lib: Path, tmp: Path, cluster: bool) -> dict[str, float]:
@@ -144,12 +151,12 @@ def one_round(paths: list[Path], lib: Path, tmp: Path, cluster: bool) -> dict[st
     t["jobs_loop"] = job_loop(paths, tmp / "jobs")
     t["one"] = batch(lib, tmp / "out1", jobs=1)
     t["two"] = batch(lib, tmp / "out2", jobs=2)
-    if cluster:
-        t["dask"] = dask_batch(lib, tmp / "out3")
     t["cold_one"], t["cold_two"] = (cold_batch(lib, tmp / f"cold{j}", j) for j in (1, 2))
     t["cold_plain"] = cold_loop(lib, tmp / "coldloop")
     short = min(paths, key=lambda p: p.stat().st_size)
     t["start1"], t["start2"] = (batch(short, tmp / f"start{j}", jobs=j) for j in (1, 2))
+    if cluster:
+        t["dask"] = dask_batch(lib, tmp / "out3")
     return t
 
 
@@ -210,6 +217,9 @@ def main() -> None:
             f" medians of {args.rounds} rounds\n"
         )
         report({k: statistics.median(x[k] for x in rounds) for k in rounds[0]}, len(paths), frames)
+        print("\nrounds (s):")
+        for k in rounds[0]:
+            print(f"  {k:<10}" + "".join(f"{x[k]:8.2f}" for x in rounds))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
