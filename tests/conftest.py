@@ -17,6 +17,15 @@ from hypothesis import strategies as st
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 SHARED_BVH = SHARED / "data" / "bvh"
+SHARED_GLTF = SHARED / "data" / "gltf"
+FOX_LEGS = ";".join([
+    "hind_left=b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018",
+    "hind_right=b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022",
+    "front_left=b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011",
+    "front_right=b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08",
+])  # fmt: skip
+"""The Fox's four legs (``Fox.glb`` in ``../shared/data/gltf``), as ``ikrig foot --legs``
+takes them: ikrig refuses to guess four legs."""
 
 BATCH_SHAPES = [(), (1,), (3, 1, 2)]
 DTYPES = [np.float32, np.float64]
@@ -131,3 +140,22 @@ def assert_foot_bar(m: dict, key, exact: bool = True) -> None:
     assert m["pelvis_acc_ratio"] <= 3.0, (key, m)
     if key[1] == "flat":  # and the body does not rise over a flat ground
         assert m["planted_shift"] <= 0.5 and m["pelvis_rise"] <= 1.0, (key, m)
+
+
+def invoke(*args):
+    """Run ikrig as a user would; exceptions are not caught, so a traceback fails the test."""
+    from click.testing import CliRunner
+
+    from ikrig.cli import main
+
+    return CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
+
+
+def one_error_line(r, *needles):
+    """The run failed with exit 2 and exactly one ``ikrig: error:`` line naming ``needles``."""
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert r.exit_code == 2, r.output
+    assert len(lines) == 1 and lines[0].startswith("ikrig: error: "), r.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import invoke
 
 from ikrig.cli import main
 
@@ -61,10 +62,6 @@ Frame Time: 0.033333
 ARGS = ("-g", "slope", "--mode", "full")
 #: the "full" row of ikrig foot's report for each good clip (filled by ``reference``)
 REFERENCE_ROWS: dict[str, dict] = {}
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
 
 
 def make_library(folder: Path) -> Path:

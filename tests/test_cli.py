@@ -6,14 +6,13 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import invoke, one_error_line
 
 from ikrig import __version__
 from ikrig.cli import main
 from ikrig.io import read_bvh
 
-
-def run(*args):
-    return CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
+run = invoke  # the older name of this module's tests
 
 
 def test_version():
@@ -84,19 +83,6 @@ def test_foot_keeps_the_file_layout(bvh_files, tmp_path):
 
 
 # ------------------------------------------------------------------- files and commands (#9)
-def invoke(*args):
-    """Run ikrig as a user would; exceptions are not caught, so a traceback fails the test."""
-    return CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
-
-
-def one_error_line(r, *needles):
-    """The run failed with exit 2 and exactly one ``ikrig: error:`` line naming ``needles``."""
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert r.exit_code == 2, r.output
-    assert len(lines) == 1 and lines[0].startswith("ikrig: error: "), r.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

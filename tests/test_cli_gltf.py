@@ -7,30 +7,16 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-from conftest import SHARED, SHARED_BVH
+from conftest import FOX_LEGS, SHARED_BVH, SHARED_GLTF, invoke, one_error_line
 
 from ikrig.character import find_legs
-from ikrig.cli import main
 from ikrig.io import GltfClip, read_bvh, read_clip
 
 pytest.importorskip("pygltflib")
 
-GLTF = SHARED / "data" / "gltf"
+GLTF = SHARED_GLTF
 needs_gltf = pytest.mark.skipif(not GLTF.is_dir(), reason="../shared/data/gltf is absent")
 needs_bvh = pytest.mark.skipif(not SHARED_BVH.is_dir(), reason="../shared/data/bvh is absent")
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, list(map(str, args)), catch_exceptions=False)
-
-
-def one_error_line(r, *needles):
-    lines = [line for line in r.stderr.splitlines() if line.strip()]
-    assert r.exit_code == 2, r.output
-    assert len(lines) == 1 and lines[0].startswith("ikrig: error: "), r.stderr
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 @needs_gltf
@@ -136,14 +122,6 @@ def test_info_finds_cesium_mans_legs_from_its_motion():
     (the bind pose lives in node rotations, so the zero-rotation rest pose would not do)."""
     s = json.loads(invoke("info", GLTF / "CesiumMan.glb", "--json").output)
     assert s["legs"] and "leg_joint_L_1" in s["legs"] and "leg_joint_R_3" in s["legs"]
-
-
-FOX_LEGS = ";".join([
-    "hind_left=b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018",
-    "hind_right=b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022",
-    "front_left=b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011",
-    "front_right=b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08",
-])  # fmt: skip
 
 
 @needs_gltf

@@ -29,14 +29,12 @@ stairs (0.98 once).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 pytest.importorskip("pygltflib")
 
-from conftest import assert_foot_bar  # noqa: E402
+from conftest import FOX_LEGS, SHARED_GLTF, assert_foot_bar  # noqa: E402
 
 from ikrig.foot.travel import move_roots  # noqa: E402
 from ikrig.ground.views import RaisedGround  # noqa: E402
@@ -46,13 +44,7 @@ from ikrig.placement import FootPlacement, place_clip, result_metrics  # noqa: E
 
 pytestmark = pytest.mark.slow
 
-GLTF = Path(__file__).resolve().parents[2] / "shared" / "data" / "gltf"
-FOX_LEGS = ";".join([
-    "hind_left=b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018",
-    "hind_right=b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022",
-    "front_left=b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011",
-    "front_right=b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08",
-])  # fmt: skip
+GLTF = SHARED_GLTF
 
 
 def _clip(name: str, animation: str | None):

@@ -19,23 +19,17 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import FOX_LEGS, SHARED_GLTF
 
 from ikrig.foot.stages.legs_ik import legs_run
 from ikrig.kernels.two_bone import make_constants
 from ikrig.math.quat import quat_conj, quat_mul, quat_rotate
 from ikrig.signal.springs import spring_bank, spring_rate
 
-GLTF = Path(__file__).resolve().parents[2] / "shared" / "data" / "gltf"
-FOX_LEGS = ";".join([
-    "hind_left=b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018",
-    "hind_right=b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022",
-    "front_left=b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011",
-    "front_right=b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08",
-])  # fmt: skip
+GLTF = SHARED_GLTF
 MAX_TWIST = math.radians(5.0)
 
 

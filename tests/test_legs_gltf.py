@@ -7,11 +7,9 @@ limbs down to the ground (the Fox) is refused, its legs are then named."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
-from conftest import SHARED_BVH
+from conftest import FOX_LEGS, SHARED_BVH, SHARED_GLTF
 
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.character.legs import _by_topology
@@ -20,13 +18,7 @@ from ikrig.errors import InputError
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
 
-GLTF = Path(__file__).resolve().parents[2] / "shared" / "data" / "gltf"
-FOX_LEGS = ";".join([
-    "hind_left=b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018",
-    "hind_right=b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022",
-    "front_left=b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011",
-    "front_right=b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08",
-])  # fmt: skip
+GLTF = SHARED_GLTF
 
 
 def _clip(name: str, animation: str | None = None):

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import FOX_LEGS, SHARED_GLTF
 
 pytest.importorskip("viser", reason="viser not installed (the [viewer] extra)")
 pytest.importorskip("pygltflib", reason="pygltflib not installed (the [gltf] extra)")
@@ -22,17 +23,11 @@ from ikrig.io._gltf_skin import skin_matrices, skin_vertices, skinned_meshes  # 
 from ikrig.viz.viewer import ClipViewer  # noqa: E402
 from ikrig.viz.viewer_mesh import NEUTRAL, pose_vertices, rigid_deltas  # noqa: E402
 
-GLTF_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gltf"
+GLTF_DIR = SHARED_GLTF
 
 CESIUM_LEGS = (
     "leg_joint_L_1,leg_joint_L_2,leg_joint_L_3,leg_joint_L_5;"
     "leg_joint_R_1,leg_joint_R_2,leg_joint_R_3,leg_joint_R_5"
-)
-FOX_LEGS = (
-    "b_LeftLeg01_015,b_LeftLeg02_016,b_LeftFoot01_017,b_LeftFoot02_018;"
-    "b_RightLeg01_019,b_RightLeg02_020,b_RightFoot01_021,b_RightFoot02_022;"
-    "b_LeftUpperArm_09,b_LeftForeArm_010,b_LeftHand_011;"
-    "b_RightUpperArm_06,b_RightForeArm_07,b_RightHand_08"
 )
 # (file, animation, legs): metres, a 0.3-scaled armature, centimetres
 CHARACTERS = {

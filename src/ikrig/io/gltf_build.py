@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
 from ..math.quat import quat_between, quat_rotate
 from ..pose import Motion
 from ._gltf_wdata import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, load_document
@@ -35,7 +34,7 @@ from ._gltf_wpack import pack
 from .bvh import BvhClip, read_bvh, to_bvh_clip, write_bvh
 from .gltf_clip import GltfClip
 from .gltf_read import read_gltf
-from .gltf_write import animated_document, write_gltf
+from .gltf_write import animated_document, as_clip, write_gltf
 
 __all__ = ["bvh_to_gltf", "gltf_to_bvh", "motion_to_gltf"]
 
@@ -207,15 +206,7 @@ def motion_to_gltf(motion: Motion, name: str = "ikrig") -> GltfClip:
     Raises:
         InputError: pygltflib is missing, or ``motion`` is not a clip or a pose.
     """
-    if not isinstance(motion, Motion):
-        raise InputError(f"motion: expected an ikrig Motion, got {type(motion).__name__}")
-    if motion.batch_shape == ():
-        motion = motion.replace(
-            rotations_local=motion.rotations_local[None],
-            positions_local=motion.positions_local[None],
-        )
-    if len(motion.batch_shape) != 1 or motion.num_frames < 1:
-        raise InputError(f"motion: expected a clip (F,) or a pose, got {motion.batch_shape}")
+    motion = as_clip(motion)
     step = motion.frame_time if motion.frame_time is not None else 1.0 / 30.0
     times = np.arange(motion.num_frames) * step
     data, blob = _base_document(motion, name)

@@ -70,8 +70,12 @@ __all__ = ["animated_document", "write_gltf"]
 _REPLACED = ("rotation", "translation")
 
 
-def _motion_and_times(clip: GltfClip, motion: Motion | None, times) -> tuple[Motion, np.ndarray]:
-    motion = clip.motion if motion is None else motion
+def as_clip(motion: Any) -> Motion:
+    """``motion`` as a clip ``(F >= 1,)``: a single pose becomes one frame.
+
+    Raises:
+        InputError: not an ikrig Motion, or neither a clip nor a pose.
+    """
     if not isinstance(motion, Motion):
         raise InputError(f"motion: expected an ikrig Motion, got {type(motion).__name__}")
     if motion.batch_shape == ():
@@ -80,7 +84,12 @@ def _motion_and_times(clip: GltfClip, motion: Motion | None, times) -> tuple[Mot
             positions_local=motion.positions_local[None],
         )
     if len(motion.batch_shape) != 1 or motion.num_frames < 1:
-        raise InputError(f"motion: expected a clip (F,) with F >= 1, got {motion.batch_shape}")
+        raise InputError(f"motion: expected a clip (F,) or a pose, got {motion.batch_shape}")
+    return motion
+
+
+def _motion_and_times(clip: GltfClip, motion: Motion | None, times) -> tuple[Motion, np.ndarray]:
+    motion = as_clip(clip.motion if motion is None else motion)
     if not np.array_equal(motion.skeleton.parents, clip.skeleton.parents):
         raise InputError("motion: its skeleton's hierarchy differs from the glTF clip's")
     F = motion.num_frames
