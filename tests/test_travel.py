@@ -329,3 +329,28 @@ def test_foot_placement_errors(cycle_bvh, tmp_path):
     odd.write_text("time,x,z\n0,0,0\n")
     one_error(run("foot", cycle_bvh, "-g", "flat", "-o", odd, "--path", odd), "is the input")
     assert not out.exists() and odd.read_text() == "time,x,z\n0,0,0\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "animation"), [("GodotPlatformerPlayer", "walk"), ("CesiumMan", None)]
+)
+def test_facing_is_where_a_walk_cycle_walks(name, animation):
+    """A cycle faces against its belt (the way its stance feet slide), whatever its joint
+    names say: the Godot robot's ``l-thigh`` is on its right, and the body's own tell (its
+    knees) decides."""
+    pytest.importorskip("pygltflib")
+    from conftest import SHARED_GLTF
+
+    from ikrig.character import estimate_sole
+    from ikrig.foot.belt import belt_velocity
+    from ikrig.io import read_clip
+
+    path = SHARED_GLTF / f"{name}.glb"
+    if not path.is_file():
+        pytest.skip("../shared/data/gltf is absent")
+    m = read_clip(path, animation=animation).motion
+    legs = find_legs(m.skeleton, None, m.positions_world())
+    belt = np.nanmean(belt_velocity(m, legs, estimate_sole(m, legs)), axis=0)
+    walks = math.atan2(-belt[0], -belt[1])
+    turn = (facing(m, legs) - walks + math.pi) % (2 * math.pi) - math.pi
+    assert abs(turn) < math.radians(20), math.degrees(turn)

@@ -129,40 +129,58 @@ def facing(motion: Motion, legs: Legs) -> float:
     """The heading a clip faces (radians, 0 = +Z, pi/2 = +X), over its first
     :data:`FACING_WINDOW` seconds (a pose: that pose).
 
-    With two legs, square to the line between the hips: forward of it by the legs' sides
-    (``left`` and ``right``), else on the side the toes point to. Otherwise the mean
-    direction from ankle to toe.
+    The body tells first: the toes point forward (ankle to toe), else the knees do (a
+    knee's way off its hip-to-ankle line). With two legs the heading is square to the line
+    between the hips, on the side those point to, or by the legs' sides (``left`` and
+    ``right``) when they tell nothing: names can be mirrored (the Godot robot's ``l-thigh``
+    is on its right). Otherwise the body's way itself.
 
     Raises:
-        InputError: none of these tells (two legs with neither sides nor toes, or a
-            horizontal direction of zero length).
+        InputError: none of these tells (a horizontal direction of zero length).
     """
     first = motion
     if motion.batch_shape and motion.frame_time is not None:
         first = motion[: max(1, round(FACING_WINDOW / motion.frame_time))]
     pos = first.positions_world().reshape(-1, motion.num_joints, 3).astype(np.float64)
-    toes_xz = np.zeros(2)
-    for leg in legs.legs:
-        if leg.toe >= 0:
-            toes_xz += np.sum(pos[:, leg.toe] - pos[:, leg.ankle], axis=0)[[0, 2]]
-    forward = toes_xz
+    forward = _body_forward(pos, legs)
     if len(legs.legs) == 2:
         a, b = legs.legs
-        sign = 0.0
-        if {a.side, b.side} == {"left", "right"}:
-            sign = 1.0 if a.side == "left" else -1.0
         across = pos[:, a.hip] - pos[:, b.hip]  # (-az, ax) is forward of a hips' line a - b
         square = np.sum(np.stack([-across[:, 2], across[:, 0]], axis=-1), axis=0)
-        if sign == 0.0:
-            sign = float(np.sign(square @ toes_xz))
+        sign = float(np.sign(square @ forward))
+        if sign == 0.0 and {a.side, b.side} == {"left", "right"}:
+            sign = 1.0 if a.side == "left" else -1.0
         forward = sign * square
     n = float(np.hypot(*forward))
     if not (n > 0 and math.isfinite(n)):
         raise InputError(
-            "heading: cannot tell which way the clip faces (two legs named left and right, or"
-            " toes, are needed)"
+            "heading: cannot tell which way the clip faces (toes, bent knees, or two legs"
+            " named left and right are needed)"
         )
     return math.atan2(forward[0], forward[1])
+
+
+FACING_TELL = 0.05
+"""A body tells its way by toes or knees when their mean horizontal offset (ankle to toe, or
+the knee off its hip-to-ankle midpoint) is at least this many leg lengths; less is a foot
+joint that points down or a straight leg, whose way is noise."""
+
+
+def _body_forward(pos: np.ndarray, legs: Legs) -> np.ndarray:
+    """``(2,)`` xz: the toes' mean way (ankle to toe) over ``pos (F, J, 3)``, else the knees'
+    (off the hip-to-ankle midpoint), when it is at least :data:`FACING_TELL`; else zeros."""
+    least = FACING_TELL * legs.leg_length
+    toes = [
+        np.mean(pos[:, g.toe] - pos[:, g.ankle], axis=0)[[0, 2]] for g in legs.legs if g.toe >= 0
+    ]
+    knees = [
+        np.mean(pos[:, g.knee] - 0.5 * (pos[:, g.hip] + pos[:, g.ankle]), axis=0)[[0, 2]]
+        for g in legs.legs
+    ]
+    for ways in (toes, knees):
+        if ways and np.hypot(*np.mean(ways, axis=0)) >= least:
+            return np.mean(ways, axis=0)
+    return np.zeros(2)
 
 
 def _pivot(motion: Motion, legs: Legs) -> np.ndarray:
