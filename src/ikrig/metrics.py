@@ -63,9 +63,10 @@ Contacts (per foot joint, from the source alone), in this order
     frames closer than two windows being one pop. Counted per leg, summed overall.
 
 ``bone_drift`` (plain ratio)
-    The largest change of a bone's length over the leg length, over all frames; bones are the
-    parent-child distances constant in the source (one that changes there, such as a pelvis
-    translated under a static root, is a translation, not a bone).
+    The largest change of a bone's length (the world distance from parent to child) from its
+    length in the source, over the leg length, over all frames; bones are the parent-child
+    links whose local translation is constant in the source (one that changes there, such as
+    a pelvis translated under a static root, is a translation, not a bone).
 
 ``pelvis_dev``
     The largest horizontal (XZ) distance between the result's and the source's pelvis (the
@@ -94,16 +95,25 @@ counts or hierarchies that differ, a source without ``frame_time``, legs that ar
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .character.legs import Legs, pelvis_joint
 from .errors import InputError
+from .metrics_joints import (
+    CONTACT_HEIGHT,
+    CONTACT_MIN_SPAN,
+    CONTACT_SPEED,
+    FLOOR_PERCENTILE,
+    POP_THRESHOLD,
+    POP_WINDOW,
+    joint_contacts,
+    knee_angles,
+    knee_pops,
+)
+from .metrics_table import TABLE_COLUMNS, metrics_table, table_cell
 from .pose import Motion
-from .signal.filters import jerk_excess
-from .signal.spans import clean_spans
 from .signal.stats import percentile
 
 __all__ = [
@@ -117,6 +127,7 @@ __all__ = [
     "POP_WINDOW",
     "TABLE_COLUMNS",
     "foot_metrics",
+    "foot_summary",
     "joint_contacts",
     "knee_angles",
     "knee_pops",
@@ -124,102 +135,11 @@ __all__ = [
     "table_cell",
 ]
 
-POP_WINDOW = 1.0 / 30.0
-"""Time step (s) over which the change of knee angular velocity is measured (knee pops)."""
-POP_THRESHOLD = 2.0
-"""A change of knee angular velocity over ``POP_WINDOW`` exceeding the source's by more than
-this (rad/s) is a pop."""
-FLOOR_PERCENTILE = 5.0
-"""A foot joint's floor: this percentile of its height in the source."""
-CONTACT_HEIGHT = 0.06
-"""Leg lengths: a joint this close to its floor (and slow) is in contact."""
-CONTACT_SPEED = 0.5
-"""Leg lengths per second: a joint slower than this (and low) is in contact."""
-CONTACT_MIN_SPAN = 0.05
-"""Seconds: shorter gaps between contacts are filled, then shorter contacts dropped."""
 ACC_WINDOW = 1.0 / 30.0
 """Seconds: the step of the pelvis's vertical acceleration."""
 ACC_FLOOR = 10.0
 """% leg/s^2: the least source acceleration ``pelvis_acc_ratio`` divides by (a 1 % bob at
 0.5 Hz; the shared clips' p99 run from 27, an idle, to 2800, a run)."""
-
-
-def _span_frames(frame_time: float) -> int:
-    """The fewest frames lasting at least :data:`CONTACT_MIN_SPAN` (module docstring)."""
-    return max(1, math.ceil(CONTACT_MIN_SPAN / frame_time - 0.01))
-
-
-def joint_contacts(
-    positions_world: np.ndarray, leg_length: float, frame_time: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Contacts of foot joints by the rule of the module docstring.
-
-    Args:
-        positions_world: ``(F, n, 3)`` the source's foot joints, ``F >= 1``.
-        leg_length: the length unit of the thresholds.
-        frame_time: seconds per frame.
-
-    Returns:
-        ``(contacts (F, n) bool, floors (n,))``, floors in the positions' units.
-    """
-    p = np.asarray(positions_world, dtype=np.float64)
-    if p.ndim != 3 or p.shape[-1] != 3 or len(p) == 0:
-        raise InputError(f"positions_world: expected (F >= 1, n, 3), got {p.shape}")
-    floors = np.percentile(p[..., 1], FLOOR_PERCENTILE, axis=0)
-    speed = np.zeros(p.shape[:-1])
-    if len(p) >= 2:  # central differences, one-sided at the ends
-        speed = np.linalg.norm(np.gradient(p[..., [0, 2]], frame_time, axis=0), axis=-1)
-    raw = (p[..., 1] - floors <= CONTACT_HEIGHT * leg_length) & (speed < CONTACT_SPEED * leg_length)
-    n = _span_frames(frame_time)
-    out = np.zeros_like(raw)
-    for k in range(raw.shape[1]):
-        out[:, k] = clean_spans(raw[:, k], n, n - 1)
-    return out, floors
-
-
-def knee_angles(positions_world: np.ndarray, legs: Legs) -> np.ndarray:
-    """Knee angle ``(F, legs)`` in radians (``pi`` = straight) from joint positions ``(F, J, 3)``.
-
-    The angle at the knee between the knee->hip and knee->ankle segments; a zero-length
-    segment gives 0.
-    """
-    out = []
-    for leg in legs.legs:
-        a = positions_world[:, leg.hip] - positions_world[:, leg.knee]
-        b = positions_world[:, leg.ankle] - positions_world[:, leg.knee]
-        c = np.linalg.norm(np.cross(a, b), axis=-1)
-        out.append(np.arctan2(c, np.sum(a * b, axis=-1)))
-    return np.stack(out, axis=-1) if out else np.zeros((len(positions_world), 0))
-
-
-def knee_pops(
-    angles_result, angles_source, frame_time: float, threshold: float = POP_THRESHOLD,
-    window: float = POP_WINDOW,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Count knee pops of a result against its source (see the module docstring).
-
-    Args:
-        angles_result: ``(F, legs)`` knee angles of the result, radians.
-        angles_source: ``(F, legs)`` knee angles of the source, radians.
-        frame_time: seconds per frame.
-        threshold: rad/s; a change of angular velocity over ``window`` that exceeds the
-            source's nearby ones by more than this is a pop.
-        window: seconds over which the change of angular velocity is measured.
-
-    Returns:
-        ``(pops (legs,) int, excess (F, legs) float)``: the number of pops per leg and, per
-        frame, how much the result's change of angular velocity exceeds the source's (rad/s;
-        0 at the ends, where it is undefined).
-    """
-    a_r = np.asarray(angles_result, dtype=np.float64)
-    W = max(1, int(round(window / frame_time)))
-    excess = jerk_excess(a_r, angles_source, frame_time, window)
-    pops = np.zeros(a_r.shape[1], dtype=np.int64)
-    for k in range(a_r.shape[1]):
-        idx = np.flatnonzero(excess[:, k] > threshold)
-        if len(idx):
-            pops[k] = 1 + int(np.count_nonzero(np.diff(idx) >= 2 * W))
-    return pops, excess
 
 
 def _stat(values: np.ndarray, kind: str) -> float | None:
@@ -240,7 +160,9 @@ def _rel(skate: float | None, skate_source: float | None) -> float | None:
     return 1.0 if skate == 0.0 else None
 
 
-def _checked(result: Motion, source: Motion, legs: Legs) -> tuple[np.ndarray, np.ndarray]:
+def _checked(
+    result: Motion, source: Motion, legs: Legs, source_fk: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
     """World positions ``(F, J, 3)`` of both clips after the structural checks."""
     if not isinstance(result, Motion) or not isinstance(source, Motion):
         raise InputError("result and source: expected ikrig Motion clips")
@@ -263,8 +185,8 @@ def _checked(result: Motion, source: Motion, legs: Legs) -> tuple[np.ndarray, np
     for leg in legs.legs:
         if not all(0 <= j < J for j in leg.joints) or leg.toe >= J:
             raise InputError(f"legs: leg {leg.side!r} names a joint outside the {J}-joint skeleton")
-    pos_r = result.positions_world().astype(np.float64)
-    return pos_r, source.positions_world().astype(np.float64)
+    pos_r = np.asarray(result.positions_world(), dtype=np.float64)
+    return pos_r, np.asarray(source.fk(source_fk)[1], dtype=np.float64)
 
 
 def _ground_heights(ground, xz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -287,10 +209,9 @@ def _ground_heights(ground, xz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(found, h, 0.0), found
 
 
-def _speeds(p: np.ndarray, ok: np.ndarray, dt: float) -> np.ndarray:
-    """Horizontal speeds of ``p (F, 3)`` over the transitions ``t -> t+1`` where ``ok (F-1,)``."""
-    t = np.flatnonzero(ok)
-    return np.linalg.norm(p[t + 1][:, [0, 2]] - p[t][:, [0, 2]], axis=-1) / dt
+def _step_speeds(p: np.ndarray, dt: float) -> np.ndarray:
+    """Horizontal speeds ``(F - 1, n)`` of ``p (F, n, 3)`` over the transitions ``t -> t+1``."""
+    return np.hypot(p[1:, :, 0] - p[:-1, :, 0], p[1:, :, 2] - p[:-1, :, 2]) / dt
 
 
 def _joint_samples(h: np.ndarray, rec: np.ndarray, c: np.ndarray, found: np.ndarray) -> dict:
@@ -341,18 +262,27 @@ def _pelvis_acc(y: np.ndarray, dt: float) -> float | None:
 
 def _bone_lengths(pos: np.ndarray, child: np.ndarray, parents: np.ndarray) -> np.ndarray:
     """``(F, B)`` lengths of the bones ``parents[child] -> child`` in ``pos (F, J, 3)``
-    (``take``, ``einsum``: several times faster than fancy indexing and a norm)."""
-    d = np.take(pos, child, axis=1) - np.take(pos, parents[child], axis=1)
-    return np.sqrt(np.einsum("fbk,fbk->fb", d, d))
+    (gathered as columns of ``(F, 3 J)``, summed coordinate by coordinate: several times
+    faster than gathering joints and reducing over axes of 3)."""
+    xyz = np.arange(3)
+    flat = pos.reshape(len(pos), -1)
+    d = np.take(flat, (3 * child[:, None] + xyz).ravel(), axis=1)
+    d -= np.take(flat, (3 * parents[child][:, None] + xyz).ravel(), axis=1)
+    d *= d
+    return np.sqrt(d[:, 0::3] + d[:, 1::3] + d[:, 2::3])
 
 
-def _bone_drift(pos_r: np.ndarray, pos_s: np.ndarray, parents: np.ndarray, unit: float) -> float:
-    child = np.flatnonzero(parents >= 0)
+def _bone_drift(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, unit: float) -> float:
+    """The largest change of a bone's world length from ``pos_s`` to ``pos_r`` (``(F, J, 3)``),
+    over the leg length; bones: the links whose local translation is constant in ``source``
+    (module docstring)."""
+    parents = source.skeleton.parents
+    fixed = np.all(np.ptp(source.positions_local, axis=0) <= 1e-9 * unit, axis=-1)  # (J,)
+    child = np.flatnonzero((parents >= 0) & fixed)
     if not len(child):
         return 0.0
-    len_s, len_r = _bone_lengths(pos_s, child, parents), _bone_lengths(pos_r, child, parents)
-    bones = np.ptp(len_s, axis=0) <= 1e-9 * unit
-    return float(np.max(np.abs(len_r - len_s)[:, bones], initial=0.0)) / unit
+    len_r, len_s = _bone_lengths(pos_r, child, parents), _bone_lengths(pos_s, child, parents)
+    return float(np.max(np.abs(len_r - len_s))) / unit
 
 
 def _body(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, legs: Legs, top: np.ndarray):
@@ -365,7 +295,7 @@ def _body(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, legs: Legs, top:
     dev = np.linalg.norm(pos_r[:, pelvis][:, [0, 2]] - pos_s[:, pelvis][:, [0, 2]], axis=-1)
     rise = (y_r - y_s - top)[np.isfinite(top)] * scale
     return {
-        "bone_drift": _bone_drift(pos_r, pos_s, source.skeleton.parents, legs.leg_length),
+        "bone_drift": _bone_drift(pos_r, pos_s, source, legs.leg_length),
         "pelvis_dev": float(np.max(dev)) * scale,
         "pelvis_rise": float(rise.max()) if rise.size else None,
         "pelvis_acc": acc_r,
@@ -374,7 +304,9 @@ def _body(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, legs: Legs, top:
     }
 
 
-def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict[str, Any]:
+def foot_metrics(
+    result: Motion, source: Motion, ground, legs: Legs, source_fk: Any = None
+) -> dict[str, Any]:
     """Foot-placement quality of ``result`` against ``source`` (definitions: module docstring).
 
     Args:
@@ -384,6 +316,8 @@ def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict[str
         ground: ``height_at(xz (..., 2)) -> (heights, normals, mask)`` with its ``y = 0`` at
             the joints' floors, or ``None`` (flat at 0).
         legs: the legs (``leg_length`` is the unit).
+        source_fk: the source's world rotations and positions (:meth:`Motion.fk`), when the
+            caller has them already; the result's are always computed here.
 
     Returns:
         A JSON-ready dict: ``frames``, ``frame_time``, ``leg_length``, ``feet`` (sides), the
@@ -395,106 +329,78 @@ def foot_metrics(result: Motion, source: Motion, ground, legs: Legs) -> dict[str
     Raises:
         InputError: see the module docstring.
     """
-    pos_r, pos_s = _checked(result, source, legs)
-    dt, unit = float(source.frame_time or 0.0), float(legs.leg_length)
-    scale = 100.0 / unit
-    joints = [(leg.side, j) for leg in legs.legs for j in (leg.ankle, leg.toe) if j >= 0]
-    idx = [j for _, j in joints]
-    contacts, floors = joint_contacts(pos_s[:, idx], unit, dt)
-    gh, found = _ground_heights(ground, pos_r[:, idx][..., [0, 2]])
-    h = (pos_r[:, idx, 1] - gh - floors) * scale
-    rec = (pos_s[:, idx, 1] - floors) * scale
-    parts = []
-    for k, j in enumerate(idx):
-        c = contacts[:, k]
-        part = _joint_samples(h[:, k], rec[:, k], c, found[:, k])
-        both = c[:-1] & c[1:]
-        part["skate"] = _speeds(pos_r[:, j], both, dt) * scale
-        part["skate_source"] = _speeds(pos_s[:, j], both, dt) * scale
-        parts.append(part)
-    top = np.where(found.all(axis=1), gh.max(axis=1, initial=-np.inf), np.nan)
-    body = _body(pos_r, pos_s, source, legs, top)
-    pops, _ = knee_pops(knee_angles(pos_r, legs), knee_angles(pos_s, legs), dt)
+    m = _measure(result, source, ground, legs, source_fk)
     per_foot = {}
     for i, leg in enumerate(legs.legs):
-        mine = [parts[k] for k, (side, _) in enumerate(joints) if side == leg.side]
-        per_foot[leg.side] = {**_values(mine), **body, "pops": int(pops[i])}
+        mine = [m.parts[k] for k, (side, _) in enumerate(m.joints) if side == leg.side]
+        per_foot[leg.side] = {**_values(mine), **m.body, "pops": int(m.pops[i])}
     names = source.skeleton.names
     per_joint = {
         names[j]: {
             "side": side,
-            "floor": float(floors[k]),
-            "contact_fraction": float(np.mean(contacts[:, k])),
-            **_values([parts[k]]),
+            "floor": float(m.floors[k]),
+            "contact_fraction": float(np.mean(m.contacts[:, k])),
+            **_values([m.parts[k]]),
         }
-        for k, (side, j) in enumerate(joints)
+        for k, (side, j) in enumerate(m.joints)
     }
+    return {**_overall(m, legs), "per_foot": per_foot, "per_joint": per_joint}
+
+
+def foot_summary(
+    result: Motion, source: Motion, ground, legs: Legs, source_fk: Any = None
+) -> dict[str, Any]:
+    """The overall values of :func:`foot_metrics` (its top level, without ``per_foot`` and
+    ``per_joint``), for a batch that records one row per clip; same arguments."""
+    return _overall(_measure(result, source, ground, legs, source_fk), legs)
+
+
+class _Measured(NamedTuple):
+    """One clip's samples: the foot ``joints`` ``[(side, joint)]`` with their ``floors``,
+    ``contacts (F, n)`` and samples ``parts`` (:func:`_joint_samples`), the ``body``
+    values, the knee ``pops`` per leg, and ``frames``, ``frame_time``."""
+
+    joints: list[tuple[str, int]]
+    floors: np.ndarray
+    contacts: np.ndarray
+    parts: list[dict]
+    body: dict[str, Any]
+    pops: np.ndarray
+    frames: int
+    frame_time: float
+
+
+def _measure(result: Motion, source: Motion, ground, legs: Legs, source_fk: Any) -> _Measured:
+    pos_r, pos_s = _checked(result, source, legs, source_fk)
+    dt, unit = float(source.frame_time or 0.0), float(legs.leg_length)
+    scale = 100.0 / unit
+    joints = [(leg.side, j) for leg in legs.legs for j in (leg.ankle, leg.toe) if j >= 0]
+    idx = [j for _, j in joints]
+    feet_r, feet_s = pos_r[:, idx], pos_s[:, idx]
+    contacts, floors = joint_contacts(feet_s, unit, dt)
+    gh, found = _ground_heights(ground, feet_r[..., [0, 2]])
+    h = (feet_r[..., 1] - gh - floors) * scale
+    rec = (feet_s[..., 1] - floors) * scale
+    steps_r, steps_s = (_step_speeds(p, dt) * scale for p in (feet_r, feet_s))
+    both = contacts[:-1] & contacts[1:]
+    parts = []
+    for k in range(len(idx)):
+        part = _joint_samples(h[:, k], rec[:, k], contacts[:, k], found[:, k])
+        part["skate"], part["skate_source"] = steps_r[both[:, k], k], steps_s[both[:, k], k]
+        parts.append(part)
+    top = np.where(found.all(axis=1), gh.max(axis=1, initial=-np.inf), np.nan)
+    body = _body(pos_r, pos_s, source, legs, top)
+    pops, _ = knee_pops(knee_angles(pos_r, legs), knee_angles(pos_s, legs), dt)
+    return _Measured(joints, floors, contacts, parts, body, pops, int(pos_r.shape[0]), dt)
+
+
+def _overall(m: _Measured, legs: Legs) -> dict[str, Any]:
     return {
-        "frames": int(pos_r.shape[0]),
-        "frame_time": dt,
-        "leg_length": unit,
+        "frames": m.frames,
+        "frame_time": m.frame_time,
+        "leg_length": float(legs.leg_length),
         "feet": [leg.side for leg in legs.legs],
-        **_values(parts),
-        **body,
-        "pops": int(pops.sum()),
-        "per_foot": per_foot,
-        "per_joint": per_joint,
+        **_values(m.parts),
+        **m.body,
+        "pops": int(m.pops.sum()),
     }
-
-
-TABLE_COLUMNS = (  # (key, header, format)
-    ("pen_p95", "pen p95", "{:.3f}"),
-    ("pen_max", "pen max", "{:.3f}"),
-    ("float_mean", "flt mean", "{:.3f}"),
-    ("float_p95", "flt p95", "{:.3f}"),
-    ("height_dev_max", "hdev max", "{:.3f}"),
-    ("skate_rel", "skate rel", "{:.3f}"),
-    ("pops", "pops", "{:d}"),
-    ("bone_drift", "bone drift", "{:.1e}"),
-    ("pelvis_dev", "pelvis dev", "{:.3f}"),
-    ("pelvis_acc_ratio", "acc ratio", "{:.2f}"),
-    ("misses", "misses", "{:d}"),
-)
-"""The columns of :func:`metrics_table` (and the benchmark's table): ``(key, header, format)``."""
-
-
-def table_cell(value, fmt: str) -> str:
-    """``value`` formatted with ``fmt``; ``-`` for ``None`` (or a non-finite float)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "-"
-    return fmt.format(value)
-
-
-def metrics_table(rows) -> str:
-    """A fixed-width text table of several metric dicts, one row each.
-
-    Args:
-        rows: ``[(label, metrics), ...]`` with ``metrics`` from :func:`foot_metrics` (or its
-            ``per_foot`` / ``per_joint`` entries). Missing or ``None`` values print as ``-``.
-
-    Returns:
-        The table (header, unit line, rule, one line per row), lines joined by ``\\n``:
-        the columns of :data:`TABLE_COLUMNS`, each as wide as its widest cell.
-    """
-    rows = list(rows)
-    cells = [[table_cell(m.get(key), fmt) for key, _, fmt in TABLE_COLUMNS] for _, m in rows]
-    widths = [
-        max([len(head)] + [len(r[i]) for r in cells])
-        for i, (_, head, _) in enumerate(TABLE_COLUMNS)
-    ]
-    label_w = max([5] + [len(str(label)) for label, _ in rows])
-    header = "label".ljust(label_w) + "".join(
-        " " + head.rjust(w) for (_, head, _), w in zip(TABLE_COLUMNS, widths)
-    )
-    lines = [
-        header,
-        "(% of leg length against each foot joint's floor in the source, contacts from the"
-        " source; hdev: a planted joint's height off its recorded one; acc ratio: pelvis"
-        " vertical acceleration p99 over the source's)",
-        "-" * len(header),
-    ]
-    for (label, _), row in zip(rows, cells):
-        lines.append(
-            str(label).ljust(label_w) + "".join(" " + c.rjust(w) for c, w in zip(row, widths))
-        )
-    return "\n".join(lines)
