@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # the pipeline loads when a clip is placed, not when the CLI 
 __all__ = [
     "DEFAULT_PLACEMENT", "FootPlacement", "Placed", "clip_with_time", "place_clip",
     "result_metrics",
+    "result_summary",
 ]  # fmt: skip
 
 
@@ -47,9 +48,9 @@ class FootPlacement(NamedTuple):
 DEFAULT_PLACEMENT = FootPlacement()
 
 
-def clip_with_time(path: str, animation: str | None = None) -> AnyClip:
-    """Read a clip file (BVH or glTF, by suffix: :func:`~ikrig.io.clips.read_clip`) for foot
-    placement, which needs a frame time.
+def clip_with_time(path: str, animation: str | None = None, data: bytes | None = None) -> AnyClip:
+    """Read a clip file (BVH or glTF, by suffix: :func:`~ikrig.io.clips.read_clip`, which
+    takes ``data``) for foot placement, which needs a frame time.
 
     Raises:
         InputError: the clip has no frame time (a single pose); file errors as
@@ -58,7 +59,7 @@ def clip_with_time(path: str, animation: str | None = None) -> AnyClip:
     from .errors import InputError
     from .io.clips import read_clip
 
-    clip = read_clip(path, animation=animation)
+    clip = read_clip(path, animation=animation, data=data)
     if clip.motion.frame_time is None:
         raise InputError(
             f"{path}: no frame time (a single pose); foot placement needs a clip with a frame time"
@@ -70,14 +71,16 @@ class Placed(NamedTuple):
     """What :func:`place_clip` returns: the legs found, the ground as laid (before the
     datum), one :class:`~ikrig.foot.offline.FootResult` per mode, the source as placed
     (moved to ``at``, ``heading`` or along ``path``; the given clip when none is asked),
-    which the results are measured against, and whether it walks in place
-    (:func:`~ikrig.foot.travel.treadmill_contacts`)."""
+    which the results are measured against, whether it walks in place
+    (:func:`~ikrig.foot.travel.treadmill_contacts`), and the source's world transforms
+    (:meth:`~ikrig.pose.Motion.fk`), computed once and shared by the steps."""
 
     legs: Legs
     ground: Any
     results: dict[str, FootResult]
     source: Motion
     walks_in_place: bool = False
+    source_fk: Any = None
 
     def world(self) -> Any:
         """The ground where the pipeline stood the feet: raised to the first result's
@@ -125,20 +128,35 @@ def place_clip(
         contacts = treadmill
         options = options.replace(lock=LockOptions(enabled=False))
     results = {
-        m: place_feet(
-            motion, ground, options.replace(mode=m), found, contacts=contacts, progress=progress
-        )
+        m: place_feet(motion, ground, options.replace(mode=m), found, contacts, progress, fk=fk)
         for m in modes
     }
-    return Placed(found, ground, results, motion, treadmill is not None)
+    return Placed(found, ground, results, motion, treadmill is not None, fk)
 
 
-def result_metrics(result: FootResult, source: Motion, world: Any) -> dict[str, Any]:
+def result_metrics(
+    result: FootResult, source: Motion, world: Any, source_fk: Any = None
+) -> dict[str, Any]:
     """:func:`~ikrig.metrics.foot_metrics` of ``result`` against ``source`` on ``world``
     (:meth:`Placed.world`), read with the clip's floor at its ``y = 0``, as the report's
-    rows are (each foot joint against its own floor in the source)."""
-    from .ground.views import RaisedGround
+    rows are (each foot joint against its own floor in the source); ``source_fk``: the
+    source's world transforms if known (:attr:`Placed.source_fk`)."""
     from .metrics import foot_metrics
 
-    floors = RaisedGround(world, -result.sole.floor)
-    return foot_metrics(result.motion, source, floors, result.legs)
+    return foot_metrics(result.motion, source, _floors(result, world), result.legs, source_fk)
+
+
+def result_summary(
+    result: FootResult, source: Motion, world: Any, source_fk: Any = None
+) -> dict[str, Any]:
+    """The overall values of :func:`result_metrics` (:func:`~ikrig.metrics.foot_summary`):
+    what a batch records per clip."""
+    from .metrics import foot_summary
+
+    return foot_summary(result.motion, source, _floors(result, world), result.legs, source_fk)
+
+
+def _floors(result: FootResult, world: Any) -> Any:
+    from .ground.views import RaisedGround
+
+    return RaisedGround(world, -result.sole.floor)

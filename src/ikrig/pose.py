@@ -219,9 +219,23 @@ class Motion:
     def dtype(self) -> np.dtype:
         return self.rotations_local.dtype
 
-    def fk(self) -> tuple[np.ndarray, np.ndarray]:
-        """World rotations ``(..., J, 4)`` and positions ``(..., J, 3)``; see :func:`fk`."""
-        return fk(self.skeleton.parents, self.rotations_local, self.positions_local)
+    def fk(
+        self, known: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """World rotations ``(..., J, 4)`` and positions ``(..., J, 3)``; see :func:`fk`.
+
+        ``known``: this motion's world transforms when a caller has computed them already
+        (a pipeline sharing them between steps): returned as they are once their shapes
+        are checked, not computed again."""
+        if known is None:
+            return fk(self.skeleton.parents, self.rotations_local, self.positions_local)
+        rot, pos = known
+        if rot.shape != self.rotations_local.shape or pos.shape != self.positions_local.shape:
+            raise InputError(
+                f"fk: world transforms {rot.shape} and {pos.shape} given for a motion of"
+                f" {self.rotations_local.shape} and {self.positions_local.shape}"
+            )
+        return rot, pos
 
     def positions_world(self) -> np.ndarray:
         """World joint positions ``(..., J, 3)``."""

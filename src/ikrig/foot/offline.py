@@ -146,6 +146,7 @@ def place_feet(
     contacts: Any = None,
     progress: bool = False,
     chunk: int = 4096,
+    fk: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> FootResult:
     """Plant a clip's feet on ``ground`` (the offline pipeline).
 
@@ -161,6 +162,8 @@ def place_feet(
             or None to detect them.
         progress: show a progress bar (tqdm) on clips longer than ``chunk`` frames.
         chunk: frames per batch; the state carries over, so the result does not depend on it.
+        fk: the clip's world rotations ``(F, J, 4)`` and positions ``(F, J, 3)``
+            (:meth:`~ikrig.pose.Motion.fk`), when the caller has them already.
 
     Returns:
         :class:`FootResult`. Only joint rotations and the root translation change; frame
@@ -181,7 +184,7 @@ def place_feet(
     options = options or FootOptions()
     check_clip(clip)
     # 1. legs and soles
-    fk = clip.fk()
+    fk = clip.fk(fk)
     if not isinstance(legs, Legs):
         legs = find_legs(clip.skeleton, legs, fk[1])
     sole = estimate_sole(clip, legs, options.contacts.floor_percentile, fk=fk)

@@ -203,8 +203,9 @@ def _parse_bytes(data: bytes, path) -> BvhClip:
     return BvhClip(motion, channels, values, None if path is None else os.fspath(path))
 
 
-def read_bvh(path: str | os.PathLike) -> BvhClip:
-    """Read a BVH file.
+def read_bvh(path: str | os.PathLike, data: bytes | None = None) -> BvhClip:
+    """Read a BVH file; ``data``: its bytes, when the caller has read them already (to hash
+    them, say), so that the file is not read twice.
 
     Returns:
         A :class:`BvhClip` whose motion has batch shape ``(F,)`` (``F`` may be 0), float64,
@@ -214,7 +215,7 @@ def read_bvh(path: str | os.PathLike) -> BvhClip:
         FileFormatError: the file is malformed; the message names the file and the line.
         OSError: the file cannot be read.
     """
-    return _parse_bytes(Path(path).read_bytes(), os.fspath(path))
+    return _parse_bytes(Path(path).read_bytes() if data is None else data, os.fspath(path))
 
 
 def parse_bvh(text: str, path: str | os.PathLike | None = None) -> BvhClip:

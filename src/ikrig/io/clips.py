@@ -41,7 +41,10 @@ def clip_format(path: str | os.PathLike[str]) -> str:
 
 
 def read_clip(
-    path: str | os.PathLike[str], animation: str | int | None = None, fps: float | None = None
+    path: str | os.PathLike[str],
+    animation: str | int | None = None,
+    fps: float | None = None,
+    data: bytes | None = None,
 ) -> AnyClip:
     """Read a clip file by its suffix.
 
@@ -51,6 +54,9 @@ def read_clip(
             holds one clip, so any value is an error there.
         fps: for glTF, the sampling rate (default: the keys' own, see
             :func:`~ikrig.io.gltf_read.read_gltf`); an error for BVH (its frames are fixed).
+        data: a BVH file's bytes, when the caller has read them already (a batch hashes
+            them), so that it is not read twice; a glTF file is read from ``path`` (it may
+            refer to files beside it).
 
     Raises:
         InputError: an unknown suffix, or ``animation``/``fps`` given for a BVH file.
@@ -64,7 +70,7 @@ def read_clip(
     for name, value in (("animation", animation), ("fps", fps)):
         if value is not None:
             raise InputError(f"{os.fspath(path)}: --{name} applies to glTF files, not BVH")
-    return read_bvh(path)
+    return read_bvh(path, data)
 
 
 def write_clip(path: str | os.PathLike[str], clip: AnyClip, motion: Motion | None = None) -> None:
