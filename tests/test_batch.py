@@ -150,6 +150,42 @@ def test_local_pool_writes_what_foot_writes(reference, tmp_path):
     check_complete(out, reference)
 
 
+@pytest.mark.compile  # a spawned worker loads the compiled kernels
+def test_spawned_workers_write_the_same(reference, tmp_path, monkeypatch):
+    """Where forking is unsafe (another OS, threads, Numba's pool running) workers are
+    spawned; the result is the same."""
+    import ikrig.batch.local as local
+
+    monkeypatch.setattr(local, "start_method", lambda: "spawn")
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    r = invoke("batch", lib, *ARGS, "-o", out, "--jobs", 1, "-q")
+    assert r.exit_code == 1 and "done: 3" in r.output, r.output
+    check_complete(out, reference)
+
+
+def test_workers_fork_only_where_it_is_safe(monkeypatch):
+    import threading
+
+    import ikrig.batch.local as local
+    from ikrig._numba import numba
+
+    def no_pool() -> str:
+        raise ValueError("Threading layer is not initialized.")
+
+    monkeypatch.setattr(local.sys, "platform", "linux")
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(numba, "threading_layer", no_pool)
+    assert local.start_method() == "fork"
+    monkeypatch.setattr(threading, "active_count", lambda: 2)  # a thread may hold a lock
+    assert local.start_method() == "spawn"
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(numba, "threading_layer", lambda: "omp")  # OpenMP's pool runs
+    assert local.start_method() == "spawn"
+    monkeypatch.setattr(numba, "threading_layer", no_pool)
+    monkeypatch.setattr(local.sys, "platform", "darwin")
+    assert local.start_method() == "spawn"
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
@@ -216,8 +252,8 @@ def test_local_pool_survives_a_killed_worker(reference, tmp_path):
     proc = _batch_process(lib, out, "--jobs", "2")
     _wait_for_ok(out, proc)
     children = psutil.Process(proc.pid).children()
-    workers = [p for p in children if "spawn_main" in " ".join(p.cmdline())]
-    assert workers
+    workers = [p for p in children if "resource_tracker" not in " ".join(p.cmdline())]
+    assert workers  # forked (the batch process is single-threaded) or spawned
     workers[0].kill()  # the pool breaks: a new one takes the unfinished clips
     text = proc.communicate(timeout=600)[0].decode()
     assert proc.returncode == 1, text

@@ -13,6 +13,7 @@ import json
 import os
 import time
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -80,13 +81,23 @@ def options_hash(job: FootJob, legs: str | None) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def remove_stale_parts(output: Path) -> None:
-    """Remove the temporary files a killed writer left beside an output
-    (``.NAME.*.part.SUFFIX``, see :func:`ikrig._files.atomic_path`)."""
-    if not output.parent.is_dir():
-        return
-    for part in output.parent.glob(f".{output.name}.*.part{output.suffix}"):
-        part.unlink(missing_ok=True)
+def remove_stale_parts(outputs: Iterable[Path]) -> None:
+    """Remove the temporary files killed writers left beside these outputs
+    (``.NAME.*.part.SUFFIX``, see :func:`ikrig._files.atomic_path`): one listing per folder,
+    however many outputs it holds."""
+    names: dict[Path, set[str]] = {}
+    for output in outputs:
+        names.setdefault(output.parent, set()).add(output.name)
+    for folder, mine in names.items():
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:  # not made yet
+            continue
+        for entry in entries:
+            name, part = entry.name, entry.name.rfind(".part")
+            # ".NAME.RANDOM.part.SUFFIX": mkstemp's RANDOM has no dot
+            if name.startswith(".") and part > 0 and name[1:part].rpartition(".")[0] in mine:
+                Path(entry.path).unlink(missing_ok=True)
 
 
 def one_line(exc: BaseException) -> str:
@@ -107,25 +118,24 @@ def _scalars(row: dict[str, Any]) -> dict[str, float | None]:
     }
 
 
-def _place(task: ClipTask) -> tuple[dict[str, float | None], int]:
-    """``ikrig foot`` on one clip (the same :func:`ikrig.placement.place_clip` and writer);
-    writes the output, returns the result's metrics (the report's row of the mode) and
-    frame count."""
+def _place(task: ClipTask, data: bytes) -> tuple[dict[str, float | None], int]:
+    """``ikrig foot`` on one clip (the same :func:`ikrig.placement.place_clip` and writer),
+    whose file's bytes are ``data``; writes the output, returns the result's metrics (the
+    report's row of the mode) and frame count."""
     from ..character.up import detect_up, from_y_up, to_y_up
     from ..io.clips import write_clip
-    from ..placement import FootPlacement, clip_with_time, place_clip, result_metrics
+    from ..placement import FootPlacement, clip_with_time, place_clip, result_summary
 
     job = task.job
-    clip = clip_with_time(task.source)
+    clip = clip_with_time(task.source, data=data)
     up = detect_up(clip.motion) if job.up == "auto" else job.up
     motion = to_y_up(clip.motion, up)
     placement = FootPlacement(job.seed, job.datum, up)
     placed = place_clip(motion, job.ground, [job.mode], task.legs, placement)
     result = placed.results[job.mode]
     Path(task.output).parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_parts(Path(task.output))  # left by a worker killed while writing it
     write_clip(task.output, clip, from_y_up(result.motion, up))
-    metrics = _scalars(result_metrics(result, placed.source, placed.world()))
+    metrics = _scalars(result_summary(result, placed.source, placed.world(), placed.source_fk))
     metrics["ground_missing_frames"] = float((~result.info.ground_found).any(axis=1).sum())
     return metrics, int(clip.motion.num_frames)
 
@@ -136,10 +146,11 @@ def run_clip(task: ClipTask) -> ClipOutcome:
     sha: str | None = None
     caught: list[warnings.WarningMessage] = []
     try:
-        sha = file_sha256(task.source)
+        data = Path(task.source).read_bytes()  # read once: hashed, then parsed
+        sha = hashlib.sha256(data).hexdigest()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            metrics, frames = _place(task)
+            metrics, frames = _place(task, data)
     except Exception as exc:  # a bad clip is recorded, never stops the batch
         return ClipOutcome(
             task.relative, "failed", one_line(exc), {}, 0, time.perf_counter() - t0, sha, []

@@ -97,7 +97,10 @@ class _Progress:
     def __init__(self, total: int, show: bool) -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=total, unit="clip", disable=not show, dynamic_ncols=True)
+        class Bar(tqdm):
+            monitor_interval = 0  # no monitor thread: the workers fork from this process
+
+        self.bar = Bar(total=total, unit="clip", disable=not show, dynamic_ncols=True)
         self.frames, self.failed, self.t0 = 0, 0, time.perf_counter()
 
     def step(self, outcome: ClipOutcome) -> None:
@@ -115,7 +118,9 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
     out_dir = Path(settings.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     with _locked(out_dir):
-        remove_stale_parts(out_dir / MANIFEST_NAME)
+        # left by a killed batch (its workers finish the clip they write, but a worker
+        # killed mid-write leaves its temporary file); this run's, at its end
+        remove_stale_parts([out_dir / MANIFEST_NAME, *(Path(c.output) for c in clips)])
         manifest = Manifest(out_dir)
         todo, skipped = _plan(clips, job, settings, manifest)
         hashes = {t.relative: options_hash(job, t.legs) for t in todo}
@@ -140,9 +145,7 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
         finally:
             bar.bar.close()
             manifest.close()
-            for t in todo:  # a clip that killed its workers leaves their temporary files
-                if manifest.entries.get(t.relative, {}).get("status") != "ok":
-                    remove_stale_parts(Path(t.output))
+            remove_stale_parts(Path(t.output) for t in todo)  # from workers killed writing
     entries = manifest.select(c.relative for c in clips)
     return batch_summary(entries, len(skipped), time.perf_counter() - t0)
 
