@@ -18,6 +18,7 @@ Run: ``python benchmarks/bench_batch.py [--clips 200] [--rounds 3] [--no-cluster
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -160,8 +161,16 @@ def one_round(paths: list[Path], lib: Path, tmp: Path, cluster: bool) -> dict[st
     return t
 
 
-def report(t: dict[str, float], n: int, frames: int) -> None:
-    """Print the medians ``t`` and the goals' ratios."""
+def _ratios(rounds: list[dict[str, float]], f, unit: str = "x") -> str:
+    """The median over the rounds of a same-round ratio ``f(round)``, and its range."""
+    v = sorted(f(t) for t in rounds)
+    fmt = "{:.2f}x" if unit == "x" else "{:.1f} %"
+    return f"{fmt.format(statistics.median(v))} (rounds {fmt.format(v[0])} to {fmt.format(v[-1])})"
+
+
+def report(rounds: list[dict[str, float]], n: int, frames: int) -> None:
+    """Print the medians of the timings and of the goals' same-round ratios."""
+    t = {k: statistics.median(x[k] for x in rounds) for k in rounds[0]}
     line("plain loop over place_feet", t["loop"], n, frames)
     line("loop over the batch job", t["jobs_loop"], n, frames)
     line("ikrig batch, 1 local process", t["one"], n, frames)
@@ -172,28 +181,20 @@ def report(t: dict[str, float], n: int, frames: int) -> None:
     line("plain loop, a Python script", t["cold_plain"], n, frames)
     line("ikrig batch --jobs 1", t["cold_one"], n, frames)
     line("ikrig batch --jobs 2", t["cold_two"], n, frames)
-    cold_over = (t["cold_one"] - t["cold_plain"]) / n
-    print(
-        f"  overhead per clip of ikrig batch --jobs 1 against the script:"
-        f" {1e3 * cold_over:.1f} ms = {100 * cold_over * n / t['cold_plain']:.0f} %"
-        f"   (goal <= 10 %)\n  speed-up 1 -> 2 processes: {t['cold_one'] / t['cold_two']:.2f}x"
-        f"   (goal >= 1.7x)"
-    )
-    loop, one, two = t["loop"], t["one"], t["two"]
-    over = (one - loop) / n
-    steady = (one - t["start1"]) / (two - t["start2"])
-    over_steady = (one - t["start1"] - loop) / n
     print(
         f"\npool start-up (a one-clip batch): {t['start1']:.2f} s on 1 process,"
-        f" {t['start2']:.2f} s on 2"
-        f"\nspeed-up 1 -> 2 local processes: {one / two:.2f}x wall, {steady:.2f}x after"
-        f" start-up   (goal >= 1.7x on 2 cores)"
-        f"\noverhead per clip, 1 process vs plain loop: {1e3 * over:.1f} ms"
-        f" = {100 * over / (loop / n):.0f} % wall, {1e3 * over_steady:.1f} ms ="
-        f" {100 * over_steady / (loop / n):.0f} % after start-up   (goal <= 10 %)"
-        f"\n  of which the job's extra work (hash, metrics): "
-        f"{1e3 * (t['jobs_loop'] - loop) / n:.1f} ms, the pool (start-up, dispatch): "
-        f"{1e3 * (one - t['jobs_loop']) / n:.1f} ms"
+        f" {t['start2']:.2f} s on 2\n"
+        "\ngoals, as medians of the same-round ratios:"
+        f"\n  speed-up 1 -> 2 local processes: {_ratios(rounds, lambda x: x['one'] / x['two'])}"
+        "   (goal >= 1.7x on 2 cores)"
+        "\n  overhead per clip, 1 process vs the plain loop:"
+        f" {_ratios(rounds, lambda x: 100 * (x['one'] / x['loop'] - 1), '%')}   (goal <= 10 %)"
+        "\n    of which the job's extra work (hash, metrics):"
+        f" {_ratios(rounds, lambda x: 100 * (x['jobs_loop'] / x['loop'] - 1), '%')}"
+        "\n  fresh processes, start-up included:"
+        f"\n    speed-up --jobs 1 -> 2: {_ratios(rounds, lambda x: x['cold_one'] / x['cold_two'])}"
+        "\n    overhead of --jobs 1 against the script:"
+        f" {_ratios(rounds, lambda x: 100 * (x['cold_one'] / x['cold_plain'] - 1), '%')}"
     )
 
 
@@ -212,14 +213,17 @@ def main() -> None:
             one_round(paths, tmp / "lib", tmp / f"round{r}", not args.no_cluster)
             for r in range(args.rounds)
         ]
+        from bench_speed import machine  # CPU model, load, versions
+
         print(
-            f"{len(paths)} clips, {frames} frames; ground slope, mode full;"
+            f"{machine()}\n{len(paths)} clips, {frames} frames; ground slope, mode full;"
             f" medians of {args.rounds} rounds\n"
         )
-        report({k: statistics.median(x[k] for x in rounds) for k in rounds[0]}, len(paths), frames)
+        report(rounds, len(paths), frames)
         print("\nrounds (s):")
         for k in rounds[0]:
             print(f"  {k:<10}" + "".join(f"{x[k]:8.2f}" for x in rounds))
+        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
