@@ -215,6 +215,9 @@ def test_killed_batch_resumes_and_does_each_clip_once(reference, tmp_path):
     workers = psutil.Process(proc.pid).children(recursive=True)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    fcntl = pytest.importorskip("fcntl")
+    with open(out / ".ikrig_batch.lock", "w") as f:  # the orphans finishing a clip let go
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     _, alive = psutil.wait_procs(workers, timeout=120)  # orphans finish their clip and exit
     assert not alive, "worker processes outlived the killed batch"
     first = {e["relative"]: e["finished"] for e in manifest(out) if e["status"] == "ok"}

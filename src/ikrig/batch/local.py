@@ -59,10 +59,13 @@ def _exit_now() -> None:
     os._exit(0)
 
 
-def _start_worker(parent: int, threads: int) -> None:
-    """Pool initializer: the compute threads, the watch on the batch process, a quick
-    exit."""
+def _start_worker(parent: int, threads: int, inherited: tuple[int, ...]) -> None:
+    """Pool initializer: close the batch process's files a forked worker inherited
+    (``inherited``), set the compute threads, watch the batch process, exit quickly."""
     from .._numba import numba
+
+    for fd in inherited:
+        os.close(fd)
 
     numba.set_num_threads(max(1, min(threads, numba.config.NUMBA_NUM_THREADS)))
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
@@ -100,20 +103,23 @@ def start_method() -> str:
     return "fork" if linux and alone and not pool_started else "spawn"
 
 
-def _new_pool(jobs: int) -> ProcessPoolExecutor:
+def _new_pool(jobs: int, inherited: tuple[int, ...]) -> ProcessPoolExecutor:
     threads = max(1, (os.cpu_count() or 1) // jobs)
+    method = start_method()
     return ProcessPoolExecutor(
         jobs,
-        mp_context=multiprocessing.get_context(start_method()),
+        mp_context=multiprocessing.get_context(method),
         initializer=_start_worker,
-        initargs=(os.getpid(), threads),
+        initargs=(os.getpid(), threads, inherited if method == "fork" else ()),
     )
 
 
-def _one_pool(jobs: int, todo: deque[ClipTask], tries: dict[str, int], on_done: OnDone) -> None:
+def _one_pool(
+    jobs: int, todo: deque[ClipTask], tries: dict[str, int], on_done: OnDone, fds: tuple[int, ...]
+) -> None:
     """Run clips from ``todo`` on one pool until it is empty or the pool breaks; clips a
     broken pool lost go back to the front of ``todo``."""
-    pool = _new_pool(jobs)
+    pool = _new_pool(jobs, fds)
     running: dict[Future[ClipOutcome], ClipTask] = {}
     broken = False
     try:
@@ -165,10 +171,15 @@ def _close(pool: ProcessPoolExecutor, timeout: float = 10.0) -> None:
             p.join()
 
 
-def run_local(tasks: Iterable[ClipTask], jobs: int, on_done: OnDone) -> None:
+def run_local(
+    tasks: Iterable[ClipTask], jobs: int, on_done: OnDone, inherited: tuple[int, ...] = ()
+) -> None:
     """Run every task on ``jobs`` worker processes; ``on_done(task, outcome)`` is called in
-    this process as each one finishes (in completion order)."""
+    this process as each one finishes (in completion order). ``inherited``: file
+    descriptors of this process a forked worker closes as it starts, such as the output
+    folder's lock, which a worker finishing its clip after the batch was killed would
+    otherwise hold against the re-run."""
     todo: deque[ClipTask] = deque(tasks)
     tries: dict[str, int] = {}
     while todo:
-        _one_pool(jobs, todo, tries, on_done)
+        _one_pool(jobs, todo, tries, on_done, inherited)

@@ -66,6 +66,10 @@ class Manifest:
         self.compact()
         self._journal = open(self.path, "a", encoding="utf-8")  # noqa: SIM115
 
+    def fileno(self) -> int | None:
+        """The open journal's file descriptor (None when closed)."""
+        return None if self._journal is None else self._journal.fileno()
+
     def close(self) -> None:
         if self._journal is not None:
             self._journal.close()

@@ -60,19 +60,20 @@ def _legs_for(legs: str | dict[str, str] | None, relative: str) -> str | None:
 
 
 @contextmanager
-def _locked(out_dir: Path) -> Iterator[None]:
-    """One batch at a time per output folder (released by the OS if the batch is killed)."""
+def _locked(out_dir: Path) -> Iterator[int | None]:
+    """One batch at a time per output folder (released by the OS if the batch is killed);
+    yields the lock's file descriptor (None where there is no lock)."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
-        yield
+        yield None
         return
     with open(out_dir / ".ikrig_batch.lock", "w") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             raise InputError(f"another ikrig batch is writing to {out_dir}") from None
-        yield
+        yield f.fileno()
 
 
 def _plan(
@@ -117,7 +118,7 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
     t0 = time.perf_counter()
     out_dir = Path(settings.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(out_dir):
+    with _locked(out_dir) as lock:
         # left by a killed batch (its workers finish the clip they write, but a worker
         # killed mid-write leaves its temporary file); this run's, at its end
         remove_stale_parts([out_dir / MANIFEST_NAME, *(Path(c.output) for c in clips)])
@@ -141,7 +142,8 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
             else:
                 from .local import run_local
 
-                run_local(todo, settings.jobs, on_done)
+                mine = (lock, manifest.fileno())  # workers must not hold them (see run_local)
+                run_local(todo, settings.jobs, on_done, tuple(fd for fd in mine if fd is not None))
         finally:
             bar.bar.close()
             manifest.close()
