@@ -8,8 +8,9 @@ loop runs the batch's own per-clip job (read, hash, place, metrics, write) in-pr
 tell the job's extra work from the pool's. The same again in fresh processes, as a shell runs
 them: a plain-loop script against ``ikrig batch --jobs 1`` and ``--jobs 2``, start-up
 (imports, loading the compiled kernels) included on both sides. Ground ``slope``, mode
-``full``; every timing is the median of ``--rounds`` interleaved rounds (the machine is
-shared and noisy). ``NUMBA_NUM_THREADS=1`` gives each process one compute thread.
+``full``. Every timing is the median of ``--rounds`` interleaved rounds, and every goal the
+median of its ratio within each round, with the range over the rounds (the machine is shared
+and noisy: a ratio taken within one round cancels the slow drifts).
 
 Run: ``python benchmarks/bench_batch.py [--clips 200] [--rounds 3] [--no-cluster]``. Needs
 ``../shared/data/bvh*``; the cluster run needs the ``[cluster]`` extra.
