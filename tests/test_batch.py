@@ -286,6 +286,34 @@ def test_inputs_mirror_the_tree_and_never_read_the_outputs(tmp_path):
         expand_inputs([str(lib / "*.fbx")], out)
 
 
+def test_a_gltf_clip_is_hashed_with_the_files_beside_it(tmp_path):
+    """A re-run redoes a ``.gltf`` clip whose ``.bin`` (or image) changed, not only its JSON."""
+    import hashlib
+
+    from ikrig.batch.job import clip_sha256
+
+    embedded = {"uri": "data:application/octet-stream;base64,AA=="}
+    doc = {"buffers": [{"uri": "walk%20data.bin"}, embedded],
+           "images": [{"uri": "skin.png"}, {"bufferView": 0}]}  # fmt: skip
+    gltf = tmp_path / "walk.gltf"
+    gltf.write_text(json.dumps(doc))
+    (tmp_path / "walk data.bin").write_bytes(b"\x00" * 16)
+    first = clip_sha256(gltf)  # skin.png is missing: it counts as empty
+    assert clip_sha256(gltf, gltf.read_bytes()) == first
+    (tmp_path / "other.bin").write_bytes(b"x")  # a file the document does not name
+    assert clip_sha256(gltf) == first
+    (tmp_path / "walk data.bin").write_bytes(b"\x01" + b"\x00" * 15)
+    second = clip_sha256(gltf)
+    assert second != first
+    (tmp_path / "skin.png").write_bytes(b"png")
+    assert clip_sha256(gltf) not in (first, second)
+    bvh = tmp_path / "a.bvh"
+    bvh.write_bytes(b"HIERARCHY")
+    assert clip_sha256(bvh) == hashlib.sha256(b"HIERARCHY").hexdigest()
+    gltf.write_text("{not json")  # malformed: its bytes alone (reading it reports the error)
+    assert clip_sha256(gltf) == hashlib.sha256(b"{not json").hexdigest()
+
+
 def test_legs_map_picks_a_spec_per_clip(tmp_path):
     from ikrig.batch import legs_map
     from ikrig.batch.run import _legs_for

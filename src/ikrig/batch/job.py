@@ -16,13 +16,14 @@ import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import unquote
 
 from .._version import __version__
 from ..errors import IkrigError
 
 __all__ = [
-    "ClipOutcome", "ClipTask", "FootJob", "file_sha256", "options_hash", "remove_stale_parts",
-    "run_clip",
+    "ClipOutcome", "ClipTask", "FootJob", "clip_sha256", "file_sha256", "options_hash",
+    "remove_stale_parts", "run_clip",
 ]  # fmt: skip
 
 #: metrics of the report row that are not quality values
@@ -71,6 +72,33 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def clip_sha256(path: str | os.PathLike[str], data: bytes | None = None) -> str:
+    """The SHA-256 of a clip: its file's bytes (``data`` if already read) and, for a
+    ``.gltf``, those of the files its buffers and images name beside it, in order, so that
+    editing a ``.bin`` redoes the clip (a missing one counts as empty: reading the clip
+    reports it)."""
+    data = Path(path).read_bytes() if data is None else data
+    h = hashlib.sha256(data)
+    if Path(path).suffix.lower() == ".gltf":
+        for uri in _external_uris(data):
+            try:
+                h.update(Path(path).with_name(uri).read_bytes())
+            except OSError:
+                pass
+    return h.hexdigest()
+
+
+def _external_uris(gltf_json: bytes) -> list[str]:
+    """The relative URIs (unquoted) of a glTF document's buffers and images."""
+    try:
+        doc = json.loads(gltf_json)
+    except ValueError:  # a malformed file: reading the clip reports it
+        return []
+    items = [*doc.get("buffers", []), *doc.get("images", [])] if isinstance(doc, dict) else []
+    uris = [i.get("uri") for i in items if isinstance(i, dict)]
+    return [unquote(u) for u in uris if isinstance(u, str) and not u.startswith("data:")]
 
 
 def options_hash(job: FootJob, legs: str | None) -> str:
@@ -147,7 +175,7 @@ def run_clip(task: ClipTask) -> ClipOutcome:
     caught: list[warnings.WarningMessage] = []
     try:
         data = Path(task.source).read_bytes()  # read once: hashed, then parsed
-        sha = hashlib.sha256(data).hexdigest()
+        sha = clip_sha256(task.source, data)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             metrics, frames = _place(task, data)

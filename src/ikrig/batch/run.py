@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from ..errors import InputError
 from .inputs import ClipPath
-from .job import ClipOutcome, ClipTask, FootJob, file_sha256, options_hash, remove_stale_parts
+from .job import ClipOutcome, ClipTask, FootJob, clip_sha256, options_hash, remove_stale_parts
 from .manifest import MANIFEST_NAME, Manifest
 from .summary import batch_summary
 
@@ -85,7 +85,7 @@ def _plan(
         legs = _legs_for(settings.legs, c.relative)
         opts = options_hash(job, legs)
         if not settings.force and c.relative in manifest.entries:
-            if manifest.is_done(c.relative, file_sha256(c.source), opts):
+            if manifest.is_done(c.relative, clip_sha256(c.source), opts):
                 skipped.append(c.relative)
                 continue
         todo.append(ClipTask(os.path.abspath(c.source), c.relative, str(c.output), legs, job))
