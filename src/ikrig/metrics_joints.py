@@ -41,14 +41,14 @@ CONTACT_MIN_SPAN = 0.05
 
 
 def _span_frames(frame_time: float) -> int:
-    """The fewest frames lasting at least :data:`CONTACT_MIN_SPAN` (module docstring)."""
+    """The fewest frames lasting at least :data:`CONTACT_MIN_SPAN` (:mod:`ikrig.metrics`)."""
     return max(1, math.ceil(CONTACT_MIN_SPAN / frame_time - 0.01))
 
 
 def joint_contacts(
     positions_world: np.ndarray, leg_length: float, frame_time: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Contacts of foot joints by the rule of the module docstring.
+    """Contacts of foot joints by the rule in :mod:`ikrig.metrics`.
 
     Args:
         positions_world: ``(F, n, 3)`` the source's foot joints, ``F >= 1``.
@@ -107,7 +107,7 @@ def knee_pops(
     angles_result, angles_source, frame_time: float, threshold: float = POP_THRESHOLD,
     window: float = POP_WINDOW,
 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    """Count knee pops of a result against its source (see the module docstring).
+    """Count knee pops of a result against its source (the rule is in :mod:`ikrig.metrics`).
 
     Args:
         angles_result: ``(F, legs)`` knee angles of the result, radians.
