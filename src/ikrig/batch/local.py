@@ -115,11 +115,15 @@ def _new_pool(jobs: int, inherited: tuple[int, ...]) -> ProcessPoolExecutor:
 
 
 def _one_pool(
-    jobs: int, todo: deque[ClipTask], tries: dict[str, int], on_done: OnDone, fds: tuple[int, ...]
+    jobs: int,
+    todo: deque[ClipTask],
+    tries: dict[str, int],
+    on_done: OnDone,
+    inherited: tuple[int, ...],
 ) -> None:
     """Run clips from ``todo`` on one pool until it is empty or the pool breaks; clips a
     broken pool lost go back to the front of ``todo``."""
-    pool = _new_pool(jobs, fds)
+    pool = _new_pool(jobs, inherited)
     running: dict[Future[ClipOutcome], ClipTask] = {}
     broken = False
     try:
