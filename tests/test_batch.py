@@ -210,8 +210,14 @@ def _wait_for_ok(out: Path, proc: subprocess.Popen, timeout: float = 300.0) -> N
 def test_killed_batch_resumes_and_does_each_clip_once(reference, tmp_path):
     psutil = pytest.importorskip("psutil")
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    reference = dict(reference)
+    for i in range(6):  # more clips than a worker finishes between the first one and the kill
+        (lib / "more").mkdir(exist_ok=True)
+        shutil.copyfile(lib / "walk_back.bvh", lib / "more" / f"walk_back_{i}.bvh")
+        reference[f"more/walk_back_{i}.bvh"] = reference["walk_back.bvh"]
     proc = _batch_process(lib, out, "--jobs", "1")
     _wait_for_ok(out, proc)
+    os.kill(proc.pid, signal.SIGSTOP)  # it records no more clips from here
     workers = psutil.Process(proc.pid).children(recursive=True)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
@@ -254,10 +260,12 @@ def test_local_pool_survives_a_killed_worker(reference, tmp_path):
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
     proc = _batch_process(lib, out, "--jobs", "2")
     _wait_for_ok(out, proc)
+    os.kill(proc.pid, signal.SIGSTOP)  # hold the batch while its pool is up
     children = psutil.Process(proc.pid).children()
     workers = [p for p in children if "resource_tracker" not in " ".join(p.cmdline())]
     assert workers  # forked (the batch process is single-threaded) or spawned
     workers[0].kill()  # the pool breaks: a new one takes the unfinished clips
+    os.kill(proc.pid, signal.SIGCONT)
     text = proc.communicate(timeout=600)[0].decode()
     assert proc.returncode == 1, text
     assert "done: 3" in text and "2 of 5 clips failed" in text
