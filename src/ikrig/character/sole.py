@@ -11,6 +11,7 @@ clip, minus the floor. The floor is the lowest planted level of any sole point. 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -68,8 +69,15 @@ class FootSole:
         batch = pts.shape[:-2]
         out = np.empty(batch + (len(SOLE_SAMPLES), 3))
         _samples_kernel(pts.reshape(-1, 2, 3), SOLE_SAMPLES, out.reshape(-1, len(SOLE_SAMPLES), 3))
+        return out, self.sample_heights
+
+    @cached_property
+    def sample_heights(self) -> np.ndarray:
+        """``(feet, S)`` planted heights of the :data:`SOLE_SAMPLES`, heel to toe."""
         h = self.heights
-        return out, h[:, :1] + (h[:, 1:] - h[:, :1]) * SOLE_SAMPLES
+        out = h[:, :1] + (h[:, 1:] - h[:, :1]) * SOLE_SAMPLES
+        out.flags.writeable = False  # shared by every call
+        return out
 
     def sole_clearance(self, points_world, ground, ceiling=None) -> tuple[np.ndarray, np.ndarray]:
         """Clearance of the whole sole over ``ground``: the lowest heel-to-toe sample's

@@ -136,7 +136,7 @@ class FootPlacer:
         rl, pl = frame.rotations_local.copy(), frame.positions_local.copy()
         lift_pelvis(ctx, goals.rotations_world, pl, self.last_info.root_offset)
         rl[:, ctx.leg_joints] = new_r
-        return Motion._trusted(frame.skeleton, rl, pl, dt)[0]
+        return Motion._trusted(frame.skeleton, rl[0], pl[0])  # a single pose: no frame time
 
     def _estimate(self, goals: FootGoals) -> LegPlan:
         """Steps 4b, 3, 4c and 5 of one frame, causally."""

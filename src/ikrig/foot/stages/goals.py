@@ -92,7 +92,8 @@ def sole_goals(
     points = sole.points_world(rot_w, pos_w)
     F, K = points.shape[:2]
     # the animation's own clearance over its flat floor, before any change
-    source_clear = np.min(points[..., 1] - sole.heights - sole.floor, axis=-1)
+    over = points[..., 1] - sole.heights - sole.floor  # (F, K, heel/toe)
+    source_clear = np.minimum(over[..., 0], over[..., 1])
     align = np.zeros((F, K, 4))
     align[..., 3] = 1.0
     unset = np.full((F, K), np.nan)  # planted, stance, offsets: later steps
@@ -101,9 +102,15 @@ def sole_goals(
     return FootGoals(
         rot_w, pos_w, ankles, pins, contacts, points, source_clear, align, np.zeros((F, K, 2)),
         unset, unset, np.zeros((F, K), dtype=bool), unset,
-        np.broadcast_to(np.asarray(ceiling, dtype=np.float64), (F,)),
+        _per_frame(ceiling, F),
         float(motion.frame_time or 0.0),
     )  # fmt: skip
+
+
+def _per_frame(value: np.ndarray, frames: int) -> np.ndarray:
+    """``value`` as a float64 ``(frames,)`` array (broadcast only when it is not one)."""
+    a = np.asarray(value, dtype=np.float64)
+    return a if a.shape == (frames,) else np.broadcast_to(a, (frames,))
 
 
 def plant_feet(ctx: FootContext, goals: FootGoals) -> None:

@@ -311,12 +311,18 @@ def _two_bone_consts(soften: float) -> np.ndarray:
 
 def _parent_rotations(rot_w: np.ndarray, ctx: FootContext) -> np.ndarray:
     """World rotations ``(F, feet, 4)`` of the hips' parents (identity for a root hip)."""
-    parents = ctx.hip_parents
-    index, root_hips = ctx.memo("hip parents", lambda: (np.maximum(parents, 0), parents < 0))
+    index, root_hips = ctx.memo("hip parents", lambda: _hip_parents(ctx.hip_parents))
     out = rot_w[:, index]
-    if root_hips.any():
+    if root_hips is not None:
         out[:, root_hips] = [0.0, 0.0, 0.0, 1.0]
     return out
+
+
+def _hip_parents(parents: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The joints whose world rotations turn the hips (any for a root hip), and the mask of
+    root hips (None when there is none)."""
+    roots = parents < 0
+    return np.maximum(parents, 0), (roots if roots.any() else None)
 
 
 def solve_legs(
