@@ -129,9 +129,13 @@ def _user_contacts(clip: Motion, feet: int, contacts: Any) -> tuple[np.ndarray, 
     return flags, pins
 
 
+PROGRESS_FRAMES = 4096
+"""Step 8 shows a progress bar (when asked) on clips longer than this."""
+
+
 def _chunks(frames: int, chunk: int, progress: bool) -> Any:
     out = [(a, min(a + chunk, frames)) for a in range(0, frames, max(int(chunk), 1))]
-    if progress and len(out) > 1:
+    if progress and frames > PROGRESS_FRAMES:
         from tqdm import tqdm
 
         return tqdm(out, desc="foot placement", unit="chunk", leave=False)
@@ -145,7 +149,7 @@ def place_feet(
     legs: Legs | str | None = None,
     contacts: Any = None,
     progress: bool = False,
-    chunk: int = 4096,
+    chunk: int = 512,
     fk: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> FootResult:
     """Plant a clip's feet on ``ground`` (the offline pipeline).
@@ -160,8 +164,9 @@ def place_feet(
         contacts: ``(F, feet)`` user-supplied pinning curve in [0, 1] (contacts where > 0.5),
             a ``(flags, pins)`` pair of ``(F, feet)`` arrays (bool flags, pins in [0, 1]),
             or None to detect them.
-        progress: show a progress bar (tqdm) on clips longer than ``chunk`` frames.
-        chunk: frames per batch; the state carries over, so the result does not depend on it.
+        progress: show a progress bar (tqdm) on clips longer than :data:`PROGRESS_FRAMES`.
+        chunk: frames per batch of step 8 (its temporaries are a few hundred bytes per
+            frame of a batch); the state carries over, so the result does not depend on it.
         fk: the clip's world rotations ``(F, J, 4)`` and positions ``(F, J, 3)``
             (:meth:`~ikrig.pose.Motion.fk`), when the caller has them already.
 
@@ -218,10 +223,13 @@ def place_feet(
     # 7. the knees' corrections smoothed in time (recipe)
     plan = recipe.knees(ctx, goals, plan)
     # 8. leg IK and ankle turn, in chunks (the state carries over)
+    lift = baseline_lift(ctx, goals)  # (step 9's, while the goals are here)
+    offsets, rot_w = goals.offsets, goals.rotations_world
     motion, info = _solve_in_chunks(ctx, clip, goals, plan, state, (chunk, progress))
+    del goals, fk, plan  # the world positions and goals are done with: free them first
     # 9. the do-nothing baseline
-    baseline = make_baseline(ctx, clip, goals)
-    return FootResult(motion, baseline, legs, sole, flags, pins, info, goals.offsets, ctx.datum)
+    baseline = _lifted(ctx, clip, rot_w, lift)
+    return FootResult(motion, baseline, legs, sole, flags, pins, info, offsets, ctx.datum)
 
 
 class DatumWarning(UserWarning):
@@ -268,6 +276,8 @@ def _solve_in_chunks(
         rl[a:b][:, ctx.leg_joints] = new_r
         parts.append(info)
     motion = Motion._trusted(clip.skeleton, rl, pl, clip.frame_time)
+    if len(parts) == 1:  # one chunk: its info is the clip's (no copy)
+        return motion, parts[0]
     fields = dataclasses.fields(FrameInfo)
     info = FrameInfo(*(np.concatenate([getattr(p, f.name) for p in parts]) for f in fields))
     return motion, info
@@ -276,8 +286,17 @@ def _solve_in_chunks(
 def make_baseline(ctx: FootContext, clip: Motion, goals: FootGoals) -> Motion:
     """The do-nothing baseline: the root follows the ground under the character (step 3,
     from the same planned foot offsets and pins where the ground was found), no IK."""
+    return _lifted(ctx, clip, goals.rotations_world, baseline_lift(ctx, goals))
+
+
+def baseline_lift(ctx: FootContext, goals: FootGoals) -> np.ndarray:
+    """``(F,)`` the baseline's root offset (:func:`make_baseline`)."""
     weights = goals.pins * goals.found
-    root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, spring_bank(1))
+    return root_offsets(ctx, goals.offsets, weights, goals.frame_time, spring_bank(1))
+
+
+def _lifted(ctx: FootContext, clip: Motion, rotations_world: np.ndarray, lift) -> Motion:
+    """``clip`` with its body moved up by ``lift (F,)`` (:func:`~.context.lift_pelvis`)."""
     pl = clip.positions_local.copy()
-    lift_pelvis(ctx, goals.rotations_world, pl, root_offset)
+    lift_pelvis(ctx, rotations_world, pl, lift)
     return Motion._trusted(clip.skeleton, clip.rotations_local, pl, clip.frame_time)
