@@ -10,6 +10,7 @@ from ikrig.data.walk import walk_clip
 from ikrig.errors import InputError
 from ikrig.foot import FootOptions, place_feet
 from ikrig.ground import MeshGround, Plane, load_ground
+from ikrig.ground.views import RaisedGround, single_valued
 from ikrig.pose import Motion
 
 
@@ -96,6 +97,16 @@ def test_a_roof_above_the_character_is_not_ground(walk, roof):
     a = place_feet(walk, floor)
     b = place_feet(walk, cave)
     np.testing.assert_allclose(b.motion.positions_world(), a.motion.positions_world(), atol=1e-9)
+
+
+def test_only_a_ground_with_one_surface_skips_the_ceilings():
+    """A plane or a built-in ground, raised any number of times, has nothing above its
+    surface (no ceiling needed); a mesh may have a roof."""
+    plane = Plane([0, 0, 0], [0, 1, 0])
+    assert single_valued(plane) and single_valued(RaisedGround(RaisedGround(plane, 1.0), 2.0))
+    assert single_valued(load_ground("stairs", np.zeros((2, 2)), 1.0))
+    mesh = _quads([(-50, 50, -50, 50, 0.0)])
+    assert not single_valued(mesh) and not single_valued(RaisedGround(mesh, 1.0))
 
 
 def test_a_clip_that_starts_mid_swing_follows_the_ground(walk):

@@ -50,6 +50,14 @@ class RaisedGround:
         return np.where(mask, h + self.dy, 0.0).astype(h.dtype, copy=False), n, mask
 
 
+def single_valued(ground: Any) -> bool:
+    """Whether ``ground`` (raised or not) has one surface over any point
+    (:data:`SINGLE_VALUED`): nothing above it, so no ceiling ever changes its answer."""
+    while isinstance(ground, RaisedGround):
+        ground = ground.ground
+    return isinstance(ground, SINGLE_VALUED)
+
+
 def heights_below(ground: Any, xz: np.ndarray, ceiling: Any = None):
     """The topmost surface at or below ``ceiling`` under each position.
 
@@ -116,9 +124,9 @@ def track_level(
         after the last frame (to carry on from, live).
     """
     frames = len(xz)
-    inner, dy = (ground.ground, ground.dy) if isinstance(ground, RaisedGround) else (ground, 0.0)
-    if isinstance(inner, SINGLE_VALUED):
+    if single_valued(ground):
         return np.full(frames, np.inf), float(start)
+    inner, dy = (ground.ground, ground.dy) if isinstance(ground, RaisedGround) else (ground, 0.0)
     ceilings = np.empty(frames)
     level = float(start) - dy
     top, _, found = query_heights(inner, np.asarray(xz, dtype=np.float64))  # all frames at once

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ground.views import heights_below, track_level
+from ...ground.views import heights_below, single_valued, track_level
 from ...pose import Motion
 from ..context import UP, FootContext
 
@@ -71,6 +71,8 @@ def reach_ceilings(
     """Per-frame ceilings ``(F,)`` for ground queries (:func:`~ikrig.ground.views.track_level`
     along the pelvis, starting on ``level``), and the level after the last frame. The reach
     is the source pelvis's height over the clip's floor, at least half a leg."""
+    if single_valued(ctx.ground):  # nothing above its surface: no ceiling
+        return np.full(len(positions_world), np.inf), float(level)
     pelvis = positions_world[:, ctx.pelvis]
     reach = np.maximum(pelvis[:, 1] - ctx.sole.floor, 0.5 * ctx.unit)
     return track_level(ctx.ground, pelvis[:, [0, 2]], reach, level)
