@@ -27,7 +27,7 @@ from conftest import FOX_LEGS, SHARED_GLTF
 from ikrig.foot.stages.legs_ik import legs_run
 from ikrig.kernels.two_bone import make_constants
 from ikrig.math.quat import quat_conj, quat_mul, quat_rotate
-from ikrig.signal.springs import spring_bank, spring_rate
+from ikrig.signal.springs import spring_lanes, spring_rate
 
 GLTF = SHARED_GLTF
 MAX_TWIST = math.radians(5.0)
@@ -106,7 +106,7 @@ def test_a_near_straight_backward_knee_neither_twists_nor_flips():
     reached = np.empty((F, 1), dtype=np.bool_)
     consts = make_constants(np.float64, 1.0, 1.0, 1e-3)
     legs_run((joints_p, joints_r, parent_r), np.zeros((1, 3)), plan, consts,
-             (spring_rate(0.1, 1 / 30), spring_bank(1)), out, reached)  # fmt: skip
+             (spring_rate(0.1, 1 / 30), spring_lanes(1, 1)), out, reached)  # fmt: skip
 
     new_hip = out[:, 0, 0]
     new_knee = quat_mul(new_hip, out[:, 0, 1])
@@ -269,7 +269,7 @@ def _one_leg(knee_deg: float, axes: np.ndarray, pull: float):
     out = np.empty((1, 1, 3, 4))
     reached = np.empty((1, 1), dtype=np.bool_)
     legs_run(pose, axes, plan, make_constants(np.float64, 1.0, 1.0, 1e-3),
-             (spring_rate(0.1, 1 / 30), spring_bank(1)), out, reached)  # fmt: skip
+             (spring_rate(0.1, 1 / 30), spring_lanes(1, 1)), out, reached)  # fmt: skip
     assert reached.all()
     kl = out[0, 0, 1] * np.sign(out[0, 0, 1, 3])
     return float(np.degrees(2 * np.arcsin(kl[0])))

@@ -72,6 +72,13 @@ def check_iterations(value, name: str = "max_iterations") -> int:
     return int(value)
 
 
+def positive_int(value, name: str) -> int:
+    """An integer ``>= 1`` (a count of things)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name}: must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
 def check_tolerance(value, name: str = "tolerance") -> float:
     """A finite number ``>= 0`` (a tolerance: a fraction of a length, or radians)."""
     v = _number(value, name)

@@ -1,4 +1,5 @@
-"""Live foot placement: :class:`FootPlacer`, one pose per update, with its own state.
+"""Live foot placement: :class:`FootPlacer`, one pose per update (or one per character of
+a crowd), with its own state.
 
 It runs the same steps as the offline :func:`~ikrig.foot.offline.place_feet`, on one frame,
 carrying the springs and locks from frame to frame:
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import positive
+from .._checks import positive, positive_int
 from ..character.legs import Legs, find_legs
 from ..character.sole import estimate_sole
 from ..errors import InputError
@@ -26,7 +27,7 @@ from .offline import FramePlan
 from .options import FootOptions
 from .recipes import recipe_for
 from .stages.contacts import detect_live
-from .stages.goals import FootGoals, plant_feet, reach_ceilings, sole_goals
+from .stages.goals import FootGoals, crowd_ceilings, plant_feet, sole_goals
 from .stages.legs_ik import LegPlan, solve_legs
 from .stages.pelvis import hold_pelvis
 from .stages.swing import live_offsets
@@ -34,7 +35,9 @@ from .state import FootState
 
 
 class FootPlacer:
-    """Live foot placement: one pose per :meth:`update`, with its own state.
+    """Live foot placement: one pose per :meth:`update`, with its own state; or, with
+    ``characters=K``, a crowd: ``K`` poses of the character per update, each with its own
+    state, placed at once by the same kernels (each as a placer of its own would).
 
     Runs the same steps as :func:`~ikrig.foot.offline.place_feet`. Given the same frames,
     frame time and the offline plan of the clip being played (``result.plan(frame)``: pins,
@@ -54,15 +57,16 @@ class FootPlacer:
         >>> pose = placer.update(clip[0], dt=clip.frame_time)
     """
 
-    def __init__(self, context: FootContext):
+    def __init__(self, context: FootContext, characters: int = 1):
         self.context = context
+        self.characters = positive_int(characters, "characters")
         self.recipe = recipe_for(context.options)
         self.reset()
 
     def reset(self) -> None:
         """Forget the past: springs start on their next goals, nothing is locked, contact
-        detection starts afresh (after a teleport or a cut)."""
-        self.state = FootState(self.context.feet)
+        detection starts afresh (after a teleport or a cut), for every character."""
+        self.state = FootState(self.context.feet, self.characters)
 
     @classmethod
     def from_clip(
@@ -71,16 +75,19 @@ class FootPlacer:
         ground: Any,
         options: FootOptions | None = None,
         legs: Legs | str | None = None,
+        characters: int = 1,
     ) -> FootPlacer:
         """A placer for the character of ``reference`` (a clip of it) on ``ground``, whose
-        legs, sole points and floor are measured on that clip."""
+        legs, sole points and floor are measured on that clip; ``characters``: how many
+        copies of it each update places (a crowd)."""
         options = options or FootOptions()
         check_clip(reference)
         fk = reference.fk()
         if not isinstance(legs, Legs):
             legs = find_legs(reference.skeleton, legs, fk[1])
         sole = estimate_sole(reference, legs, options.contacts.floor_percentile, fk=fk)
-        return cls(FootContext.create(reference.skeleton, legs, sole, ground, options, fk))
+        context = FootContext.create(reference.skeleton, legs, sole, ground, options, fk)
+        return cls(context, characters)
 
     def update(
         self,
@@ -90,30 +97,40 @@ class FootPlacer:
         contact: Any = None,
         plan: FramePlan | None = None,
     ) -> Motion:
-        """Place the feet of one pose.
+        """Place the feet of one pose, or of each character's (a crowd).
 
         Args:
-            pose: a single pose (batch shape ``()``) of the character.
+            pose: a single pose (batch shape ``()``) of the character; for a placer of
+                ``K > 1`` characters, their ``K`` poses (batch shape ``(K,)``).
             dt: seconds since the previous update.
-            pin: ``(feet,)`` pinning weights for this frame, or None to detect them.
-            contact: ``(feet,)`` bool contact flags (default ``pin > 0.5``).
+            pin: ``(feet,)`` pinning weights for this frame (``(K, feet)`` for a crowd),
+                or None to detect them.
+            contact: bool contact flags of the same shape (default ``pin > 0.5``).
             plan: a :class:`~ikrig.foot.offline.FramePlan` of this frame from an offline
                 result (``result.plan(frame)``): its pins, contacts, root offset and ankle
                 targets replace the causal estimates, and the frame equals the offline one.
+                One character only.
 
         Returns:
-            The new pose (batch shape ``()``).
+            The new pose (batch shape ``()``), or poses (``(K,)``).
         """
-        ctx, state = self.context, self.state
-        if pose.batch_shape != ():
-            raise InputError(f"pose: expected a single pose, got batch shape {pose.batch_shape}")
+        ctx, state, K = self.context, self.state, self.characters
+        batch = () if K == 1 else (K,)
+        if pose.batch_shape != batch:
+            what = "a single pose" if K == 1 else f"the poses of {K} characters"
+            raise InputError(f"pose: expected {what} (batch shape {batch}), got {pose.batch_shape}")
+        if plan is not None and K > 1:
+            raise InputError("plan: a frame plan places one character; this placer has several")
         positive(dt, "dt")
         frame = Motion._trusted(
-            pose.skeleton, pose.rotations_local[None], pose.positions_local[None], dt
+            pose.skeleton,
+            pose.rotations_local.reshape(K, -1, 4),
+            pose.positions_local.reshape(K, -1, 3),
+            dt,
         )
         fk = frame.fk()
-        level = state.level if state.level == state.level else ctx.sole.floor
-        ceiling, state.level = reach_ceilings(ctx, fk[1], level)
+        level = np.where(state.level == state.level, state.level, ctx.sole.floor)
+        ceiling, state.level = crowd_ceilings(ctx, fk[1], level)
         goals = sole_goals(ctx, frame, fk, ceiling)
         # 1. contacts
         if plan is not None:
@@ -122,8 +139,10 @@ class FootPlacer:
         if pin is None:
             pins, flags = detect_live(ctx, goals.points, float(dt), state.detect)
         else:
-            pins = np.clip(_per_foot(pin, "pin", ctx.feet, np.float64), 0.0, 1.0)
-            flags = pins > 0.5 if contact is None else _per_foot(contact, "contact", ctx.feet, bool)
+            pins = np.clip(_per_foot(pin, "pin", (K, ctx.feet), np.float64), 0.0, 1.0)
+            flags = (
+                pins > 0.5 if contact is None else _per_foot(contact, "contact", pins.shape, bool)
+            )
         goals.pins, goals.contacts = pins, flags
         # 2. sole goals: turned and locked (recipe), planted
         for step in self.recipe.soles:
@@ -136,7 +155,8 @@ class FootPlacer:
         rl, pl = frame.rotations_local.copy(), frame.positions_local.copy()
         lift_pelvis(ctx, goals.rotations_world, pl, self.last_info.root_offset)
         rl[:, ctx.leg_joints] = new_r
-        return Motion._trusted(frame.skeleton, rl[0], pl[0])  # a single pose: no frame time
+        shape = pose.rotations_local.shape[:-1]
+        return Motion._trusted(frame.skeleton, rl.reshape(shape + (4,)), pl.reshape(shape + (3,)))
 
     def _estimate(self, goals: FootGoals) -> LegPlan:
         """Steps 4b, 3, 4c and 5 of one frame, causally."""
@@ -159,21 +179,22 @@ def _replay(plan: FramePlan) -> LegPlan:
     )
 
 
-def _per_foot(value: Any, name: str, feet: int, dtype: Any) -> np.ndarray:
-    """A per-frame argument of ``feet`` values as a ``(1, feet)`` array (raises on a wrong
-    size or NaN)."""
+def _per_foot(value: Any, name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A per-frame argument of one value per foot (per character), as an array of
+    ``shape``, ``(characters, feet)`` (raises on a wrong size or NaN)."""
     a = np.asarray(value, dtype=dtype)
-    if a.size != feet:
-        raise InputError(f"{name}: expected {feet} value(s), got shape {a.shape}")
+    if a.size != int(np.prod(shape)):
+        each = f" for each of {shape[0]} characters" if shape[0] > 1 else ""
+        raise InputError(f"{name}: expected {shape[-1]} value(s){each}, got shape {a.shape}")
     if dtype is not bool and not np.isfinite(a).all():
         raise InputError(f"{name}: contains NaN or infinite values")
-    return a.reshape(1, feet)
+    return a.reshape(shape)
 
 
 def _check_plan(plan: FramePlan, feet: int) -> None:
     t = np.asarray(plan.targets_world)
     if t.shape != (feet, 3) or not np.isfinite(t).all():
         raise InputError(f"plan.targets_world: expected finite ({feet}, 3), got {t.shape}")
-    _per_foot(plan.ground_found, "plan.ground_found", feet, bool)
+    _per_foot(plan.ground_found, "plan.ground_found", (1, feet), bool)
     for name in ("root_offset", "pelvis_drop"):
-        _per_foot(getattr(plan, name), f"plan.{name}", 1, np.float64)
+        _per_foot(getattr(plan, name), f"plan.{name}", (1, 1), np.float64)

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..signal.springs import SpringBank, spring_bank
+from ..signal.springs import SpringBank, spring_lanes
 from .stages.contacts import DetectState, detect_state
 from .stages.lock import LockBank, new_lock_state
 
 
 class FootState:
-    """The springs, locks and live contact state of ``feet`` feet. A new state starts
-    every spring at rest on its first goal, with nothing locked and no contact.
+    """The springs, locks and live contact state of ``feet`` feet, in ``lanes`` lanes: one
+    per character placed at once (see :mod:`ikrig.signal.springs`; offline and a single
+    live placer use one). A new state starts every spring at rest on its first goal, with
+    nothing locked and no contact. Each field has a leading lane axis.
 
     Attributes:
         normals: ``3 feet`` springs, the ground normal under each foot (step 7).
@@ -29,19 +31,19 @@ class FootState:
         swing_held: ``(feet,)`` live: each foot's last stance offset (NaN at the start).
         swing: ``feet`` springs, live: a swinging foot's height (step 4b).
         detect: ``(feet,)`` :data:`~ikrig.foot.stages.contacts.DETECT`, live contact detection.
-        level: live: the ground level (world Y) under the pelvis found last frame (NaN at
-            the start: the clip's floor), which sets how high ground is searched for.
+        level: ``()`` live: the ground level (world Y) under the pelvis found last frame (NaN
+            at the start: the clip's floor), which sets how high ground is searched for.
     """
 
-    def __init__(self, feet: int):
-        self.normals: SpringBank = spring_bank(3 * feet)
-        self.lock: LockBank = new_lock_state(feet)
-        self.root: SpringBank = spring_bank(1)
-        self.targets: SpringBank = spring_bank(feet)
-        self.pelvis: SpringBank = spring_bank(1)
-        self.weight: SpringBank = spring_bank(feet)
-        self.offsets: SpringBank = spring_bank(feet + 1)
-        self.swing_held: np.ndarray = np.full(feet, np.nan)
-        self.swing: SpringBank = spring_bank(feet)
-        self.detect: DetectState = detect_state(feet)
-        self.level: float = float("nan")
+    def __init__(self, feet: int, lanes: int = 1):
+        self.normals: SpringBank = spring_lanes(lanes, 3 * feet)
+        self.lock: LockBank = new_lock_state(feet, lanes)
+        self.root: SpringBank = spring_lanes(lanes, 1)
+        self.targets: SpringBank = spring_lanes(lanes, feet)
+        self.pelvis: SpringBank = spring_lanes(lanes, 1)
+        self.weight: SpringBank = spring_lanes(lanes, feet)
+        self.offsets: SpringBank = spring_lanes(lanes, feet + 1)
+        self.swing_held: np.ndarray = np.full((lanes, feet), np.nan)
+        self.swing: SpringBank = spring_lanes(lanes, feet)
+        self.detect: DetectState = detect_state(feet, lanes)
+        self.level: np.ndarray = np.full(lanes, np.nan)

@@ -12,6 +12,11 @@ array of :data:`SPRING` (``value``, ``velocity`` and last ``goal`` of each sprin
 *rate* is a ``(1,)`` record array of :data:`RATE` (the ``halflife``, the frame time ``dt``
 and the two constants derived from them). Record arrays cross into compiled kernels at the
 cost of a plain array, and the kernels read them by field name (``rate[0].y``).
+
+**Lanes.** Kernels that run over frames take their state (springs and any other records)
+as ``(lanes, n)``: frame ``f`` uses lane ``f % lanes`` (:func:`lane`). One lane is carried
+through the frames of a clip; a crowd of characters, one frame each, has one lane per
+character (:func:`spring_lanes`), so the same kernels place them all at once.
 """
 
 from __future__ import annotations
@@ -42,6 +47,22 @@ def spring_bank(n: int) -> SpringBank:
     bank = np.empty(n, SPRING)
     bank["value"] = bank["velocity"] = bank["goal"] = np.nan
     return bank
+
+
+def spring_lanes(lanes: int, n: int) -> np.ndarray:
+    """Fresh banks of ``n`` springs for ``lanes`` lanes: ``(lanes, n)`` (see the module)."""
+    return spring_bank(lanes * n).reshape(lanes, n)
+
+
+def as_lanes(state: np.ndarray, n: int) -> np.ndarray:
+    """``state``, ``(n,)`` (one lane) or ``(lanes, n)``, as a ``(lanes, n)`` view."""
+    return state.reshape(-1, n)
+
+
+@njit(cache=True)
+def lane(state, f):
+    """The lane of ``state (lanes, ...)`` that frame ``f`` uses: ``f % lanes``."""
+    return state[f % state.shape[0]]
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,18 +110,14 @@ def spring_advance(bank, i, goal, rate):
 
 
 @njit(cache=True)
-def _spring_run(goals, rate, bank, out):
-    """Run the springs of ``bank (K,)`` over ``goals (F, K)`` into ``out (F, K)``."""
+def _spring_run(goals, rate, banks, out):
+    """Run the springs of ``banks (lanes, K)`` over ``goals (F, K)`` into ``out (F, K)``
+    (a fresh spring starts at rest on its first goal)."""
     r = rate[0]
     for f in range(goals.shape[0]):
+        bank = lane(banks, f)
         for k in range(goals.shape[1]):
-            s = bank[k]
-            g1 = goals[f, k]
-            x, v = spring_step(s.value, s.velocity, s.goal, g1, r)
-            s.value = x
-            s.velocity = v
-            s.goal = g1
-            out[f, k] = x
+            out[f, k] = spring_advance(bank, k, goals[f, k], r)
 
 
 def smooth(
@@ -113,6 +130,7 @@ def smooth(
         dt: seconds per frame.
         halflife: seconds; ``0`` returns the goals unchanged.
         state: a spring bank (:func:`spring_bank`) of the trailing size to start from,
+            or its lanes (:func:`spring_lanes`; frame ``f`` uses lane ``f % lanes``),
             updated in place; None starts at rest on the first goal, and so does a fresh
             bank.
 
@@ -123,9 +141,8 @@ def smooth(
     if halflife <= 0 or g.shape[0] == 0:
         return g.copy()
     flat = np.ascontiguousarray(g.reshape(g.shape[0], -1))
-    bank = spring_bank(flat.shape[1]) if state is None else state.reshape(-1)
-    if np.isnan(bank["value"][0]):
-        bank["value"], bank["velocity"], bank["goal"] = flat[0], 0.0, flat[0]
+    n = flat.shape[1]
+    bank = spring_lanes(1, n) if state is None else as_lanes(state, n)
     out = np.empty_like(flat)
     _spring_run(flat, spring_rate(float(halflife), float(dt)), bank, out)
     return out.reshape(g.shape)

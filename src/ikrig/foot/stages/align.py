@@ -13,7 +13,7 @@ import numpy as np
 from ..._numba import njit
 from ...ground.views import heights_below
 from ...math._qmath import q_between, q_normalize, q_rotate
-from ...signal.springs import spring_advance, spring_rate
+from ...signal.springs import lane, spring_advance, spring_rate
 from ..context import FootContext
 from .goals import FootGoals
 
@@ -38,13 +38,15 @@ def align_run(points, ankles, normals, hit, pins, cos_max, rate, spring, align):
         pins: ``(F, K)`` pinning weights (the turn is blended by them).
         cos_max: cosine of the largest turn; normals steeper than it count as +Y.
         rate: the normal spring's rate (:data:`~ikrig.signal.springs.RATE`, ``(1,)``).
-        spring: ``3 K`` springs (:data:`~ikrig.signal.springs.SPRING` records).
+        spring: ``(lanes, 3 K)`` springs (:data:`~ikrig.signal.springs.SPRING` records;
+            frame ``f`` uses lane ``f % lanes``).
         align: ``(F, K, 4)`` out: the turn of each ankle (world, xyzw).
     """
     rt = rate[0]
     cos_half = math.sqrt(0.5 * (1.0 + cos_max))
     sin_half = math.sqrt(max(1.0 - cos_half * cos_half, 0.0))
     for f in range(points.shape[0]):
+        bank = lane(spring, f)
         for k in range(points.shape[1]):
             # the normals under heel and toe, averaged; misses and steep ones count as +Y
             a0 = 0.0
@@ -62,9 +64,9 @@ def align_run(points, ankles, normals, hit, pins, cos_max, rate, spring, align):
             n = math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
             if n <= 1e-12:
                 a0, a1, a2, n = 0.0, 1.0, 0.0, 1.0
-            s0 = spring_advance(spring, 3 * k, a0 / n, rt)
-            s1 = spring_advance(spring, 3 * k + 1, a1 / n, rt)
-            s2 = spring_advance(spring, 3 * k + 2, a2 / n, rt)
+            s0 = spring_advance(bank, 3 * k, a0 / n, rt)
+            s1 = spring_advance(bank, 3 * k + 1, a1 / n, rt)
+            s2 = spring_advance(bank, 3 * k + 2, a2 / n, rt)
             q = q_between((0.0, 1.0, 0.0), (s0, s1, s2))
             if abs(q[3]) < cos_half:  # limit the turn to the largest angle
                 s = sin_half / max(math.sqrt(q[0] ** 2 + q[1] ** 2 + q[2] ** 2), 1e-300)

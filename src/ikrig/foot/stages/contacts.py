@@ -23,6 +23,7 @@ from ...character.sole import FootSole
 from ...pose import Motion
 from ...signal.easing import smoothstep
 from ...signal.spans import clean_spans, hysteresis
+from ...signal.springs import lane
 from ..context import FootContext, check_clip
 from ..options import ContactOptions
 
@@ -154,12 +155,13 @@ DETECT = np.dtype([("contact", np.bool_), ("pin", np.float64), ("last", np.float
 weight) and ``last`` (the previous frame's sole points; NaN: speed 0)."""
 
 DetectState = np.ndarray
-"""``(feet,)`` record array of :data:`DETECT`, updated in place."""
+"""``(lanes, feet)`` record array of :data:`DETECT`, updated in place (lanes: see
+:mod:`ikrig.signal.springs`)."""
 
 
-def detect_state(feet: int) -> DetectState:
+def detect_state(feet: int, lanes: int = 1) -> DetectState:
     """A fresh detection state: no contact, pins at 0, no previous frame."""
-    state = np.zeros(feet, DETECT)
+    state = np.zeros((lanes, feet), DETECT)
     state["last"] = np.nan
     return state
 
@@ -173,15 +175,17 @@ def detect_run(points, heights, floor, unit, dt, rule, state, pins, flags):
     Args:
         heights: ``(K, 2)`` the sole points' planted heights; floor: the clip's floor;
             unit: the leg length; dt: seconds per frame.
-        rule: ``(1,)`` :data:`CONTACT_RULE`; state: ``(K,)`` :data:`DETECT`, in place.
+        rule: ``(1,)`` :data:`CONTACT_RULE`; state: ``(lanes, K)`` :data:`DETECT`, in
+            place (frame ``f`` uses lane ``f % lanes``).
         pins, flags: ``(F, K)`` out.
     """
     r = rule[0]
     rate_in = dt / r.blend_in if r.blend_in > 0 else 1.0
     rate_out = dt / r.blend_out if r.blend_out > 0 else 1.0
     for f in range(points.shape[0]):
+        states = lane(state, f)
         for k in range(points.shape[1]):
-            s = state[k]
+            s = states[k]
             last = s.last
             enter = False
             stay = False
@@ -210,7 +214,7 @@ def detect_live(
     ctx: FootContext, points: np.ndarray, dt: float, state: DetectState
 ) -> tuple[np.ndarray, np.ndarray]:
     """Step 2, live: pins and contact flags ``(F, feet)`` of sole ``points (F, feet, 2, 3)``
-    (:func:`detect_run`), carrying ``state`` (``(feet,)`` :data:`DETECT` records)."""
+    (:func:`detect_run`), carrying ``state`` (:data:`DetectState`)."""
     sole = ctx.sole
     pins = np.empty(points.shape[:2])
     flags = np.empty(points.shape[:2], dtype=np.bool_)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...ground.views import heights_below, single_valued, track_level
+from ...ground.views import RaisedGround, heights_below, single_valued, track_level
 from ...pose import Motion
 from ..context import UP, FootContext
 
@@ -76,6 +76,25 @@ def reach_ceilings(
     pelvis = positions_world[:, ctx.pelvis]
     reach = np.maximum(pelvis[:, 1] - ctx.sole.floor, 0.5 * ctx.unit)
     return track_level(ctx.ground, pelvis[:, [0, 2]], reach, level)
+
+
+def crowd_ceilings(
+    ctx: FootContext, positions_world: np.ndarray, levels: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`reach_ceilings` of ``K`` characters one frame each (live): ``positions_world
+    (K, J, 3)``, each from its own ground ``levels (K,)``. Returns ``(ceilings (K,), the
+    levels after this frame (K,))``, the same values :func:`reach_ceilings` gives frame by
+    frame."""
+    if single_valued(ctx.ground):  # nothing above its surface: no ceiling
+        return np.full(len(levels), np.inf), np.asarray(levels, dtype=np.float64)
+    ground = ctx.ground
+    inner, dy = (ground.ground, ground.dy) if isinstance(ground, RaisedGround) else (ground, 0.0)
+    pelvis = positions_world[:, ctx.pelvis]
+    reach = np.maximum(pelvis[:, 1] - ctx.sole.floor, 0.5 * ctx.unit)
+    level = np.asarray(levels, dtype=np.float64) - dy  # in the inner ground's frame, as
+    ceilings = level + reach  # track_level reckons, so both give the same values
+    h, _, hit = heights_below(inner, np.ascontiguousarray(pelvis[:, [0, 2]]), ceilings)
+    return ceilings + dy, np.where(hit, h, level) + dy
 
 
 def sole_goals(

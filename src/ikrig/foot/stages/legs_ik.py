@@ -51,7 +51,7 @@ from ...math._qmath import (
     v_normalize,
     v_sub,
 )
-from ...signal.springs import spring_advance, spring_rate
+from ...signal.springs import lane, spring_advance, spring_rate
 from ...solvers.two_bone import TwoBoneOptions
 from ..context import FootContext
 from .align import q_toward
@@ -263,8 +263,8 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
         plan: ``(targets (F, K, 3) world, root (F,) vertical offset with the pelvis drop,
             found (F, K) bool, align (F, K, 4) world ankle turns of step 7a)``.
         consts: two-bone constants (:func:`~ikrig.kernels.two_bone.make_constants`).
-        weight: ``(rate (1,) RATE, spring bank (K,))`` of the IK weight, whose goal is
-            ``found``.
+        weight: ``(rate (1,) RATE, springs (lanes, K))`` of the IK weight, whose goal is
+            ``found`` (frame ``f`` uses lane ``f % lanes``).
         out_r: ``(F, K, 3, 4)`` out: new local rotations of hip, knee and ankle.
         reached: ``(F, K)`` out.
     """
@@ -274,9 +274,10 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
     tb = TwoBoneConstants(*unpack_constants(consts))
     for f in range(targets.shape[0]):
         up = root[f]
+        springs = lane(bank, f)
         for k in range(targets.shape[1]):
             # 6. leg IK on the shifted pose, weighted out where no ground was found
-            w = spring_advance(bank, k, 1.0 if found[f, k] else 0.0, rate)
+            w = spring_advance(springs, k, 1.0 if found[f, k] else 0.0, rate)
             w = min(max(w, 0.0), 1.0)
             p = joints_p[f, k]
             d_hip, d_knee, ok = solve_leg(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._numba import njit
-from ...signal.springs import spring_rate, spring_step
+from ...signal.springs import as_lanes, lane, spring_rate, spring_step
 from ..context import FootContext
 from .goals import FootGoals, ground_heights
 
@@ -43,12 +43,14 @@ LOCK = np.dtype(
 contact ends)."""
 
 LockBank = np.ndarray
-"""``(feet,)`` record array of :data:`LOCK`, updated in place."""
+"""``(feet,)`` record array of :data:`LOCK`, or ``(lanes, feet)`` (see
+:mod:`ikrig.signal.springs`), updated in place."""
 
 
-def new_lock_state(feet: int) -> LockBank:
-    """Fresh locks for ``feet`` feet (nothing locked, no correction)."""
-    return np.zeros(feet, LOCK)
+def new_lock_state(feet: int, lanes: int | None = None) -> LockBank:
+    """Fresh locks for ``feet`` feet (nothing locked, no correction): ``(feet,)``, or
+    ``(lanes, feet)`` when ``lanes`` is given."""
+    return np.zeros(feet if lanes is None else (lanes, feet), LOCK)
 
 
 @njit(cache=True)
@@ -94,10 +96,11 @@ def _lock_run(contact, planted, points_xz, radius, rate, bank, out):
     points_xz (F, K, 2, 2); out (F, K, 2)."""
     r = rate[0]
     for f in range(contact.shape[0]):
+        locks = lane(bank, f)
         for k in range(contact.shape[1]):
             p = planted[f, k]
             pxz = (points_xz[f, k, p, 0], points_xz[f, k, p, 1])
-            out[f, k, 0], out[f, k, 1] = lock_step(bank[k], contact[f, k], p, pxz, radius, r)
+            out[f, k, 0], out[f, k, 1] = lock_step(locks[k], contact[f, k], p, pxz, radius, r)
 
 
 def lock_feet(
@@ -133,7 +136,7 @@ def lock_feet(
         np.ascontiguousarray(points_xz, dtype=np.float64),
         float(radius),
         spring_rate(float(halflife), float(frame_time)),
-        state,
+        as_lanes(state, c.shape[1]),
         out,
     )
     return out
@@ -149,19 +152,20 @@ def lock_run(points, heights, ground, contacts, radius, rate, bank, shift):
         ground: ``(heights (F, K, 2), hit (F, K, 2))`` the ground under each point.
         contacts: ``(F, K)`` bool; a foot locks only where the ground is under both points.
         radius: past it a lock lets go; rate: the return spring's ``(1,)`` RATE.
-        bank: ``(K,)`` :data:`LOCK` records, in place.
+        bank: ``(lanes, K)`` :data:`LOCK` records, in place (frame ``f``: lane ``f % lanes``).
         shift: ``(F, K, 2)`` out: the X and Z correction of each foot.
     """
     gh, hit = ground
     r = rate[0]
     for f in range(points.shape[0]):
+        locks = lane(bank, f)
         for k in range(points.shape[1]):
             c0 = points[f, k, 0, 1] - heights[k, 0] - gh[f, k, 0]
             c1 = points[f, k, 1, 1] - heights[k, 1] - gh[f, k, 1]
             p = 1 if c1 < c0 else 0  # the lower point is the planted one (heel on a tie)
             on = contacts[f, k] and hit[f, k, 0] and hit[f, k, 1]
             pxz = (points[f, k, p, 0], points[f, k, p, 2])
-            dx, dz = lock_step(bank[k], on, p, pxz, radius, r)
+            dx, dz = lock_step(locks[k], on, p, pxz, radius, r)
             shift[f, k, 0] = dx
             shift[f, k, 1] = dz
             for q in range(2):

@@ -15,7 +15,7 @@ import numpy as np
 from ..._numba import njit
 from ...signal.easing import smooth_max, smooth_min
 from ...signal.filters import upper_envelope
-from ...signal.springs import spring_advance, spring_rate
+from ...signal.springs import lane, spring_advance, spring_rate
 from ..context import FootContext
 from ..options import PelvisOptions
 from .goals import FootGoals
@@ -120,10 +120,11 @@ def no_pelvis_need(
 def pelvis_hold_run(need, band, rate, spring, drop):
     """Step 5b, causal: the drop follows ``need (F,)`` at once when it grows and comes back
     on a spring (``rate``, 1 spring); a smooth maximum of the two (width ``band``) keeps the
-    hand-over free of kinks. ``drop (F,)`` out."""
+    hand-over free of kinks. ``drop (F,)`` out; ``spring (lanes, 1)``: frame ``f`` uses
+    lane ``f % lanes``."""
     r = rate[0]
     for f in range(need.shape[0]):
-        held = spring_advance(spring, 0, need[f], r)
+        held = spring_advance(lane(spring, f), 0, need[f], r)
         drop[f] = smooth_max(need[f], held, band) - 0.5 * band
 
 

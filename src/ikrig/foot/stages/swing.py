@@ -15,7 +15,7 @@ from ..._numba import njit
 from ...signal.easing import smootherstep, swing_bump
 from ...signal.filters import upper_envelope, zero_lag_smooth
 from ...signal.spans import spans_of
-from ...signal.springs import SpringBank, spring_advance, spring_rate
+from ...signal.springs import SpringBank, as_lanes, lane, spring_advance, spring_rate
 from ..context import FootContext
 from .goals import FootGoals
 
@@ -169,15 +169,16 @@ def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 def swing_run(planted, stance, contacts, rate, held, spring, out):
     """Live, without a plan (see :func:`live_foot_offsets`): ``planted, stance (F, K)``,
     ``contacts (F, K)`` bool, ``rate`` the spring's ``(1,)``
-    :data:`~ikrig.signal.springs.RATE`, ``held (K,)`` and ``spring`` (``K``
-    springs) in place, ``out (F, K)``."""
+    :data:`~ikrig.signal.springs.RATE`, ``held (lanes, K)`` and ``spring`` (``(lanes,
+    K)`` springs) in place (frame ``f`` uses lane ``f % lanes``), ``out (F, K)``."""
     r = rate[0]
     for f in range(planted.shape[0]):
+        last, bank = lane(held, f), lane(spring, f)
         for k in range(planted.shape[1]):
-            if contacts[f, k] or held[k] != held[k]:
-                held[k] = stance[f, k]
-            goal = stance[f, k] if contacts[f, k] else max(held[k], planted[f, k])
-            x = spring_advance(spring, k, goal, r)
+            if contacts[f, k] or last[k] != last[k]:
+                last[k] = stance[f, k]
+            goal = stance[f, k] if contacts[f, k] else max(last[k], planted[f, k])
+            x = spring_advance(bank, k, goal, r)
             out[f, k] = stance[f, k] if contacts[f, k] else max(x, planted[f, k])
 
 
@@ -193,13 +194,14 @@ def live_foot_offsets(
     (feet,)``: the last stance offsets (NaN at the start) and ``spring``, in place.
     """
     out = np.empty(goals.planted.shape)
+    feet = int(goals.planted.shape[-1])
     swing_run(
         np.ascontiguousarray(goals.planted, dtype=np.float64),
         np.ascontiguousarray(goals.stance, dtype=np.float64),
         np.ascontiguousarray(goals.contacts, dtype=np.bool_),
         spring_rate(float(halflife), float(goals.frame_time)),
-        held,
-        spring,
+        held.reshape(-1, feet),
+        as_lanes(spring, feet),
         out,
     )
     return out

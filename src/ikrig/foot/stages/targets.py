@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._numba import njit
-from ...signal.springs import SpringBank, smooth, spring_advance, spring_rate
+from ...signal.springs import SpringBank, as_lanes, lane, smooth, spring_advance, spring_rate
 from ..context import UP, FootContext
 from .goals import FootGoals, ground_heights
 
@@ -38,7 +38,8 @@ def root_run(offsets, weights, softness, rate, spring, out):
     ``weights (F, K)`` plus :data:`ROOT_FLOOR_WEIGHT` (so a character in the air follows its
     feet too): the lower planted foot keeps its leg's extension and the higher one bends, as
     a person on stairs does, and a foot lifted or placed hands over smoothly. Then one
-    spring (``spring``, ``rate``). ``out (F,)``.
+    spring (``spring (lanes, 1)``: frame ``f`` uses lane ``f % lanes``; ``rate``).
+    ``out (F,)``.
     """
     r = rate[0]
     for f in range(offsets.shape[0]):
@@ -52,7 +53,7 @@ def root_run(offsets, weights, softness, rate, spring, out):
             num += w * math.exp(-(offsets[f, k] - low) / softness)
             den += w
         goal = low - softness * math.log(num / den)
-        out[f] = spring_advance(spring, 0, goal, r)
+        out[f] = spring_advance(lane(spring, f), 0, goal, r)
 
 
 def root_offsets(
@@ -71,7 +72,7 @@ def root_offsets(
         np.ascontiguousarray(weights, dtype=np.float64),
         o.softness * ctx.unit,
         spring_rate(o.halflife, float(frame_time)),
-        spring,
+        as_lanes(spring, 1),
         out,
     )
     return out
@@ -83,13 +84,15 @@ def full_targets_run(ankles, offsets, planted, shift, rate, spring, targets):
     ``offsets (F, K)`` and the locking ``shift (F, K, 2)``. With ``rate.halflife > 0``
     (live estimates) the offsets move on a short spring (``spring``, ``K`` springs; it
     takes the last kinks out: lock switches, plant ramps) that never lets a sole sink below
-    ``planted``; with 0 (a plan, already smooth) they are used as they are."""
+    ``planted``; with 0 (a plan, already smooth) they are used as they are. ``spring``:
+    ``(lanes, K)``, frame ``f`` uses lane ``f % lanes``."""
     r = rate[0]
     for f in range(ankles.shape[0]):
+        bank = lane(spring, f)
         for k in range(ankles.shape[1]):
             o = offsets[f, k]
             if r.halflife > 0.0:
-                o = max(spring_advance(spring, k, o, r), planted[f, k])
+                o = max(spring_advance(bank, k, o, r), planted[f, k])
             targets[f, k, 0] = ankles[f, k, 0] + shift[f, k, 0]
             targets[f, k, 1] = ankles[f, k, 1] + o
             targets[f, k, 2] = ankles[f, k, 2] + shift[f, k, 1]
