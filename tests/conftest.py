@@ -121,6 +121,18 @@ def serve_then_stop(argv, signum=signal.SIGINT, cwd=None, startup=120.0, stop=60
             proc.wait()
 
 
+def quads_mesh(rects):
+    """A mesh ground of horizontal rectangles ``(x0, x1, z0, z1, y)``, two triangles each."""
+    from ikrig.ground import MeshGround
+
+    verts, faces = [], []
+    for x0, x1, z0, z1, y in rects:
+        n = len(verts)
+        verts += [[x0, y, z0], [x1, y, z0], [x1, y, z1], [x0, y, z1]]
+        faces += [[n, n + 2, n + 1], [n, n + 3, n + 2]]
+    return MeshGround(np.array(verts, dtype=np.float64), np.array(faces))
+
+
 def assert_foot_bar(m: dict, key, exact: bool = True) -> None:
     """Issue 11's bar on :func:`ikrig.metrics.foot_metrics` values ``m`` of case ``key =
     (clip, ground)``: penetration p95 <= 0.5 % of a leg (max <= 2 % on stairs), float mean

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import quads_mesh
 
 from ikrig.character import find_legs
 from ikrig.data.walk import walk_clip
 from ikrig.errors import InputError
 from ikrig.foot import FootOptions, FootPlacer, place_feet
-from ikrig.ground import MeshGround, load_ground
+from ikrig.ground import load_ground
 from ikrig.pose import Motion
 
 LEG = 0.85  # the built-in humanoid's leg length
@@ -24,15 +25,9 @@ def walk():
     return walk_clip(seconds=1.5, fps=60.0)
 
 
-def _cave() -> MeshGround:
+def _cave():
     """A floor at 0 with a step up at z > 1.2 and a roof 1.4 legs above it all."""
-    rects = [(-9, 9, -9, 1.2, 0.0), (-9, 9, 1.2, 9, 0.12), (-9, 9, -9, 9, 1.4 * LEG)]
-    verts, faces = [], []
-    for x0, x1, z0, z1, y in rects:
-        n = len(verts)
-        verts += [[x0, y, z0], [x1, y, z0], [x1, y, z1], [x0, y, z1]]
-        faces += [[n, n + 2, n + 1], [n, n + 3, n + 2]]
-    return MeshGround(np.array(verts, dtype=np.float64), np.array(faces))
+    return quads_mesh([(-9, 9, -9, 1.2, 0.0), (-9, 9, 1.2, 9, 0.12), (-9, 9, -9, 9, 1.4 * LEG)])
 
 
 def _ground(name: str, walk: Motion):

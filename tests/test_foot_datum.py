@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import quads_mesh
 
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.data.walk import walk_clip
 from ikrig.errors import InputError
 from ikrig.foot import FootOptions, place_feet
-from ikrig.ground import MeshGround, Plane, load_ground
+from ikrig.ground import Plane, load_ground
 from ikrig.ground.views import RaisedGround, single_valued
 from ikrig.pose import Motion
 
@@ -30,16 +31,6 @@ def _shifted(clip: Motion, dy: float) -> Motion:
 def _path(clip: Motion) -> np.ndarray:
     legs = find_legs(clip.skeleton)
     return clip.positions_world()[:, pelvis_joint(clip.skeleton, legs), [0, 2]]
-
-
-def _quads(rects) -> MeshGround:
-    """A mesh of horizontal rectangles ``(x0, x1, z0, z1, y)``, two triangles each."""
-    verts, faces = [], []
-    for x0, x1, z0, z1, y in rects:
-        n = len(verts)
-        verts += [[x0, y, z0], [x1, y, z0], [x1, y, z1], [x0, y, z1]]
-        faces += [[n, n + 2, n + 1], [n, n + 3, n + 2]]
-    return MeshGround(np.array(verts, dtype=np.float64), np.array(faces))
 
 
 def _contact_heights(result, source: Motion) -> np.ndarray:
@@ -77,7 +68,7 @@ def test_flat_ground_at_zero_keeps_every_planted_foot_where_it_was(walk):
 def test_absolute_datum_plants_the_lowest_sole_point_on_the_mesh(walk):
     L = find_legs(walk.skeleton).leg_length
     clip = _shifted(walk, 0.3 * L)  # the clip's floor is 0.3 leg above the mesh
-    mesh = _quads([(-50, 50, -50, 50, 0.0)])
+    mesh = quads_mesh([(-50, 50, -50, 50, 0.0)])
     r = place_feet(clip, mesh, FootOptions(datum="absolute"))
     assert r.datum == 0.0
     rot, pos = r.motion.fk()
@@ -92,8 +83,8 @@ def test_absolute_datum_plants_the_lowest_sole_point_on_the_mesh(walk):
 @pytest.mark.parametrize("roof", [1.3, 2.5])
 def test_a_roof_above_the_character_is_not_ground(walk, roof):
     L = find_legs(walk.skeleton).leg_length
-    floor = _quads([(-50, 50, -50, 50, 0.0)])
-    cave = _quads([(-50, 50, -50, 50, 0.0), (-50, 50, -50, 50, roof * L)])
+    floor = quads_mesh([(-50, 50, -50, 50, 0.0)])
+    cave = quads_mesh([(-50, 50, -50, 50, 0.0), (-50, 50, -50, 50, roof * L)])
     a = place_feet(walk, floor)
     b = place_feet(walk, cave)
     np.testing.assert_allclose(b.motion.positions_world(), a.motion.positions_world(), atol=1e-9)
@@ -105,7 +96,7 @@ def test_only_a_ground_with_one_surface_skips_the_ceilings():
     plane = Plane([0, 0, 0], [0, 1, 0])
     assert single_valued(plane) and single_valued(RaisedGround(RaisedGround(plane, 1.0), 2.0))
     assert single_valued(load_ground("stairs", np.zeros((2, 2)), 1.0))
-    mesh = _quads([(-50, 50, -50, 50, 0.0)])
+    mesh = quads_mesh([(-50, 50, -50, 50, 0.0)])
     assert not single_valued(mesh) and not single_valued(RaisedGround(mesh, 1.0))
 
 
