@@ -93,9 +93,8 @@ def test_a_near_straight_backward_knee_neither_twists_nor_flips():
     swing = np.tan(np.radians(np.linspace(-12.0, 12.0, F)))[:, None] * reach
     targets = ankle_p + lift + 0.5 * swing * side + 0.5 * np.abs(swing) * back
 
-    joints_p = np.stack([hip_p + 0 * knee_p, knee_p, ankle_p], axis=1)[:, None]
-    joints_r = np.stack([hip_r, knee_r, knee_r], axis=1)[:, None]
-    parent_r = np.tile([0.0, 0.0, 0.0, 1.0], (F, 1, 1))
+    joints_p = np.stack([hip_p + 0 * knee_p, knee_p, ankle_p], axis=1)  # (F, 3 joints, 3)
+    joints_r = np.stack([hip_r, knee_r, knee_r], axis=1)
     plan = (
         np.ascontiguousarray(targets[:, None]),
         np.zeros(F),
@@ -105,7 +104,8 @@ def test_a_near_straight_backward_knee_neither_twists_nor_flips():
     out = np.empty((F, 1, 3, 4))
     reached = np.empty((F, 1), dtype=np.bool_)
     consts = make_constants(np.float64, 1.0, 1.0, 1e-3)
-    legs_run((joints_p, joints_r, parent_r), np.zeros((1, 3)), plan, consts,
+    leg = (joints_p, joints_r, np.array([[0, 1, 2]]), np.array([-1]))  # its hip a root
+    legs_run(leg, np.zeros((1, 3)), plan, consts,
              (spring_rate(0.1, 1 / 30), spring_lanes(1, 1)), out, reached)  # fmt: skip
 
     new_hip = out[:, 0, 0]
@@ -259,10 +259,11 @@ def _one_leg(knee_deg: float, axes: np.ndarray, pull: float):
     knee_p = hip_p + np.array([0.0, -l1, 0.0])
     ankle_p = knee_p + quat_rotate(knee_r, np.array([0.0, -l2, 0.0]))
     target = ankle_p + np.array([0.0, pull * (l1 + l2), 0.0])
-    pose = (
-        np.stack([hip_p, knee_p, ankle_p], axis=1)[:, None],
-        np.stack([hip_r, knee_r, knee_r], axis=1)[:, None],
-        np.tile([0.0, 0.0, 0.0, 1.0], (1, 1, 1)),
+    pose = (  # one leg, its hip a root
+        np.stack([hip_p, knee_p, ankle_p], axis=1),
+        np.stack([hip_r, knee_r, knee_r], axis=1),
+        np.array([[0, 1, 2]]),
+        np.array([-1]),
     )
     plan = (target[:, None], np.zeros(1), np.ones((1, 1), dtype=np.bool_),
             np.tile([0.0, 0.0, 0.0, 1.0], (1, 1, 1)))  # fmt: skip

@@ -41,6 +41,7 @@ from ...kernels.two_bone import (
 from ...math._qmath import (
     q_between,
     q_conj,
+    q_from_array,
     q_get,
     q_mul,
     q_rotate,
@@ -255,9 +256,9 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
     """Steps 6 and 7b, per frame.
 
     Args:
-        pose: ``(joints_p (F, K, 3, 3), joints_r (F, K, 3, 4), parent_r (F, K, 4))``: world
-            positions and rotations of hip, knee and ankle (source), and the world rotation
-            of each hip's parent.
+        pose: ``(positions_world (F, J, 3), rotations_world (F, J, 4), joints (K, 3),
+            parents (K,))``: the source's FK, the joints of each leg's hip, knee and ankle,
+            and each hip's parent joint (-1: a root hip, turned by nothing).
         axes: ``(K, 3)`` the way each knee usually bends, a unit axis in its hip's frame, or
             zero (``FootContext.bend_axes``).
         plan: ``(targets (F, K, 3) world, root (F,) vertical offset with the pelvis drop,
@@ -268,7 +269,7 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
         out_r: ``(F, K, 3, 4)`` out: new local rotations of hip, knee and ankle.
         reached: ``(F, K)`` out.
     """
-    joints_p, joints_r, parent_r = pose
+    pos_w, rot_w, joints, parents = pose
     targets, root, found, align = plan
     rate, bank = weight[0][0], weight[1]
     tb = TwoBoneConstants(*unpack_constants(consts))
@@ -279,23 +280,25 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
             # 6. leg IK on the shifted pose, weighted out where no ground was found
             w = spring_advance(springs, k, 1.0 if found[f, k] else 0.0, rate)
             w = min(max(w, 0.0), 1.0)
-            p = joints_p[f, k]
+            p, r = pos_w[f], rot_w[f]
+            hip, knee, ankle = joints[k, 0], joints[k, 1], joints[k, 2]
             d_hip, d_knee, ok = solve_leg(
-                ((p[0, 0], p[0, 1] + up, p[0, 2]), (p[1, 0], p[1, 1] + up, p[1, 2]),
-                 (p[2, 0], p[2, 1] + up, p[2, 2])),
+                ((p[hip, 0], p[hip, 1] + up, p[hip, 2]), (p[knee, 0], p[knee, 1] + up, p[knee, 2]),
+                 (p[ankle, 0], p[ankle, 1] + up, p[ankle, 2])),
                 (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2]),
-                (q_get(joints_r[f, k], 0), q_get(joints_r[f, k], 1)),
+                (q_from_array(r[hip]), q_from_array(r[knee])),
                 (axes[k, 0], axes[k, 1], axes[k, 2]),
                 w,
                 tb,
             )  # fmt: skip
             reached[f, k] = ok
             # 7b. new rotations: hip and knee from the IK, the ankle turned to the ground
-            hip_w = q_mul(d_hip, q_get(joints_r[f, k], 0))
-            knee_w = q_mul(d_knee, q_get(joints_r[f, k], 1))
-            ankle_w = q_mul(q_toward(q_get(align[f], k), w), q_get(joints_r[f, k], 2))
+            hip_w = q_mul(d_hip, q_from_array(r[hip]))
+            knee_w = q_mul(d_knee, q_from_array(r[knee]))
+            ankle_w = q_mul(q_toward(q_get(align[f], k), w), q_from_array(r[ankle]))
+            parent = (0.0, 0.0, 0.0, 1.0) if parents[k] < 0 else q_from_array(r[parents[k]])
             locals_ = (
-                q_mul(q_conj(q_get(parent_r[f], k)), hip_w),
+                q_mul(q_conj(parent), hip_w),
                 q_mul(q_conj(hip_w), knee_w),
                 q_mul(q_conj(knee_w), ankle_w),
             )
@@ -308,22 +311,6 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
 def _two_bone_consts(soften: float) -> np.ndarray:
     o = TwoBoneOptions(soften=soften)
     return make_constants(np.float64, o.soften, o.max_stretch, o.tolerance)
-
-
-def _parent_rotations(rot_w: np.ndarray, ctx: FootContext) -> np.ndarray:
-    """World rotations ``(F, feet, 4)`` of the hips' parents (identity for a root hip)."""
-    index, root_hips = ctx.memo("hip parents", lambda: _hip_parents(ctx.hip_parents))
-    out = rot_w[:, index]
-    if root_hips is not None:
-        out[:, root_hips] = [0.0, 0.0, 0.0, 1.0]
-    return out
-
-
-def _hip_parents(parents: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-    """The joints whose world rotations turn the hips (any for a root hip), and the mask of
-    root hips (None when there is none)."""
-    roots = parents < 0
-    return np.maximum(parents, 0), (roots if roots.any() else None)
 
 
 def solve_legs(
@@ -346,11 +333,7 @@ def solve_legs(
     new_r = np.empty((F, K, 3, 4))
     reached = np.empty((F, K), dtype=np.bool_)
     legs_run(
-        (
-            goals.positions_world[:, ctx.leg_joints],
-            rot_w[:, ctx.leg_joints],
-            _parent_rotations(rot_w, ctx),
-        ),
+        (goals.positions_world, rot_w, ctx.leg_joints, ctx.hip_parents),
         np.ascontiguousarray(ctx.bend_axes, dtype=np.float64),
         (targets, root, found, goals.align),
         _two_bone_consts(ctx.options.ik.soften),
