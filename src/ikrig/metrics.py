@@ -108,7 +108,6 @@ from .metrics_joints import (
     FLOOR_PERCENTILE,
     POP_THRESHOLD,
     POP_WINDOW,
-    bone_drift,
     joint_contacts,
     knee_angles,
     knee_pops,
@@ -127,7 +126,6 @@ __all__ = [
     "POP_THRESHOLD",
     "POP_WINDOW",
     "TABLE_COLUMNS",
-    "bone_drift",
     "foot_metrics",
     "foot_summary",
     "joint_contacts",
@@ -262,6 +260,31 @@ def _pelvis_acc(y: np.ndarray, dt: float) -> float | None:
     return percentile(np.abs(a), 99.0)
 
 
+def _bone_lengths(pos: np.ndarray, child: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """``(F, B)`` lengths of the bones ``parents[child] -> child`` in ``pos (F, J, 3)``
+    (gathered as columns of ``(F, 3 J)``, summed coordinate by coordinate: several times
+    faster than gathering joints and reducing over axes of 3)."""
+    xyz = np.arange(3)
+    flat = pos.reshape(len(pos), -1)
+    d = np.take(flat, (3 * child[:, None] + xyz).ravel(), axis=1)
+    d -= np.take(flat, (3 * parents[child][:, None] + xyz).ravel(), axis=1)
+    d *= d
+    return np.sqrt(d[:, 0::3] + d[:, 1::3] + d[:, 2::3])
+
+
+def _bone_drift(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, unit: float) -> float:
+    """The largest change of a bone's world length from ``pos_s`` to ``pos_r`` (``(F, J, 3)``),
+    over the leg length; bones: the links whose local translation is constant in ``source``
+    (module docstring)."""
+    parents = source.skeleton.parents
+    fixed = np.all(np.ptp(source.positions_local, axis=0) <= 1e-9 * unit, axis=-1)  # (J,)
+    child = np.flatnonzero((parents >= 0) & fixed)
+    if not len(child):
+        return 0.0
+    len_r, len_s = _bone_lengths(pos_r, child, parents), _bone_lengths(pos_s, child, parents)
+    return float(np.max(np.abs(len_r - len_s))) / unit
+
+
 def _body(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, legs: Legs, top: np.ndarray):
     """The whole-body values (module docstring); ``top (F,)`` the highest ground under the
     foot joints, NaN where a query missed."""
@@ -272,10 +295,7 @@ def _body(pos_r: np.ndarray, pos_s: np.ndarray, source: Motion, legs: Legs, top:
     dev = np.linalg.norm(pos_r[:, pelvis][:, [0, 2]] - pos_s[:, pelvis][:, [0, 2]], axis=-1)
     rise = (y_r - y_s - top)[np.isfinite(top)] * scale
     return {
-        "bone_drift": bone_drift(
-            pos_r, pos_s, source.positions_local, source.skeleton.parents, 1e-9 * legs.leg_length
-        )
-        / legs.leg_length,
+        "bone_drift": _bone_drift(pos_r, pos_s, source, legs.leg_length),
         "pelvis_dev": float(np.max(dev)) * scale,
         "pelvis_rise": float(rise.max()) if rise.size else None,
         "pelvis_acc": acc_r,

@@ -1,5 +1,5 @@
 """What the clip metrics (:mod:`ikrig.metrics`, whose docstring gives the rules) read from
-joint positions alone: the contacts of foot joints, knee angles and pops, and bone drift."""
+joint positions alone: the contacts of foot joints, and knee angles and pops."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 
-from ._numba import njit
 from .character.legs import Legs
 from .errors import InputError
 from .signal.filters import jerk_excess
@@ -18,7 +17,6 @@ __all__ = [
     "CONTACT_HEIGHT",
     "CONTACT_MIN_SPAN",
     "CONTACT_SPEED",
-    "bone_drift",
     "FLOOR_PERCENTILE",
     "POP_THRESHOLD",
     "POP_WINDOW",
@@ -133,65 +131,3 @@ def knee_pops(
         if len(idx):
             pops[k] = 1 + int(np.count_nonzero(np.diff(idx) >= 2 * W))
     return pops, excess
-
-
-def bone_drift(
-    result_world: np.ndarray, source_world: np.ndarray, source_local: np.ndarray,
-    parents: np.ndarray, tolerance: float,
-) -> float:  # fmt: skip
-    """The largest change of a bone's world length from the source to the result, over all
-    frames, in data units (0 when there is no bone); the rule is in :mod:`ikrig.metrics`.
-
-    Args:
-        result_world, source_world: ``(F, J, 3)`` world positions of both clips.
-        source_local: ``(F, J, 3)`` the source's local translations; a bone is a link
-            ``parents[j] -> j`` whose local translation varies by at most ``tolerance``
-            (max - min per coordinate) over the source.
-        parents: ``(J,)`` the parent of each joint, -1 for a root.
-    """
-    return float(
-        _bone_drift_kernel(
-            np.ascontiguousarray(result_world, dtype=np.float64),
-            np.ascontiguousarray(source_world, dtype=np.float64),
-            np.ascontiguousarray(source_local, dtype=np.float64),
-            np.ascontiguousarray(parents, dtype=np.int64),
-            float(tolerance),
-        )
-    )
-
-
-@njit(cache=True)
-def _bone_drift_kernel(pos_r, pos_s, local_s, parents, tolerance):  # pragma: no cover
-    """:func:`bone_drift` in one pass over the frames, without temporaries: the bones
-    first (range of each local translation), then the largest change of length."""
-    F, J = pos_s.shape[0], pos_s.shape[1]
-    lo, hi = local_s[0].copy(), local_s[0].copy()
-    for f in range(1, F):
-        for j in range(J):
-            for c in range(3):
-                x = local_s[f, j, c]
-                lo[j, c] = min(lo[j, c], x)
-                hi[j, c] = max(hi[j, c], x)
-    bones = np.zeros(J, dtype=np.int64)
-    n = 0
-    for j in range(J):
-        if (
-            parents[j] >= 0
-            and max(hi[j, 0] - lo[j, 0], hi[j, 1] - lo[j, 1], hi[j, 2] - lo[j, 2]) <= tolerance
-        ):
-            bones[n] = j
-            n += 1
-    worst = 0.0
-    for f in range(F):
-        for b in range(n):
-            j = bones[b]
-            p = parents[j]
-            dr = 0.0
-            ds = 0.0
-            for c in range(3):
-                u = pos_r[f, j, c] - pos_r[f, p, c]
-                v = pos_s[f, j, c] - pos_s[f, p, c]
-                dr += u * u
-                ds += v * v
-            worst = max(worst, abs(np.sqrt(dr) - np.sqrt(ds)))
-    return worst

@@ -8,19 +8,16 @@ and never re-check it.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
-from .._numba import njit
 from ..character.legs import Legs, pelvis_joint
 from ..character.sole import FootSole
 from ..errors import InputError
 from ..ground.views import RaisedGround
-from ..math._qmath import q_conj, q_get, q_rotate, v_cross, v_dot, v_get, v_norm, v_set, v_sub
 from ..math.quat import quat_conj, quat_rotate
 from ..pose import Motion
 from ..skeleton import Skeleton
@@ -140,39 +137,21 @@ def usual_bend_axes(
         rotations_world, positions_world: ``(F, J, 4)`` and ``(F, J, 3)``, the clip's FK.
     """
     out = np.zeros((len(leg_joints), 3))
-    rot = np.ascontiguousarray(rotations_world, dtype=np.float64)
-    pos = np.ascontiguousarray(positions_world, dtype=np.float64)
-    normals = np.empty((len(pos), 3))
-    for k, joints in enumerate(leg_joints):
-        count = _bend_normals(rot, pos, np.asarray(joints, dtype=np.int64), CLEAR_BEND, normals)
-        if count == 0:
+    for k, (hip, knee, ankle) in enumerate(leg_joints):
+        b = positions_world[:, knee] - positions_world[:, hip]
+        s = positions_world[:, ankle] - positions_world[:, knee]
+        n = np.cross(b, s)
+        bend = np.arctan2(np.linalg.norm(n, axis=-1), np.sum(b * s, axis=-1))
+        clear = bend > CLEAR_BEND
+        if not clear.any():
             continue
-        local = normals[:count]
+        n = n[clear] / np.linalg.norm(n[clear], axis=-1, keepdims=True)
+        local = quat_rotate(quat_conj(rotations_world[clear, hip]), n)
         axis = np.median(local, axis=0)
         norm = np.linalg.norm(axis)
         if norm > 1e-9 and np.mean(local @ axis > 0.0) > 0.5:
             out[k] = axis / norm
     return out
-
-
-@njit(cache=True)
-def _bend_normals(rot_w, pos_w, joints, min_bend, out):  # pragma: no cover
-    """The unit bend normals ``thigh x shin`` of one leg (``joints``: hip, knee, ankle),
-    read in the hip's frame, of the frames bent more than ``min_bend`` (radians), written
-    to the first rows of ``out (F, 3)`` in frame order; returns how many."""
-    hip, knee, ankle = joints[0], joints[1], joints[2]
-    count = 0
-    for f in range(pos_w.shape[0]):
-        b = v_sub(v_get(pos_w[f], knee), v_get(pos_w[f], hip))
-        s = v_sub(v_get(pos_w[f], ankle), v_get(pos_w[f], knee))
-        n = v_cross(b, s)
-        length = v_norm(n)
-        if math.atan2(length, v_dot(b, s)) <= min_bend:
-            continue
-        unit = (n[0] / length, n[1] / length, n[2] / length)
-        v_set(out, count, q_rotate(q_conj(q_get(rot_w[f], hip)), unit))
-        count += 1
-    return count
 
 
 def lift_pelvis(

@@ -11,11 +11,8 @@ swing between them, so the step's length changes a little and nothing snaps.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..._numba import njit
 from ...ground.views import heights_below
 from ...signal.spans import spans
 from ..context import FootContext
@@ -32,46 +29,13 @@ FLAT_ENOUGH = 0.004
 needs no shift."""
 
 
-@njit(cache=True)
-def _unevenness(h, x, xx):  # pragma: no cover
-    """How far the heights ``h (S,)`` at the centred sample positions ``x (S,)`` (``xx =
-    x . x``) depart from their straight-line fit: the largest absolute residual."""
-    mean = 0.0
-    for q in range(h.shape[0]):
-        mean += h[q]
-    mean /= h.shape[0]
-    slope = 0.0
-    for q in range(h.shape[0]):
-        slope += (h[q] - mean) * x[q]
-    slope /= xx
-    worst = 0.0
-    for q in range(h.shape[0]):
-        worst = max(worst, abs(h[q] - mean - slope * x[q]))
-    return worst
-
-
-@njit(cache=True)
-def _best_shifts(ground, shift, samples, unit, out):  # pragma: no cover
-    """The least-cost shift of each footprint: ``ground = (heights, hit)``, ``(spans, A, C,
-    S)`` under the sole samples of each candidate ``shift (spans, A, C, 2)``. A candidate
-    with a miss is out; the cost is 50 times the unevenness beyond :data:`FLAT_ENOUGH`
-    (leg lengths) plus the shift's length (leg lengths); the first of equal costs wins.
-    ``out (spans, 2)``: the shift chosen, zero where every candidate is out."""
-    h, hit = ground
-    x = samples - np.mean(samples)
-    xx = np.sum(x * x)
-    for s in range(h.shape[0]):
-        best = np.inf
-        for a in range(h.shape[1]):
-            for c in range(h.shape[2]):
-                if not np.all(hit[s, a, c]):
-                    continue
-                bad = _unevenness(h[s, a, c], x, xx) / unit - FLAT_ENOUGH
-                dx, dz = shift[s, a, c, 0], shift[s, a, c, 1]
-                cost = max(bad, 0.0) * 50.0 + math.sqrt(dx * dx + dz * dz) / unit
-                if cost < best:
-                    best = cost
-                    out[s, 0], out[s, 1] = dx, dz
+def _unevenness(heights: np.ndarray) -> np.ndarray:
+    """How far ``heights (..., S)`` (at :data:`SAMPLES`) depart from their straight-line
+    fit: the largest absolute residual ``(...)``."""
+    x = SAMPLES - SAMPLES.mean()
+    h = heights - heights.mean(axis=-1, keepdims=True)
+    slope = (h @ x) / (x @ x)
+    return np.max(np.abs(h - slope[..., None] * x), axis=-1)
 
 
 def _smootherstep(u: np.ndarray) -> np.ndarray:
@@ -106,8 +70,13 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         xz = shift[:, :, :, None, :] + sole[:, None, None, :, :]
         ceiling = goals.ceiling[mids][:, None, None, None]
         h, _, hit = heights_below(ctx.ground, xz, ceiling)
-        picked = np.zeros((len(runs), 2))
-        _best_shifts((h, np.ascontiguousarray(hit)), shift, SAMPLES, ctx.unit, picked)
+        bad = _unevenness(h) / ctx.unit - FLAT_ENOUGH
+        cost = np.maximum(bad, 0.0) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
+        cost = np.where(hit.all(axis=-1), cost, np.inf)
+        flat = cost.reshape(len(runs), -1)
+        best = np.argmin(flat, axis=-1)
+        picked = shift.reshape(len(runs), -1, 2)[np.arange(len(runs)), best]
+        picked[~np.isfinite(flat[np.arange(len(runs)), best])] = 0.0
         out[:, k] = _through_time(runs, picked, F)
     return out
 
