@@ -71,11 +71,15 @@ def reach_ceilings(
     """Per-frame ceilings ``(F,)`` for ground queries (:func:`~ikrig.ground.views.track_level`
     along the pelvis, starting on ``level``), and the level after the last frame. The reach
     is the source pelvis's height over the clip's floor, at least half a leg."""
-    if single_valued(ctx.ground):  # nothing above its surface: no ceiling
-        return np.full(len(positions_world), np.inf), float(level)
+    xz, reach = _pelvis_reach(ctx, positions_world)
+    return track_level(ctx.ground, xz, reach, level)
+
+
+def _pelvis_reach(ctx: FootContext, positions_world: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pelvis's ground position ``(F, 2)`` and how far above its ground the character
+    can find ground ``(F,)``: its height over the clip's floor, at least half a leg."""
     pelvis = positions_world[:, ctx.pelvis]
-    reach = np.maximum(pelvis[:, 1] - ctx.sole.floor, 0.5 * ctx.unit)
-    return track_level(ctx.ground, pelvis[:, [0, 2]], reach, level)
+    return pelvis[:, [0, 2]], np.maximum(pelvis[:, 1] - ctx.sole.floor, 0.5 * ctx.unit)
 
 
 def crowd_ceilings(
@@ -89,11 +93,10 @@ def crowd_ceilings(
         return np.full(len(levels), np.inf), np.asarray(levels, dtype=np.float64)
     ground = ctx.ground
     inner, dy = (ground.ground, ground.dy) if isinstance(ground, RaisedGround) else (ground, 0.0)
-    pelvis = positions_world[:, ctx.pelvis]
-    reach = np.maximum(pelvis[:, 1] - ctx.sole.floor, 0.5 * ctx.unit)
+    xz, reach = _pelvis_reach(ctx, positions_world)
     level = np.asarray(levels, dtype=np.float64) - dy  # in the inner ground's frame, as
     ceilings = level + reach  # track_level reckons, so both give the same values
-    h, _, hit = heights_below(inner, np.ascontiguousarray(pelvis[:, [0, 2]]), ceilings)
+    h, _, hit = heights_below(inner, np.ascontiguousarray(xz), ceilings)
     return ceilings + dy, np.where(hit, h, level) + dy
 
 
