@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from scipy.spatial.transform import Rotation
 
 from ikrig.errors import HierarchyError, InputError
-from ikrig.pose import Motion, end_site_positions, fk, to_local
+from ikrig.pose import Motion, bone_length_change, end_site_positions, fk, to_local
 from ikrig.skeleton import Skeleton
 
 
@@ -137,3 +137,27 @@ def test_fk_of_real_clips_keeps_bone_lengths(bvh_files):
         animated = np.ptp(motion.positions_local[:, child], axis=0).max(axis=-1) > 0
         fixed = lengths[:, ~animated]
         np.testing.assert_allclose(fixed, fixed[:1].repeat(len(fixed), 0), rtol=1e-9, atol=1e-9)
+
+
+@given(shape=batch_shapes, dtype=dtypes, seed=seeds)
+@settings(max_examples=30, deadline=None)
+def test_bone_length_change_matches_numpy(shape, dtype, seed):
+    rng = np.random.default_rng(seed)
+    sk = random_skeleton(rng)
+    a = rng.normal(size=shape + (7, 3)).astype(dtype)
+    b = (a + rng.normal(scale=0.1, size=a.shape)).astype(dtype)
+    got = bone_length_change(sk.parents, a, b)
+    child = np.flatnonzero(sk.parents >= 0)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+
+    def length(p):
+        return np.linalg.norm(p[..., child, :] - p[..., sk.parents[child], :], axis=-1)
+
+    expect = np.zeros(7)
+    if a.size:
+        expect[child] = np.abs(length(a64) - length(b64)).reshape(-1, len(child)).max(axis=0)
+    assert got.shape == (7,) and got.dtype == np.float64 and got[0] == 0.0
+    np.testing.assert_allclose(got, expect, rtol=1e-12, atol=1e-15)
+    assert not bone_length_change(sk.parents, a, a).any()  # a clip against itself: exactly 0
+    with pytest.raises(InputError, match="expected one shape"):
+        bone_length_change(sk.parents, a, b[..., :6, :])

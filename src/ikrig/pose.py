@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from ._checks import as_float, float_dtype
 from ._numba import notify_compiling
-from ._pose_kernels import fk_kernel
+from ._pose_kernels import bone_length_change_kernel, fk_kernel
 from .errors import InputError
 from .math.quat import quat_conj, quat_identity, quat_mul, quat_rotate
 from .skeleton import Skeleton
@@ -99,6 +99,34 @@ def end_site_positions(
     p = skeleton.end_site_parents
     off = skeleton.end_site_offsets.astype(np.asarray(positions_world).dtype, copy=False)
     return positions_world[..., p, :] + quat_rotate(rotations_world[..., p, :], off)
+
+
+def bone_length_change(
+    parents: Sequence[int] | np.ndarray, positions_a: ArrayLike, positions_b: ArrayLike
+) -> np.ndarray:
+    """Each joint's largest change of its distance to its parent between two sets of poses.
+
+    Args:
+        parents: ``(J,)`` int, as for :func:`fk`.
+        positions_a, positions_b: ``(..., J, 3)`` world joint positions of the same batch
+            shape (a clip and its edit, say), compared pose by pose.
+
+    Returns:
+        ``(J,)`` float64: ``max |len_a - len_b|`` over the poses; 0 for roots and for an
+        empty batch.
+    """
+    par = np.asarray(parents, dtype=np.int64)
+    a, b = (np.asarray(x, dtype=np.float64) for x in (positions_a, positions_b))
+    if a.shape != b.shape or a.ndim < 2 or a.shape[-2:] != (len(par), 3):
+        raise InputError(
+            f"positions_a {a.shape} and positions_b {b.shape}:"
+            f" expected one shape (..., {len(par)}, 3)"
+        )
+    a, b = (np.ascontiguousarray(x.reshape(-1, len(par), 3)) for x in (a, b))
+    change = np.zeros(len(par))
+    notify_compiling()
+    bone_length_change_kernel(par, a, b, change)
+    return change
 
 
 def _check_frame_time(frame_time) -> None:
