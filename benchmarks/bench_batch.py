@@ -10,12 +10,14 @@ them: a plain-loop script against ``ikrig batch --jobs 1`` and ``--jobs 2``, sta
 (imports, loading the compiled kernels) included on both sides. Ground ``slope``, mode
 ``full``. Every timing is the median of ``--rounds`` interleaved rounds, and every goal the
 median of its ratio within each round, with the range over the rounds (the machine is shared
-and noisy: a ratio taken within one round cancels the slow drifts).
+and noisy: a ratio taken within one round cancels the slow drifts). The plain loop and the
+1-process batch run back to back, in alternating order, so that their ratio compares runs
+seconds apart, not minutes.
 
 Every run is also timed in CPU seconds (this process and its finished children: the pool's
-workers, the fresh processes), which a shared machine's other load and the disk's waits
-(each output is flushed to disk) disturb far less than wall time; the overhead goal is
-printed on both.
+workers, the fresh processes). A batch's CPU includes its own process's share (the manifest,
+handing out clips: about 1.5 ms a clip), which runs beside the worker, so its CPU overhead
+is above its wall-time overhead; the overhead goal is printed on both.
 
 Run: ``python benchmarks/bench_batch.py [--clips 200] [--rounds 3] [--no-cluster]``. Needs
 ``../shared/data/bvh*``; the cluster run needs the ``[cluster]`` extra.
@@ -167,14 +169,18 @@ def timed(f, *args, **kwargs) -> tuple[float, float]:
 
 
 def one_round(
-    paths: list[Path], lib: Path, tmp: Path, cluster: bool
+    paths: list[Path], lib: Path, tmp: Path, cluster: bool, first: bool = True
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Every timing once, into fresh output folders (a batch skips what is already done):
-    wall and CPU seconds by run."""
-    runs = {
+    wall and CPU seconds by run. The plain loop and the 1-process batch, whose ratio is the
+    overhead goal, run back to back, the loop first when ``first`` (rounds alternate)."""
+    pair = {
         "loop": lambda: plain_loop(paths, tmp / "loop"),
-        "jobs_loop": lambda: job_loop(paths, tmp / "jobs"),
         "one": lambda: batch(lib, tmp / "out1", jobs=1),
+    }
+    runs = dict(pair if first else reversed(pair.items()))
+    runs |= {
+        "jobs_loop": lambda: job_loop(paths, tmp / "jobs"),
         "two": lambda: batch(lib, tmp / "out2", jobs=2),
         "cold_one": lambda: cold_batch(lib, tmp / "cold1", 1),
         "cold_two": lambda: cold_batch(lib, tmp / "cold2", 2),
@@ -188,7 +194,9 @@ def one_round(
         wall[name], cpu[name] = timed(run)
     if cluster:  # its scheduler's and workers' CPU is not this batch's: wall time only
         wall["dask"] = dask_batch(lib, tmp / "out3")
-    return wall, cpu
+    order = ["loop", "one", "jobs_loop", "two", "cold_one", "cold_two", "cold_plain"]
+    order += ["start1", "start2"] + (["dask"] if cluster else [])
+    return {k: wall[k] for k in order}, {k: cpu[k] for k in order if k in cpu}
 
 
 def _ratios(rounds: list[dict[str, float]], f, unit: str = "x") -> str:
@@ -252,7 +260,7 @@ def main() -> None:
         plain_loop(paths[:12], tmp / "warm")  # compile or load every kernel first
         _, frames = plain_loop(paths, tmp / "warm_all")
         timings = [
-            one_round(paths, tmp / "lib", tmp / f"round{r}", not args.no_cluster)
+            one_round(paths, tmp / "lib", tmp / f"round{r}", not args.no_cluster, r % 2 == 0)
             for r in range(args.rounds)
         ]
         rounds, cpus = [w for w, _ in timings], [c for _, c in timings]
