@@ -447,3 +447,29 @@ def test_root_rotation_option_is_validated():
     with pytest.raises(InputError, match="root_rotation"):
         TwoBoneOptions(root_rotation="shortest")
     assert TwoBoneOptions().root_rotation == "bend_plane"
+
+
+@pytest.mark.parametrize("n", [1, 1000])  # serial and parallel kernels
+@pytest.mark.parametrize("layout", ["aos", "soa"])
+def test_float32_target_at_the_hip_of_a_folded_chain_keeps_the_bones(layout, n):
+    # found by test_soa_properties (seed 193523589): equal bones folded back onto the hip,
+    # coordinates near 1e-5 and the target 1.8e-9 from the hip. The law of cosines added
+    # the reach to a bone before subtracting the other, which rounded most of the reach
+    # away: both bones came out 1.2e-4 short in float32 (the property allows 1e-4)
+    root = np.array([-1.1248754e-06, -5.7176017e-06, -1.3593000e-05], np.float32)
+    mid = np.array([1.7337005e-06, -5.7203374e-06, -1.7482635e-05], np.float32)
+    target = np.array([-1.1261675e-06, -5.7164821e-06, -1.3592582e-05], np.float32)
+    pole = root + np.array([5.0e-6, 3.0e-6, -4.0e-6], np.float32)
+    args = [np.tile(a, (n, 1)) for a in (root, mid, root, target, pole)]  # end on the hip
+    if layout == "soa":
+        r = two_bone_positions_soa(*(np.ascontiguousarray(a.T) for a in args))
+        new_mid, new_end = r.mid_world.T, r.end_world.T
+    else:
+        r = two_bone_positions(*args)
+        new_mid, new_end = r.mid_world, r.end_world
+    f64 = np.float64
+    length = np.linalg.norm(mid.astype(f64) - root.astype(f64))
+    thigh = np.linalg.norm(new_mid.astype(f64) - root.astype(f64), axis=-1)
+    shin = np.linalg.norm(new_end.astype(f64) - new_mid.astype(f64), axis=-1)
+    np.testing.assert_allclose(thigh, length, rtol=1e-6)
+    np.testing.assert_allclose(shin, length, rtol=1e-6)

@@ -117,8 +117,10 @@ def law_of_cosines(reach, l1s, l2s, k):
     there, a visible kink in float32).
     """
     inv2r = k.half / reach
-    lmx = (l1s + l2s - reach) * (reach + l2s - l1s) * inv2r  # l1 - x
-    lpx = (reach + l1s - l2s) * (reach + l1s + l2s) * inv2r  # l1 + x
+    # the bones' difference first: (reach + l2) - l1 rounds reach + l2 to l2's precision,
+    # which for a target near the root with equal bones is most of reach (float32: 1e-4)
+    lmx = (l1s + l2s - reach) * (reach + (l2s - l1s)) * inv2r  # l1 - x
+    lpx = (reach + (l1s - l2s)) * (reach + l1s + l2s) * inv2r  # l1 + x
     x = l1s - lmx
     x = sel(x < l1s, x, l1s)
     x = sel(x > -l1s, x, -l1s)
