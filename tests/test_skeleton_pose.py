@@ -161,3 +161,6 @@ def test_bone_length_change_matches_numpy(shape, dtype, seed):
     assert not bone_length_change(sk.parents, a, a).any()  # a clip against itself: exactly 0
     with pytest.raises(InputError, match="expected one shape"):
         bone_length_change(sk.parents, a, b[..., :6, :])
+    b[..., 3, 1] = np.nan
+    with pytest.raises(InputError, match="NaN or infinite"):
+        bone_length_change(sk.parents, a, b)

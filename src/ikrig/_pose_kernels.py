@@ -39,7 +39,9 @@ def fk_kernel(parents, rl, pl, rw, pw):
 @njit(cache=True)
 def bone_length_change_kernel(parents, pa, pb, change):
     """Each joint's largest change, over the poses of ``pa`` and ``pb`` ``(N, J, 3)``, of
-    its distance to its parent, into ``change (J,)`` (left as given for roots)."""
+    its distance to its parent, into ``change (J,)`` (left as given for roots). Returns
+    how many of those distances were not finite."""
+    bad = 0
     for n in range(pa.shape[0]):
         for j in range(pa.shape[1]):
             p = parents[j]
@@ -56,5 +58,8 @@ def bone_length_change_kernel(parents, pa, pb, change):
                 pb[n, j, 2] - pb[n, p, 2],
             )
             d = abs(math.sqrt(ax * ax + ay * ay + az * az) - math.sqrt(bx * bx + by * by + bz * bz))
-            if d > change[j]:
+            if not d < math.inf:  # NaN or infinite
+                bad += 1
+            elif d > change[j]:
                 change[j] = d
+    return bad

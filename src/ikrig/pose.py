@@ -102,30 +102,36 @@ def end_site_positions(
 
 
 def bone_length_change(
-    parents: Sequence[int] | np.ndarray, positions_a: ArrayLike, positions_b: ArrayLike
+    parents: Sequence[int] | np.ndarray, positions_world_a: ArrayLike, positions_world_b: ArrayLike
 ) -> np.ndarray:
     """Each joint's largest change of its distance to its parent between two sets of poses.
 
     Args:
         parents: ``(J,)`` int, as for :func:`fk`.
-        positions_a, positions_b: ``(..., J, 3)`` world joint positions of the same batch
-            shape (a clip and its edit, say), compared pose by pose.
+        positions_world_a, positions_world_b: ``(..., J, 3)`` world joint positions of the
+            same batch shape (a clip and its edit, say), compared pose by pose.
 
     Returns:
         ``(J,)`` float64: ``max |len_a - len_b|`` over the poses; 0 for roots and for an
         empty batch.
+
+    Raises:
+        InputError: shapes that differ or are not ``(..., J, 3)``; NaN or infinite values.
     """
     par = np.asarray(parents, dtype=np.int64)
-    a, b = (np.asarray(x, dtype=np.float64) for x in (positions_a, positions_b))
+    a, b = (np.asarray(x, dtype=np.float64) for x in (positions_world_a, positions_world_b))
     if a.shape != b.shape or a.ndim < 2 or a.shape[-2:] != (len(par), 3):
         raise InputError(
-            f"positions_a {a.shape} and positions_b {b.shape}:"
+            f"positions_world_a {a.shape} and positions_world_b {b.shape}:"
             f" expected one shape (..., {len(par)}, 3)"
         )
-    a, b = (np.ascontiguousarray(x.reshape(-1, len(par), 3)) for x in (a, b))
     change = np.zeros(len(par))
+    if a.size == 0:
+        return change
+    a, b = (np.ascontiguousarray(x.reshape(-1, len(par), 3)) for x in (a, b))
     notify_compiling()
-    bone_length_change_kernel(par, a, b, change)
+    if bone_length_change_kernel(par, a, b, change):
+        raise InputError("positions_world_a, positions_world_b: NaN or infinite values")
     return change
 
 
