@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from ._numba import njit
 
 
@@ -34,32 +32,3 @@ def fk_kernel(parents, rl, pl, rw, pw):
             pw[n, j, 0] = pw[n, p, 0] + vx + aw * tx + (ay * tz - az * ty)
             pw[n, j, 1] = pw[n, p, 1] + vy + aw * ty + (az * tx - ax * tz)
             pw[n, j, 2] = pw[n, p, 2] + vz + aw * tz + (ax * ty - ay * tx)
-
-
-@njit(cache=True)
-def bone_length_change_kernel(parents, pa, pb, change):
-    """Each joint's largest change, over the poses of ``pa`` and ``pb`` ``(N, J, 3)``, of
-    its distance to its parent, into ``change (J,)`` (left as given for roots). Returns
-    how many of those distances were not finite."""
-    bad = 0
-    for n in range(pa.shape[0]):
-        for j in range(pa.shape[1]):
-            p = parents[j]
-            if p < 0:
-                continue
-            ax, ay, az = (
-                pa[n, j, 0] - pa[n, p, 0],
-                pa[n, j, 1] - pa[n, p, 1],
-                pa[n, j, 2] - pa[n, p, 2],
-            )
-            bx, by, bz = (
-                pb[n, j, 0] - pb[n, p, 0],
-                pb[n, j, 1] - pb[n, p, 1],
-                pb[n, j, 2] - pb[n, p, 2],
-            )
-            d = abs(math.sqrt(ax * ax + ay * ay + az * az) - math.sqrt(bx * bx + by * by + bz * bz))
-            if not d < math.inf:  # NaN or infinite
-                bad += 1
-            elif d > change[j]:
-                change[j] = d
-    return bad
