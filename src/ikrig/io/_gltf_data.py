@@ -1,9 +1,9 @@
 """glTF containers as data: load a document, read its buffers, decode accessors.
 
-pygltflib parses the JSON and the GLB container; everything else here is NumPy. Every
-structural problem raises :class:`~ikrig.errors.FileFormatError` naming the file, and an
-accessor this reader does not decode raises :class:`~ikrig.errors.InputError` naming the
-accessor index.
+pygltflib reads the GLB container and holds the document (its JSON decoded by
+:mod:`ikrig.io._gltf_json`); everything else here is NumPy. Every structural problem
+raises :class:`~ikrig.errors.FileFormatError` naming the file, and an accessor this reader
+does not decode raises :class:`~ikrig.errors.InputError` naming the accessor index.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FileFormatError, InputError
+from ._gltf_json import gltf2_class
 
 COMPONENTS: dict[int, np.dtype] = {
     5120: np.dtype("<i1"),
@@ -61,7 +62,7 @@ def load_document(path: str | os.PathLike) -> Any:
     if not p.is_file():
         raise FileFormatError(p, None, "no such file")
     try:
-        doc = pygltflib.GLTF2.load(p)
+        doc = gltf2_class(pygltflib).load(p)
     except Exception as exc:  # pygltflib raises struct, json, key and value errors alike
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise FileFormatError(p, None, f"not a readable glTF 2.0 file ({reason})") from None

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..math.quat import quat_from_matrix, quat_to_matrix
+from ._gltf_json import gltf2_class
 
 COMPONENT_DTYPES: dict[int, type] = {
     5120: np.int8,
@@ -229,6 +230,6 @@ def glb_bytes(data: dict, blob: bytes) -> bytes:
 def load_document(data: dict, blob: bytes) -> Any:
     """A pygltflib ``GLTF2`` from JSON and the binary blob of its buffer 0."""
     pygltflib = pygltflib_module("glTF documents")
-    doc = pygltflib.GLTF2.gltf_from_json(json.dumps(data, allow_nan=False))
+    doc = gltf2_class(pygltflib).gltf_from_json(json.dumps(data, allow_nan=False))
     doc.set_binary_blob(bytes(blob))
     return doc

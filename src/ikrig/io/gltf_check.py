@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ._gltf_json import gltf2_class
 from ._gltf_wdata import (
     COMPONENT_DTYPES,
     NUM_COMPONENTS,
@@ -290,7 +291,7 @@ def check_gltf(document: Any) -> list[str]:
     path = None
     if isinstance(document, (str, os.PathLike)):
         path = Path(os.fspath(document))
-        document = pygltflib_module("checking glTF files").GLTF2.load(path)
+        document = gltf2_class(pygltflib_module("checking glTF files")).load(path)
     data = document_json(document)
     out: list[str] = []
     try:
