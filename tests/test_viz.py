@@ -702,6 +702,40 @@ def test_movie_legend_explains_every_mark_once():
         assert scene3d.MARKS[kind] in labels
 
 
+def test_movie_frames_match_drawing_titles_and_legend_with_them():
+    """Titles and legend are drawn once and laid over each frame: the frames match drawing
+    everything on each frame to rounding, and the titles sit where axes titles go."""
+    from ikrig.viz._mpl import figure_rgb
+
+    clip = stick_walk(frames=12)
+    legs = find_legs(clip.skeleton)
+    path = clip.positions_world()[:, 0][:, [0, 2]]
+    ground = load_ground("stairs", path, legs.leg_length)
+    look = MovieLook(size=(6.0, 3.0), dpi=60, title="a line over both panels")
+    frames = movie.BeforeAfter(fake_result(clip), clip, ground, look)
+    assert len(frames.static) == 4  # the line, two panel titles, the legend
+    for f in (0, 5, 11):
+        fast = frames.frame(f).astype(int)
+        for artist in frames.static:
+            artist.set_visible(True)
+        full = figure_rgb(frames.fig).astype(int)
+        for artist in frames.static:
+            artist.set_visible(False)
+        assert np.abs(fast - full).max() <= 2
+        assert (fast != full).mean() < 0.01  # antialiased edges, off by a level or two
+        assert (fast != 255).any(axis=-1)[: full.shape[0] // 6].sum() > 100  # titles drawn
+    fig = frames.fig
+    renderer = fig.canvas.get_renderer()
+    for text, scene in zip(frames.static[1:3], frames.scenes, strict=True):
+        scene.ax.set_title(text.get_text(), fontsize=11, pad=0)  # as SkeletonScene does
+        text.set_visible(True)  # an invisible text has no extent
+        fig.canvas.draw()
+        np.testing.assert_allclose(
+            text.get_window_extent(renderer).get_points(),
+            scene.ax.title.get_window_extent(renderer).get_points(), atol=0.01,
+        )  # fmt: skip
+
+
 # ------------------------------------------------------------------------------ progress (#15)
 def test_demo_gif_shows_a_progress_bar(tmp_path, capsys):
     from ikrig.cli import _maybe_gif
