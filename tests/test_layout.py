@@ -19,7 +19,7 @@ MAX_LINES = 500
 MAX_PARAMS = 8
 
 LAYERS = (
-    ("errors", "_checks", "_numba", "_files", "_version"),
+    ("errors", "_checks", "_numba", "_kernel_cache", "_files", "_version"),
     ("math",),
     ("kernels", "skeleton", "pose", "_pose_kernels"),
     ("constraints",),

@@ -191,3 +191,46 @@ def test_compile_time_is_added_up_for_our_cached_kernels_only():
     listener.on_end(event(ours))
     assert listener.seconds > 0.0
     assert _numba.compile_seconds() >= 0.0
+
+
+HELPER = "from ._numba import njit\n\n\n@njit\ndef value():\n    return {}\n"
+KERNEL = (
+    "from ._numba import njit\nfrom ._probe_helper import value\n\n\n"
+    "@njit(cache=True)\ndef kernel():\n    return value()\n"
+)
+CALLER = textwrap.dedent(
+    """
+    import ikrig
+    from ikrig._probe_kernel import kernel
+
+    print("VALUE=" + str(kernel()))
+    print("HITS=" + str(sum(kernel.stats.cache_hits.values())))
+    print("PACKAGE=" + ikrig.__file__)
+    """
+)
+
+
+def test_a_cached_kernel_recompiles_when_a_helper_it_calls_changes(tmp_path):
+    """Numba alone checks only the file defining a kernel; ikrig's cache locator also checks
+    the ikrig modules the kernel compiles in, so an edited helper is never served stale, and
+    an edit elsewhere leaves the cache alone."""
+    src = private_copy(tmp_path)
+    package = src / "ikrig"
+    (package / "_probe_helper.py").write_text(HELPER.format(1))
+    (package / "_probe_kernel.py").write_text(KERNEL)
+    (tmp_path / "probe_kernel.py").write_text(CALLER)
+    env = {"IKRIG_CACHE_DIR": str(tmp_path / "cache")}
+
+    first, _ = run(tmp_path, env)
+    assert (first["VALUE"], first["HITS"]) == ("1", "0")
+    second, _ = run(tmp_path, env)
+    assert (second["VALUE"], second["HITS"]) == ("1", "1")  # loaded from the cache
+
+    (package / "_probe_helper.py").write_text(HELPER.format(2))  # only the helper changes
+    third, _ = run(tmp_path, env)
+    assert (third["VALUE"], third["HITS"]) == ("2", "0")  # recompiled, not served stale
+
+    errors = package / "errors.py"  # a module the kernel does not compile in
+    errors.write_text(errors.read_text() + "\n# edited\n")
+    fourth, _ = run(tmp_path, env)
+    assert (fourth["VALUE"], fourth["HITS"]) == ("2", "1")

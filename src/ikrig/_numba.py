@@ -11,6 +11,9 @@ site-packages and HOME is not writable, Numba finds no cache locator and fails a
 the first writable directory among ``$IKRIG_CACHE_DIR``, ``$XDG_CACHE_HOME/ikrig/numba``,
 ``~/.cache/ikrig/numba`` and ``<tempdir>/ikrig-numba-<user>``.
 
+A cached kernel is compiled again when the file defining it *or any ikrig module it
+compiles in* changes (Numba alone checks only the first: :mod:`ikrig._kernel_cache`).
+
 The first call of a kernel in a fresh cache compiles it (tens of seconds for the whole
 package). Instead of sitting silent, ikrig prints one line to stderr when Numba starts
 compiling one of its cached kernels (Numba's ``"numba:compile"`` event, which fires only
@@ -85,6 +88,12 @@ from numba import njit, prange  # noqa: E402,F401
 if os.environ.get("NUMBA_CACHE_DIR") and not numba.config.CACHE_DIR:
     # numba was imported before us: its config already read the environment.
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
+
+# a cached kernel is recompiled when any ikrig source it compiles in changes, not only the
+# file that defines it (see ikrig._kernel_cache)
+from ._kernel_cache import install as _install_kernel_cache  # noqa: E402
+
+_install_kernel_cache()
 
 CACHE_DIR = numba.config.CACHE_DIR or None
 
