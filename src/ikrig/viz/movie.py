@@ -198,9 +198,10 @@ class StaticOverlay(NamedTuple):
     """Artists that look the same on every frame, drawn once: the pixels they touch
     (``rows``, ``cols``), their colours ``rgb (n, 3)`` and coverage ``alpha (n, 1)``.
 
-    Text is most of a frame's drawing time (the legend and titles were 0.05 of the 0.1 s a
-    frame took). Laid over each frame with the same "over" rule Agg draws with, the result
-    matches drawing them with the frame to within rounding (tested)."""
+    Text was about half of a frame's drawing time (the legend's layout and glyphs, and the
+    3D axes' titles placed again on every draw). Laid over each frame with the same "over"
+    rule Agg draws with, the result matches drawing them with the frame to within rounding
+    (tested)."""
 
     rows: np.ndarray
     cols: np.ndarray
