@@ -234,3 +234,32 @@ def test_a_cached_kernel_recompiles_when_a_helper_it_calls_changes(tmp_path):
     errors.write_text(errors.read_text() + "\n# edited\n")
     fourth, _ = run(tmp_path, env)
     assert (fourth["VALUE"], fourth["HITS"]) == ("2", "1")
+
+
+def test_every_cached_kernel_is_stamped_with_all_it_compiles_in():
+    """A kernel's sources are gathered when it is decorated: a helper imported further down
+    its module would be missed. Every cached kernel's stamped sources equal what its
+    module refers to once fully imported."""
+    import importlib
+    import pkgutil
+
+    from ikrig._kernel_cache import kernel_sources
+
+    for info in pkgutil.walk_packages(ikrig.__path__, "ikrig."):
+        if not info.name.startswith(("ikrig.viz", "ikrig.cli")):
+            try:
+                importlib.import_module(info.name)
+            except ImportError:  # an optional extra that is not installed
+                continue
+    checked = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("ikrig."):
+            continue
+        for value in list(vars(module).values()):
+            cache = getattr(value, "_cache", None)
+            locator = getattr(getattr(cache, "_impl", None), "locator", None)
+            if getattr(locator, "_sources", None) is None:
+                continue
+            checked += 1
+            assert kernel_sources(value.py_func) == locator._sources, (name, value)
+    assert checked >= 50, checked  # the package's cached kernels went through the locator
