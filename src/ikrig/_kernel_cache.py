@@ -28,12 +28,13 @@ from functools import cache
 from types import ModuleType
 from typing import Any
 
-__all__ = ["install", "kernel_sources"]
+__all__ = ["install", "is_ikrig_module", "kernel_sources"]
 
 _PACKAGE = __name__.rpartition(".")[0] or "ikrig"
 
 
-def _ours(name: str) -> bool:
+def is_ikrig_module(name: str) -> bool:
+    """Whether a module name is ikrig or one of its modules."""
     return name == _PACKAGE or name.startswith(_PACKAGE + ".")
 
 
@@ -64,7 +65,7 @@ def _scan(name: str) -> tuple[frozenset[str], bool]:
     if seen is not None and seen[0] == len(namespace):
         return seen[1], seen[2]
     values = list(namespace.values())
-    refs = frozenset(m for m in map(_module_of, values) if _ours(m))
+    refs = frozenset(m for m in map(_module_of, values) if is_ikrig_module(m))
     holds = any(getattr(v, "py_func", None) is not None for v in values)
     _SCANNED[name] = (len(namespace), refs, holds)
     return refs, holds
@@ -86,7 +87,7 @@ def kernel_sources(py_func: Any) -> list[str]:
     own = py_func.__module__
     closure = [c.cell_contents for c in (py_func.__closure__ or ()) if _filled(c)]
     found = {own: None}
-    todo = sorted(_scan(own)[0] | {m for m in map(_module_of, closure) if _ours(m)})
+    todo = sorted(_scan(own)[0] | {m for m in map(_module_of, closure) if is_ikrig_module(m)})
     while todo:
         name = todo.pop()
         if name in found:
@@ -143,7 +144,7 @@ def install() -> bool:
 
         @classmethod
         def from_function(cls, py_func: Any, py_file: str) -> Any:
-            if not _ours(getattr(py_func, "__module__", "") or ""):
+            if not is_ikrig_module(getattr(py_func, "__module__", "") or ""):
                 return None
             return super().from_function(py_func, py_file)
 

@@ -92,6 +92,7 @@ if os.environ.get("NUMBA_CACHE_DIR") and not numba.config.CACHE_DIR:
 # a cached kernel is recompiled when any ikrig source it compiles in changes, not only the
 # file that defines it (see ikrig._kernel_cache)
 from ._kernel_cache import install as _install_kernel_cache  # noqa: E402
+from ._kernel_cache import is_ikrig_module  # noqa: E402
 
 _install_kernel_cache()
 
@@ -117,7 +118,6 @@ def _apply_thread_count() -> None:
 
 _apply_thread_count()
 
-_PACKAGE = __name__.rpartition(".")[0] or "ikrig"
 _NOTICE = (
     "ikrig: compiling numerical kernels for this machine (first run only; 'ikrig warmup'"
     " compiles them all ahead of time)..."
@@ -166,7 +166,7 @@ def _is_ours(data) -> bool:
     """Whether a compile event is about a cached kernel defined in ikrig."""
     dispatcher: Any = data.get("dispatcher") if isinstance(data, dict) else None
     module = getattr(getattr(dispatcher, "py_func", None), "__module__", None) or ""
-    if module != _PACKAGE and not module.startswith(_PACKAGE + "."):
+    if not is_ikrig_module(module):
         return False
     try:  # kernels without cache=True (helpers inlined into cached ones) compile every run
         return dispatcher.stats.cache_path is not None
