@@ -1,6 +1,9 @@
-"""Numba kernel of forward kinematics (see :func:`ikrig.pose.fk`)."""
+"""Numba kernels of forward kinematics (:func:`ikrig.pose.fk`) and of bone-length change
+(:func:`ikrig.pose.bone_length_change`)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ._numba import njit
 
@@ -32,3 +35,28 @@ def fk_kernel(parents, rl, pl, rw, pw):
             pw[n, j, 0] = pw[n, p, 0] + vx + aw * tx + (ay * tz - az * ty)
             pw[n, j, 1] = pw[n, p, 1] + vy + aw * ty + (az * tx - ax * tz)
             pw[n, j, 2] = pw[n, p, 2] + vz + aw * tz + (ax * ty - ay * tx)
+
+
+@njit(cache=True)
+def bone_change_kernel(a, b, child, parent, out):
+    """``out[k]`` (filled): the largest ``| |a[n, c] - a[n, p]| - |b[n, c] - b[n, p]| |`` over
+    the poses ``n`` of ``a``, ``b (N, J, 3)`` float64, for the bones ``c = child[k]``,
+    ``p = parent[k]``. Returns False as soon as a length is NaN or infinite."""
+    N, B = a.shape[0], child.shape[0]
+    for k in range(B):
+        out[k] = 0.0
+    for n in range(N):
+        for k in range(B):
+            c, p = child[k], parent[k]
+            ax = a[n, c, 0] - a[n, p, 0]
+            ay = a[n, c, 1] - a[n, p, 1]
+            az = a[n, c, 2] - a[n, p, 2]
+            bx = b[n, c, 0] - b[n, p, 0]
+            by = b[n, c, 1] - b[n, p, 1]
+            bz = b[n, c, 2] - b[n, p, 2]
+            d = abs(np.sqrt(ax * ax + ay * ay + az * az) - np.sqrt(bx * bx + by * by + bz * bz))
+            if not d < np.inf:  # NaN or infinite
+                return False
+            if d > out[k]:
+                out[k] = d
+    return True

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike, DTypeLike
 
 from ._checks import as_float, float_dtype
 from ._numba import notify_compiling
-from ._pose_kernels import fk_kernel
+from ._pose_kernels import bone_change_kernel, fk_kernel
 from .errors import InputError
 from .math.quat import quat_conj, quat_identity, quat_mul, quat_rotate
 from .skeleton import Skeleton
@@ -129,25 +129,13 @@ def bone_length_change(
     child = np.flatnonzero(par >= 0)
     if a.size == 0 or not len(child):
         return change
-    a, b = (x.reshape(-1, len(par), 3) for x in (a, b))
-    moved = np.abs(_bone_lengths(a, child, par[child]) - _bone_lengths(b, child, par[child]))
-    if not np.isfinite(moved).all():
+    a, b = (np.ascontiguousarray(x.reshape(-1, len(par), 3)) for x in (a, b))
+    moved = np.empty(len(child))
+    notify_compiling()
+    if not bone_change_kernel(a, b, child, par[child], moved):
         raise InputError("positions_world_a, positions_world_b: NaN or infinite values")
-    change[child] = moved.max(axis=0)
+    change[child] = moved
     return change
-
-
-def _bone_lengths(p: np.ndarray, child: np.ndarray, parent: np.ndarray) -> np.ndarray:
-    """``(N, B)`` lengths of the bones ``parent -> child`` in ``p (N, J, 3)``, gathered as
-    columns of ``(N, 3 J)`` and summed coordinate by coordinate (several times faster than
-    gathering joints and reducing over axes of 3). NumPy, not a compiled kernel: one costs
-    about 0.3 s to compile on a first run, more than it saves in a clip's metrics."""
-    xyz = np.arange(3)
-    flat = p.reshape(len(p), -1)
-    d = np.take(flat, (3 * child[:, None] + xyz).ravel(), axis=1)
-    d -= np.take(flat, (3 * parent[:, None] + xyz).ravel(), axis=1)
-    d *= d
-    return np.sqrt(d[:, 0::3] + d[:, 1::3] + d[:, 2::3])
 
 
 def _check_frame_time(frame_time) -> None:
