@@ -15,9 +15,11 @@ and noisy: a ratio taken within one round cancels the slow drifts). The plain lo
 seconds apart, not minutes.
 
 Every run is also timed in CPU seconds (this process and its finished children: the pool's
-workers, the fresh processes). A batch's CPU includes its own process's share (the manifest,
-handing out clips: about 1.5 ms a clip), which runs beside the worker, so its CPU overhead
-is above its wall-time overhead; the overhead goal is printed on both.
+workers, the fresh processes). A batch's CPU includes its own process's share (handing out
+clips, flushing each output to disk, the manifest: about 1.6 ms a clip), which runs beside
+the worker, so its CPU overhead is above its wall-time overhead; the overhead goal is
+printed on both. The loop over the batch job flushes each output itself, as the plain loop's
+writer does.
 
 Run: ``python benchmarks/bench_batch.py [--clips 200] [--rounds 3] [--no-cluster]``. Needs
 ``../shared/data/bvh*``; the cluster run needs the ``[cluster]`` extra.

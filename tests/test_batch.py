@@ -272,6 +272,39 @@ def test_local_pool_survives_a_killed_worker(reference, tmp_path):
     check_complete(out, reference)
 
 
+@pytest.mark.compile  # a worker process loads the compiled kernels
+def test_the_batch_process_flushes_each_output_before_recording_it(
+    reference, tmp_path, monkeypatch
+):
+    """Local workers do not wait for the disk: the batch process flushes each output (and
+    its folder) before the clip's manifest line, and a clip whose output cannot be flushed
+    is failed with the reason."""
+    import ikrig.batch.run as run
+    from ikrig.batch import BatchSettings, FootJob, expand_inputs, run_batch
+
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    flushed: list[tuple[list[str], int]] = []
+
+    def sync_files(paths):
+        flushed.append((list(paths), len(manifest(out))))
+        if any(p.endswith("run.bvh") for p in paths):
+            raise OSError(5, "Input/output error", paths[0])
+
+    monkeypatch.setattr(run, "sync_files", sync_files)
+    clips = expand_inputs([str(lib)], out)
+    summary = run_batch(clips, FootJob("slope"), BatchSettings(str(out), jobs=1, progress=False))
+    assert sorted(Path(p).relative_to(out).as_posix() for ps, _ in flushed for p in ps) == sorted(
+        rel for _, rel in CLIPS
+    )
+    entries = {e["relative"]: e for e in manifest(out)}
+    for paths, recorded in flushed:  # flushed before the entry was recorded
+        rel = Path(paths[0]).relative_to(out).as_posix()
+        assert all(e != rel for e in list(entries)[:recorded])
+    assert entries["sub/run.bvh"]["status"] == "failed"
+    assert entries["sub/run.bvh"]["error"].startswith("cannot flush the output to disk: ")
+    assert entries["walk_back.bvh"]["status"] == "ok" and summary["failed"] == 3
+
+
 # ------------------------------------------------------------------ inputs, legs map, errors
 def test_inputs_mirror_the_tree_and_never_read_the_outputs(tmp_path):
     from ikrig.batch import expand_inputs

@@ -125,3 +125,34 @@ def test_a_file_in_the_way_of_a_folder_is_named(tmp_path):
     (tmp_path / "results").write_text("")
     with pytest.raises(InputError, match="a file named .*results is in the way"):
         check_output(tmp_path / "results" / "deeper" / "x.bvh")
+
+
+def test_deferred_writes_are_atomic_and_synced_later_by_the_caller(tmp_path, monkeypatch):
+    """Inside ``deferred_sync`` nothing waits for the disk; the files are whole at once and
+    listed, and ``sync_files`` then flushes each file and each folder once."""
+    import ikrig._files as files
+
+    synced: list[str] = []
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}") if os.path.exists("/proc") else "?")
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    (tmp_path / "sub").mkdir()
+    outs = [tmp_path / "a.bvh", tmp_path / "b.bvh", tmp_path / "sub" / "c.bvh"]
+    with files.deferred_sync() as written:
+        for out in outs:
+            write_text(out, out.name)
+        assert synced == []  # nothing flushed yet
+    assert written == [str(p) for p in outs]
+    assert [p.read_text() for p in outs] == ["a.bvh", "b.bvh", "c.bvh"]
+    assert not [p for p in tmp_path.rglob("*.part*")]
+    write_text(tmp_path / "d.txt", "d")  # outside the block: flushed at once again
+    assert len(synced) == 2
+    synced.clear()
+    (tmp_path / "b.bvh").unlink()  # gone since: skipped
+    files.sync_files(written)
+    if os.path.exists("/proc"):
+        assert synced == [str(outs[0]), str(outs[2]), str(tmp_path), str(tmp_path / "sub")]
+    else:
+        assert len(synced) == 4

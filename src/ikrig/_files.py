@@ -4,7 +4,10 @@ Every file ikrig writes (BVH, JSON reports, images, GIFs, movies) goes through
 :func:`atomic_path`: the writer fills a temporary file in the destination's own folder, which
 is flushed to disk and then renamed over the destination in one step. A writer that fails or
 is killed leaves the previous file untouched (and at worst a hidden ``.NAME.*.part`` file
-beside it); a reader never sees half a file.
+beside it); a reader never sees half a file. Inside :func:`deferred_sync` the flushes to disk
+are left to the caller (:func:`sync_files`), who does them elsewhere, before relying on the
+files: a batch's worker goes on with its next clip while the batch process waits for the
+disk.
 
 :func:`check_output` runs before any work: it refuses an output that is one of the inputs,
 makes the output's folder (folders are created for every output, everywhere), and checks the
@@ -17,13 +20,19 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["atomic_path", "check_output", "write_bytes", "write_text"]
+__all__ = [
+    "atomic_path", "check_output", "deferred_sync", "sync_files", "write_bytes", "write_text",
+]  # fmt: skip
 
 StrPath = str | os.PathLike
+
+_UNSYNCED: ContextVar[list[str] | None] = ContextVar("ikrig_unsynced", default=None)
+"""Inside :func:`deferred_sync`: the files written and not yet flushed to disk."""
 
 
 def _new_file_mode(path: Path) -> int:
@@ -60,10 +69,12 @@ def atomic_path(path: StrPath) -> Iterator[Path]:
     )
     os.close(fd)
     tmp = Path(tmp_name)
+    unsynced = _UNSYNCED.get()
     try:
         yield tmp
-        with open(tmp, "rb+") as f:  # the writer may have closed (or replaced) the file
-            os.fsync(f.fileno())
+        if unsynced is None:
+            with open(tmp, "rb+") as f:  # the writer may have closed (or replaced) the file
+                os.fsync(f.fileno())
         os.chmod(tmp, _new_file_mode(path))
         os.replace(tmp, path)
     except BaseException as exc:
@@ -75,7 +86,43 @@ def atomic_path(path: StrPath) -> Iterator[Path]:
             if os.fspath(exc.filename) == os.fspath(tmp):  # name the file the user gave
                 raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
         raise
-    _sync_folder(parent)
+    if unsynced is None:
+        _sync_folder(parent)
+    else:
+        unsynced.append(os.path.abspath(path))
+
+
+@contextmanager
+def deferred_sync() -> Iterator[list[str]]:
+    """Within this block, :func:`atomic_path` writes and renames but does not flush to disk;
+    yields the list of the absolute paths written so far, for :func:`sync_files`.
+
+    The files are whole and atomic to every reader at once; only a crash of the operating
+    system (not of the process) before :func:`sync_files` could lose them. So a caller that
+    records them as done (a batch's manifest) syncs them first."""
+    written: list[str] = []
+    token = _UNSYNCED.set(written)
+    try:
+        yield written
+    finally:
+        _UNSYNCED.reset(token)
+
+
+def sync_files(paths: Iterable[StrPath]) -> None:
+    """Flush files written in :func:`deferred_sync` to disk, and their folders (each once),
+    so that their contents and names survive a crash of the operating system. A file that
+    is gone (replaced or removed since) is skipped."""
+    folders: dict[Path, None] = {}
+    for p in paths:
+        path = Path(os.fspath(p))
+        try:
+            with open(path, "rb") as f:
+                os.fsync(f.fileno())
+        except FileNotFoundError:
+            continue
+        folders.setdefault(path.parent if str(path.parent) else Path("."), None)
+    for folder in folders:
+        _sync_folder(folder)
 
 
 def _sync_folder(folder: Path) -> None:

@@ -3,7 +3,9 @@
 :func:`run_clip` reads its own clip, places the feet with the same functions, in the same
 order and with the same options as ``ikrig foot`` (so the written file is byte-identical),
 writes the result atomically and returns a small :class:`ClipOutcome`: status, one-line
-error, metrics. It never raises for a bad clip; the batch goes on.
+error, metrics. It never raises for a bad clip; the batch goes on. A local batch's worker
+leaves the flush to disk to the batch process (``ClipTask.sync``), which does it before
+recording the clip, while the worker goes on with its next one.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import unquote
 
+from .._files import deferred_sync
 from .._version import __version__
 from ..errors import IkrigError
 
@@ -43,13 +47,16 @@ class FootJob(NamedTuple):
 
 
 class ClipTask(NamedTuple):
-    """One clip to do: paths only (each worker reads its own clip), its legs spec, the job."""
+    """One clip to do: paths only (each worker reads its own clip), its legs spec, the job;
+    ``sync``: flush the output to disk before returning (else the outcome lists the files
+    written, for :func:`ikrig._files.sync_files` in the batch process)."""
 
     source: str
     relative: str
     output: str
     legs: str | None
     job: FootJob
+    sync: bool = True
 
 
 class ClipOutcome(NamedTuple):
@@ -63,6 +70,7 @@ class ClipOutcome(NamedTuple):
     seconds: float
     input_sha256: str | None
     warnings: list[str]
+    unsynced: tuple[str, ...] = ()  # files written, not yet flushed to disk (ClipTask.sync)
 
 
 def file_sha256(path: str | os.PathLike[str]) -> str:
@@ -181,7 +189,7 @@ def run_clip(task: ClipTask) -> ClipOutcome:
     try:
         data = Path(task.source).read_bytes()  # read once: hashed, then parsed
         sha = clip_sha256(task.source, data)
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, _writing(task.sync) as written:
             warnings.simplefilter("always")
             metrics, frames = _place(task, data)
     except Exception as exc:  # a bad clip is recorded, never stops the batch
@@ -189,6 +197,18 @@ def run_clip(task: ClipTask) -> ClipOutcome:
             task.relative, "failed", one_line(exc), {}, 0, time.perf_counter() - t0, sha, []
         )
     said = sorted({" ".join(str(w.message).split()) for w in caught})
+    seconds = time.perf_counter() - t0
     return ClipOutcome(
-        task.relative, "ok", None, metrics, frames, time.perf_counter() - t0, sha, said
+        task.relative, "ok", None, metrics, frames, seconds, sha, said, tuple(written)
     )
+
+
+@contextmanager
+def _writing(sync: bool) -> Iterator[list[str]]:
+    """Writes flushed to disk as they are made (``sync``), or deferred: yields the list of
+    the files written (:func:`ikrig._files.deferred_sync`)."""
+    if sync:
+        yield []
+    else:
+        with deferred_sync() as written:
+            yield written

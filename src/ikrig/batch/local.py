@@ -6,6 +6,10 @@ A worker that dies (killed, out of memory, a crash in compiled code) breaks the 
 the runner starts a new pool and hands the unfinished clips out again, at most
 :data:`MAX_TRIES` times each; a clip that keeps killing workers is recorded as failed.
 
+Workers do not wait for the disk: their tasks have ``sync=False``, so each output is
+written and renamed atomically and the batch process flushes it to disk before recording
+the clip (:func:`ikrig.batch.run.run_batch`), while the worker goes on with its next clip.
+
 Workers are forked from the batch process where that is safe (Linux, one thread, Numba's
 thread pool not started), so they start with what it has imported and loaded, in
 milliseconds; anywhere else they are spawned (a new interpreter, about a second each). They
@@ -182,8 +186,9 @@ def run_local(
     this process as each one finishes (in completion order). ``inherited``: file
     descriptors of this process a forked worker closes as it starts, such as the output
     folder's lock, which a worker finishing its clip after the batch was killed would
-    otherwise hold against the re-run."""
-    todo: deque[ClipTask] = deque(tasks)
+    otherwise hold against the re-run. The tasks run with ``sync=False`` (module
+    docstring): the outcomes list the files for ``on_done`` to flush to disk."""
+    todo: deque[ClipTask] = deque(t._replace(sync=False) for t in tasks)
     tries: dict[str, int] = {}
     while todo:
         _one_pool(jobs, todo, tries, on_done, inherited)

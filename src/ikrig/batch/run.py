@@ -12,9 +12,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .._files import sync_files
 from ..errors import InputError
 from .inputs import ClipPath
-from .job import ClipOutcome, ClipTask, FootJob, clip_sha256, options_hash, remove_stale_parts
+from .job import (
+    ClipOutcome,
+    ClipTask,
+    FootJob,
+    clip_sha256,
+    one_line,
+    options_hash,
+    remove_stale_parts,
+)  # fmt: skip
 from .manifest import MANIFEST_NAME, Manifest
 from .summary import batch_summary
 
@@ -112,6 +121,20 @@ class _Progress:
         self.bar.update(1)
 
 
+def _synced(outcome: ClipOutcome) -> ClipOutcome:
+    """``outcome`` once the files its worker left unflushed are on disk, so that a clip is
+    recorded as done only when its output survives a crash of the operating system; a clip
+    whose output cannot be flushed fails with the reason."""
+    if not outcome.unsynced:
+        return outcome
+    try:
+        sync_files(outcome.unsynced)
+    except OSError as exc:
+        error = f"cannot flush the output to disk: {one_line(exc)}"
+        return outcome._replace(status="failed", error=error, metrics={}, unsynced=())
+    return outcome._replace(unsynced=())
+
+
 def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> dict[str, Any]:
     """Do every clip not yet done; return the summary (:func:`batch_summary`) of all of
     them. A bad clip is recorded as failed and the batch goes on."""
@@ -128,6 +151,7 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
         bar = _Progress(len(todo), settings.progress)
 
         def on_done(task: ClipTask, outcome: ClipOutcome) -> None:
+            outcome = _synced(outcome)
             manifest.record(outcome, (task.source, task.output), hashes[task.relative])
             bar.step(outcome)
 
