@@ -5,8 +5,10 @@ Reported: clips/s and frames/s of each run (wall time, worker start-up included)
 speed-up from 1 to 2 local workers (goal >= 1.7x on 2 cores), and the batch's overhead per
 clip against a plain loop over ``place_feet`` in one warm process (goal <= 10 %). A second
 loop runs the batch's own per-clip job (read, hash, place, metrics, write) in-process, to
-tell the job's extra work from the pool's. The same again in fresh processes, as a shell runs
-them: a plain-loop script against ``ikrig batch --jobs 1`` and ``--jobs 2``, start-up
+tell the job's extra work from the pool's. With both cores busy, the 2-process batch is also
+compared with two plain loops side by side, each over half the clips in a copy of the warm
+process: what splitting the library by hand gives. The same again in fresh processes, as a
+shell runs them: a plain-loop script against ``ikrig batch --jobs 1`` and ``--jobs 2``, start-up
 (imports, loading the compiled kernels) included on both sides. Ground ``slope``, mode
 ``full``. Every timing is the median of ``--rounds`` interleaved rounds, and every goal the
 median of its ratio within each round, with the range over the rounds (the machine is shared
@@ -79,6 +81,24 @@ def plain_loop(paths: list[Path], out: Path) -> tuple[float, int]:
         write_bvh(out / f"{i}.bvh", clip.with_motion(from_y_up(result.motion, up)))
         frames += clip.num_frames
     return time.perf_counter() - t0, frames
+
+
+def loops_side_by_side(paths: list[Path], out: Path, n: int = 2) -> None:
+    """``n`` plain loops at once, each over every ``n``-th clip, in copies of this warm
+    process (forked where the batch forks its workers): what a user gets on ``n`` cores by
+    splitting the library by hand, against which ``ikrig batch --jobs n`` is measured."""
+    import multiprocessing
+
+    from ikrig.batch.local import start_method
+
+    ctx = multiprocessing.get_context(start_method())
+    procs = [ctx.Process(target=plain_loop, args=(paths[i::n], out / str(i))) for i in range(n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    if any(p.exitcode for p in procs):
+        raise SystemExit("a plain loop failed")
 
 
 def job_loop(paths: list[Path], out: Path) -> float:
@@ -184,6 +204,7 @@ def one_round(
     runs |= {
         "jobs_loop": lambda: job_loop(paths, tmp / "jobs"),
         "two": lambda: batch(lib, tmp / "out2", jobs=2),
+        "loops2": lambda: loops_side_by_side(paths, tmp / "loops2"),
         "cold_one": lambda: cold_batch(lib, tmp / "cold1", 1),
         "cold_two": lambda: cold_batch(lib, tmp / "cold2", 2),
         "cold_plain": lambda: cold_loop(lib, tmp / "coldloop"),
@@ -196,7 +217,7 @@ def one_round(
         wall[name], cpu[name] = timed(run)
     if cluster:  # its scheduler's and workers' CPU is not this batch's: wall time only
         wall["dask"] = dask_batch(lib, tmp / "out3")
-    order = ["loop", "one", "jobs_loop", "two", "cold_one", "cold_two", "cold_plain"]
+    order = ["loop", "one", "jobs_loop", "two", "loops2", "cold_one", "cold_two", "cold_plain"]
     order += ["start1", "start2"] + (["dask"] if cluster else [])
     return {k: wall[k] for k in order}, {k: cpu[k] for k in order if k in cpu}
 
@@ -217,6 +238,7 @@ def report(
     line("loop over the batch job", t["jobs_loop"], n, frames)
     line("ikrig batch, 1 local process", t["one"], n, frames)
     line("ikrig batch, 2 local processes", t["two"], n, frames)
+    line("2 plain loops side by side", t["loops2"], n, frames)
     if "dask" in t:
         line("ikrig batch, Dask LocalCluster x2", t["dask"], n, frames)
     print("\nfresh processes, start-up included (as a shell runs them):")
@@ -228,6 +250,7 @@ def report(
     for key, name in (
         ("loop", "plain loop"), ("jobs_loop", "loop over the batch job"),
         ("one", "ikrig batch, 1 process"), ("two", "ikrig batch, 2 processes"),
+        ("loops2", "2 plain loops side by side"),
         ("cold_plain", "plain-loop script"), ("cold_one", "ikrig batch --jobs 1"),
     ):  # fmt: skip
         print(f"  {name:<32}{1e3 * c[key] / n:8.2f}")
@@ -242,6 +265,9 @@ def report(
         f"\n    CPU time:  {_ratios(cpus, lambda x: 100 * (x['one'] / x['loop'] - 1), '%')}"
         "\n    of which the job's extra work (hash, metrics, walk-in-place check), CPU:"
         f" {_ratios(cpus, lambda x: 100 * (x['jobs_loop'] / x['loop'] - 1), '%')}"
+        "\n  both cores busy: 2 processes vs 2 plain loops side by side, each on half the clips:"
+        f"\n    wall time: {_ratios(rounds, lambda x: 100 * (x['two'] / x['loops2'] - 1), '%')},"
+        f" CPU time: {_ratios(cpus, lambda x: 100 * (x['two'] / x['loops2'] - 1), '%')}"
         "\n  fresh processes, start-up included:"
         f"\n    speed-up --jobs 1 -> 2: {_ratios(rounds, lambda x: x['cold_one'] / x['cold_two'])}"
         "\n    overhead of --jobs 1 against the script, wall:"
