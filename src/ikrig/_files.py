@@ -120,7 +120,7 @@ def sync_files(paths: Iterable[StrPath]) -> None:
                 os.fsync(f.fileno())
         except FileNotFoundError:
             continue
-        folders.setdefault(path.parent if str(path.parent) else Path("."), None)
+        folders.setdefault(path.absolute().parent, None)
     for folder in folders:
         _sync_folder(folder)
 

@@ -15,8 +15,8 @@ import json
 import os
 import time
 import warnings
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import unquote
@@ -189,7 +189,11 @@ def run_clip(task: ClipTask) -> ClipOutcome:
     try:
         data = Path(task.source).read_bytes()  # read once: hashed, then parsed
         sha = clip_sha256(task.source, data)
-        with warnings.catch_warnings(record=True) as caught, _writing(task.sync) as written:
+        # the files written and left unflushed (none when the worker flushes them)
+        writing: AbstractContextManager[list[str]] = (
+            nullcontext([]) if task.sync else deferred_sync()
+        )
+        with warnings.catch_warnings(record=True) as caught, writing as written:
             warnings.simplefilter("always")
             metrics, frames = _place(task, data)
     except Exception as exc:  # a bad clip is recorded, never stops the batch
@@ -201,14 +205,3 @@ def run_clip(task: ClipTask) -> ClipOutcome:
     return ClipOutcome(
         task.relative, "ok", None, metrics, frames, seconds, sha, said, tuple(written)
     )
-
-
-@contextmanager
-def _writing(sync: bool) -> Iterator[list[str]]:
-    """Writes flushed to disk as they are made (``sync``), or deferred: yields the list of
-    the files written (:func:`ikrig._files.deferred_sync`)."""
-    if sync:
-        yield []
-    else:
-        with deferred_sync() as written:
-            yield written

@@ -23,7 +23,7 @@ from .job import (
     one_line,
     options_hash,
     remove_stale_parts,
-)  # fmt: skip
+)
 from .manifest import MANIFEST_NAME, Manifest
 from .summary import batch_summary
 
