@@ -8,16 +8,19 @@ and never re-check it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 
+from .._numba import njit, notify_compiling
 from ..character.legs import Legs, pelvis_joint
 from ..character.sole import FootSole
 from ..errors import InputError
 from ..ground.views import RaisedGround
+from ..math._qmath import q_conj, q_from_array, q_rotate, v_cross, v_dot, v_get, v_norm, v_sub
 from ..math.quat import quat_conj, quat_rotate
 from ..pose import Motion
 from ..skeleton import Skeleton
@@ -137,21 +140,40 @@ def usual_bend_axes(
         rotations_world, positions_world: ``(F, J, 4)`` and ``(F, J, 3)``, the clip's FK.
     """
     out = np.zeros((len(leg_joints), 3))
-    for k, (hip, knee, ankle) in enumerate(leg_joints):
-        b = positions_world[:, knee] - positions_world[:, hip]
-        s = positions_world[:, ankle] - positions_world[:, knee]
-        n = np.cross(b, s)
-        bend = np.arctan2(np.linalg.norm(n, axis=-1), np.sum(b * s, axis=-1))
-        clear = bend > CLEAR_BEND
-        if not clear.any():
+    joints = np.ascontiguousarray(leg_joints, dtype=np.int64)
+    local = np.empty((len(positions_world), len(out), 3))
+    clear = np.empty((len(positions_world), len(out)), dtype=np.bool_)
+    notify_compiling()
+    _bend_normals_kernel(positions_world, rotations_world, joints, CLEAR_BEND, local, clear)
+    for k in range(len(out)):
+        mine = local[clear[:, k], k]
+        if not len(mine):
             continue
-        n = n[clear] / np.linalg.norm(n[clear], axis=-1, keepdims=True)
-        local = quat_rotate(quat_conj(rotations_world[clear, hip]), n)
-        axis = np.median(local, axis=0)
-        norm = np.linalg.norm(axis)
-        if norm > 1e-9 and np.mean(local @ axis > 0.0) > 0.5:
-            out[k] = axis / norm
+        axis = np.median(mine, axis=0)
+        size = np.linalg.norm(axis)
+        if size > 1e-9 and np.mean(mine @ axis > 0.0) > 0.5:
+            out[k] = axis / size
     return out
+
+
+@njit(cache=True)
+def _bend_normals_kernel(pos_w, rot_w, joints, clear_bend, local, clear):
+    """Per frame ``f`` and leg ``k``: ``clear[f, k]``, whether the leg is bent more than
+    ``clear_bend`` (radians), and where it is, ``local[f, k]``, the unit bend normal ``thigh x
+    shin`` in the hip's frame (:func:`usual_bend_axes`)."""
+    for f in range(pos_w.shape[0]):
+        p = pos_w[f]
+        for k in range(joints.shape[0]):
+            hip, knee, ankle = joints[k, 0], joints[k, 1], joints[k, 2]
+            thigh = v_sub(v_get(p, knee), v_get(p, hip))
+            shin = v_sub(v_get(p, ankle), v_get(p, knee))
+            n = v_cross(thigh, shin)
+            size = v_norm(n)
+            clear[f, k] = math.atan2(size, v_dot(thigh, shin)) > clear_bend
+            if clear[f, k]:
+                unit = (n[0] / size, n[1] / size, n[2] / size)
+                n = q_rotate(q_conj(q_from_array(rot_w[f, hip])), unit)
+                local[f, k, 0], local[f, k, 1], local[f, k, 2] = n
 
 
 def lift_pelvis(
