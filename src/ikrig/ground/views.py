@@ -75,21 +75,31 @@ def heights_below(ground: Any, xz: np.ndarray, ceiling: Any = None):
         ground of :data:`SINGLE_VALUED` type everywhere); elsewhere a ray cast down from the
         ceiling finds the surface beneath it.
     """
-    if isinstance(ground, RaisedGround):
-        c = None if ceiling is None else np.asarray(ceiling) - ground.dy
-        h, n, mask = heights_below(ground.ground, xz, c)
-        return np.where(mask, h + ground.dy, 0.0), n, mask
+    dy = 0.0
+    while isinstance(ground, RaisedGround):  # query the ground itself, then raise its answer
+        dy += ground.dy
+        ground = ground.ground
     h, n, mask = query_heights(ground, xz)
     h, n = np.asarray(h, dtype=np.float64), np.asarray(n, dtype=np.float64)
-    if ceiling is None or isinstance(ground, SINGLE_VALUED):
-        return h, n, mask
-    # the topmost surface is above the ceiling: cast down from the ceiling instead
-    top = np.broadcast_to(np.asarray(ceiling, dtype=np.float64), h.shape)
-    over = mask & (h > top)
+    if ceiling is not None and not isinstance(ground, SINGLE_VALUED):
+        h, n, mask = _below_ceiling(ground, xz, np.asarray(ceiling, dtype=np.float64) - dy,
+                                    (h, n, mask))  # fmt: skip
+    if dy != 0.0:
+        h = np.where(mask, h + dy, 0.0)
+    return h, n, mask
+
+
+def _below_ceiling(ground: Any, xz: np.ndarray, ceiling: np.ndarray, top: tuple):
+    """:func:`heights_below` on an unraised ground whose vertical query gave ``top =
+    (heights, normals, mask)``: where that topmost surface is above ``ceiling``, a ray cast
+    down from the ceiling finds the surface beneath it."""
+    h, n, mask = top
+    ceiling = np.broadcast_to(ceiling, h.shape)
+    over = mask & (h > ceiling)
     if not over.any():
         return h, n, mask
     xz = np.asarray(xz, dtype=np.float64)[over]
-    origins = np.stack([xz[:, 0], top[over], xz[:, 1]], axis=-1)
+    origins = np.stack([xz[:, 0], ceiling[over], xz[:, 1]], axis=-1)
     hits = ground.raycast(origins, np.array([0.0, -1.0, 0.0]))
     hit = np.asarray(hits.mask, dtype=bool)
     up = np.asarray(hits.normal, dtype=np.float64)
