@@ -51,7 +51,7 @@ def positions_result(prob: PositionsProblem, out, reached, err, iters, rot_local
     batch, dtype = prob.batch, prob.dtype
     m = out.shape[1]
     if dtype is F64:
-        return SolveResult(
+        return SolveResult._trusted(
             out.reshape(batch + (m, 3)),
             reached.reshape(batch),
             err.reshape(batch),
