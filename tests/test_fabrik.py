@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import random_quats
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ikrig.constraints import AngleLimit2D, Cone, Hinge, TwistLimit
@@ -418,7 +418,7 @@ def test_constrained_success_rate(case):
     target = constrained_pose(rng, start, cons, planar)[:, -1]
     tol = 1e-3 * lengths.sum()
     res = fabrik(start, target, FabrikOptions(tolerance=1e-3), constraints=cons)
-    assert res.reached.mean() >= 0.9, res.reached.mean()
+    assert res.reached.mean() >= 0.98, res.reached.mean()  # 0.992-1.0; 0.976 without restarts
     ok = res.reached
     np.testing.assert_array_less(
         np.linalg.norm(res.positions_world[ok, -1] - target[ok], axis=-1), tol * (1 + 1e-9)
@@ -737,10 +737,13 @@ SHARED_CONSTRAINTS = [
 
 @settings(max_examples=10, deadline=None)
 @given(seed=SEEDS, turned=st.booleans())
+@example(seed=201167, turned=True)  # FABRIK reached 9 of 20 before it restarted stalled solves
 def test_solvers_read_constraints_alike(seed, turned):
     """Constraints are relative to the input pose in every solver: the same constraint
     objects give rotations inside the same limits (checked against the input pose's bones)
-    and every result's rotations reproduce its positions."""
+    and every result's rotations reproduce its positions. Over 1,002 such chains (seeds
+    0-499 and 201167, both ``turned``) FABRIK reaches 75-100 % of the targets, 97.9 % on
+    average (45-100 %, 89.0 % without restarts)."""
     rng = np.random.default_rng(seed)
     cons = SHARED_CONSTRAINTS
     lengths = rng.uniform(0.5, 1.5, len(cons))
@@ -757,7 +760,7 @@ def test_solvers_read_constraints_alike(seed, turned):
         assert_rotations_match_positions(res.rotations_local, res.positions_world, start, parent,
                                          atol=1e-9)  # fmt: skip
         reached[name] = res.reached.mean()
-    assert reached["dls"] >= 0.5 and reached["fabrik"] >= 0.5, reached
+    assert reached["dls"] >= 0.5 and reached["fabrik"] >= 0.6, reached
 
 
 def test_planar_root_angle_is_measured_from_the_input_direction():

@@ -9,7 +9,16 @@ import numpy as np
 
 from .._numba import njit
 from ..constraints._kernels import project_direction_t
-from ..math._qmath import pick, q_between, q_get, q_rotate, v_from_array, v_get, v_norm, v_set
+from ..math._qmath import (
+    pick,
+    q_between,
+    q_get,
+    q_rotate,
+    v_from_array,
+    v_get,
+    v_norm,
+    v_set,
+)
 from ._chain_common import (
     EPS_LEN,
     ChainInputs,
@@ -24,6 +33,7 @@ from ._chain_common import (
     out_of_range,
     place,
     place_along,
+    rodrigues,
     scratch,
     setup_free_k,
     setup_k,
@@ -162,6 +172,39 @@ def fabrik_free(pos, target, rot, parent, settings, out, rw, rl, err, iters, rea
 # --------------------------------------------------------------------------------------
 
 
+STALL_PASSES = 8
+"""Constrained passes without progress (see :data:`STALL_PROGRESS`) before a restart."""
+STALL_PROGRESS = 0.01
+"""Progress: the effector's distance to the target down by this fraction since the last
+mark."""
+FLIP_BITS = 5
+"""Restart ``j`` flips bone ``i`` when bit ``i % FLIP_BITS`` of ``j`` is set."""
+MAX_RESTARTS = 2**FLIP_BITS - 1
+"""Restarts of one constrained solve at most: each flip pattern once."""
+
+
+@njit(cache=True)
+def restart_pose(ch, t, j):
+    """Restart ``j`` (``1 <= j <= MAX_RESTARTS``) of a stalled constrained solve: the bones
+    of flip pattern ``j`` (:data:`FLIP_BITS`) turned half round the root-to-target axis, and
+    every bone placed again, root first, within its limits. The pose stays valid, the
+    constraint frames stay the input pose's, and a chain lying in a plane with its target
+    stays in that plane (a half turn about a line of the plane maps the plane onto
+    itself)."""
+    p = ch.p
+    n = ch.lengths.shape[0]
+    a = (t[0] - p[0, 0], t[1] - p[0, 1], t[2] - p[0, 2])
+    la = v_norm(a)
+    if la <= EPS_LEN * ch.total:
+        return
+    a = (a[0] / la, a[1] / la, a[2] / la)
+    for i in range(n):
+        d = q_rotate(q_get(ch.r, i), v_get(ch.bl, i))
+        if (j >> (i % FLIP_BITS)) & 1:
+            d = rodrigues(a, d, -1.0, 0.0)
+        place(i, d, ch)
+
+
 @njit(cache=True)
 def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
                        out, rw, rl, err, iters, reached):  # fmt: skip
@@ -215,6 +258,7 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
                 e = joint_dist(p, n, t)
             else:
                 bow_if_on_line(ch, t, u, bend_t, False, False)
+                e_mark, it_mark, restarts = e, 0, 0
                 while it < max_iter:
                     it += 1
                     p[n, 0], p[n, 1], p[n, 2] = t
@@ -241,6 +285,12 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
                         e_best = e
                         p_best[:] = p
                         r_best[:] = r
+                    if e < e_mark * (1.0 - STALL_PROGRESS):
+                        e_mark, it_mark = e, it
+                    elif it - it_mark >= STALL_PASSES and restarts < MAX_RESTARTS:
+                        restarts += 1
+                        restart_pose(ch, t, restarts)
+                        e_mark, it_mark = joint_dist(p, n, t), it
             if e > e_best:  # a pass made it worse: back to the best pose so far
                 e = e_best
                 p[:] = p_best

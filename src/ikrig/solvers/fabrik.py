@@ -31,10 +31,16 @@ inside its limits** (up to rounding, 1e-9 rad in float64). In the backward pass 
 parent frame is the one it stands in (its parent has not moved yet), which is an
 approximation; the child's limit, relative to the bone being placed, is kept exactly by
 turning that bone. Twist limits and hinges whose bone is not perpendicular to the axis are
-only enforced by the snapping (directions carry no twist). Constrained FABRIK therefore
-may converge slowly or stop short of targets the limits allow; ``reached`` tells (6-link
-chains from an allowed start pose, targets from allowed poses, default options: with 0.8 rad
-cones 99.1 % are reached, with +-1.2 rad 2D limits on every joint 97.6 %).
+only enforced by the snapping (directions carry no twist). Constrained passes can
+therefore stall in a pose the limits hold fast (a hinge bent the wrong way, a cone at its
+edge): after 8 passes that bring the effector less than 1 % nearer, the chain restarts with
+some of its bones turned half round the root-to-target axis (each of the 31 patterns of the
+first five bones once, repeating along longer chains) and placed again within their limits;
+the best pose so far is always kept, and a chain in a plane with its target stays in that
+plane. Constrained FABRIK may still stop short of targets the limits allow; ``reached``
+tells (6-link chains from an allowed start pose, 500 targets from allowed poses, default
+options: with 0.8 rad cones 99.8 % are reached, with +-1.2 rad 2D limits on every joint
+99.8 %; without restarts 99.4 % and 97.6 %).
 
 Frames for position-level chains (the same in every chain solver, see ``docs/solvers.md``):
 the input pose is the rest pose. Every joint's local rotation is the identity there and its
