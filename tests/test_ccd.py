@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 from conftest import chain_fk, dtypes, random_chain, random_quats, seeds
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ikrig.constraints import AngleLimit2D, Cone, Hinge, TwistLimit
@@ -235,7 +235,12 @@ def branchy_skeleton(rng):
 
 @FAST
 @given(batch=BATCHES, dtype=dtypes, seed=seeds)
+@example(batch=(4,), dtype=np.float32, seed=20194)  # CCD's slowest here: 2176 sweeps
 def test_solve_ccd_pose_level(batch, dtype, seed):
+    """Pose-level CCD: the effector reaches targets the chain can reach, the result's
+    motion reproduces its positions, and nothing off the chain moves. CCD converges slowly
+    on some chains (a short middle bone): over seeds 0-2999 (12,000 problems) the median
+    takes 7 sweeps, the 99th percentile 146, the slowest 1,335, so the cap is 5,000."""
     rng = np.random.default_rng(seed)
     sk = branchy_skeleton(rng)
     chain = Chain.between(sk, "a", "d")
@@ -247,7 +252,7 @@ def test_solve_ccd_pose_level(batch, dtype, seed):
     rot2 = rot.copy()
     rot2[..., list(chain.joints[:-1]), :] = random_quats(rng, batch + (3,))
     target = fk(sk.parents, rot2, pos)[1][..., chain.joints[-1], :]
-    res = solve_ccd(motion, chain, target.astype(dtype), CCDOptions(max_iterations=2000))
+    res = solve_ccd(motion, chain, target.astype(dtype), CCDOptions(max_iterations=5000))
     L = np.linalg.norm(sk.offsets[list(chain.joints[1:])], axis=-1).sum()
     assert res.motion.dtype == dtype and res.motion.batch_shape == batch
     assert res.reached.all()
