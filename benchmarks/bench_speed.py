@@ -11,7 +11,9 @@ Sections (``--only NAME`` runs one):
 * ``single``: one ``(3,)`` float64 two-bone call against a pure-Python scalar solve written
   here (math module only, tuples of floats in), CPU time.
 * ``wrapper``: one call of each chain solver on a 10-link chain whose end is already on the
-  target (0 iterations), CPU time per call.
+  target (0 iterations), CPU time per call; and the floor of this design, what any call
+  costs before validation and glue (dispatching a no-op compiled kernel with FABRIK's 11
+  arrays, its five output arrays, the result object).
 * ``chains``: FABRIK and ``ccd_2d`` single calls (a Python loop over 1,000 reachable targets,
   each solve from the straight rest pose) against Numba references written here (scalar
   loops, no temporaries; FABRIK is also compared with ``bench_chains.fabrik_nb``), CPU time,
@@ -227,9 +229,37 @@ def sec_wrapper(args):
         it = getattr(fn(), "iterations", None)  # also warms
         iters[k] = "n/a" if it is None else int(np.max(it))
     t = clocked(calls, args.repeats * 2, inner=1000)
-    return [row(f"wrapper: {k}, target reached", "<= 3 us CPU", us(t[k][1]),
+    rows = [row(f"wrapper: {k}, target reached", "<= 3 us CPU", us(t[k][1]),
                 f"{t[k][1] / 3e-6:.2f} x goal", t[k][1] <= 3e-6,
                 f"result.iterations {iters[k]}; wall {us(t[k][0])}") for k in calls]  # fmt: skip
+    return rows + [wrapper_floor(c3, args.repeats)]
+
+
+@numba.njit(cache=False)
+def _no_op(pos, target, rot, parent, settings, out, rw, rl, err, iters, reached):
+    return -1
+
+
+def wrapper_floor(chain, repeats):
+    """What any single FABRIK call costs before its kernel does any work, in this design:
+    the dispatch of a compiled kernel taking FABRIK's 11 arrays (a no-op here), its five
+    output arrays, and the result object. CPU time of each, same run."""
+    from ikrig.solvers._run import solve_outputs
+    from ikrig.solvers.fabrik import FabrikOptions
+    from ikrig.solvers.result import SolveResult
+
+    m = len(chain)
+    out = solve_outputs(1, m)
+    a = (chain[None], chain[-1][None], np.zeros((1, m - 1, 4)), np.zeros((1, 4)),
+         FabrikOptions()._settings, out[0], out[1], out[1], *out[2:])  # fmt: skip
+    _no_op(*a)
+    parts = {"dispatch": lambda: _no_op(*a), "outputs": lambda: solve_outputs(1, m),
+             "result": lambda: SolveResult._trusted(*out[:4], None, out[1])}  # fmt: skip
+    t = clocked(parts, repeats * 2, inner=2000)
+    floor = sum(c for _, c in t.values())
+    note = "; ".join(f"{k} {us(c)}" for k, (_, c) in t.items())
+    return row("wrapper floor: dispatch+outputs+result", "-", us(floor),
+               f"{floor / 3e-6:.2f} x goal", note=note + " (no validation, no glue)")  # fmt: skip
 
 
 # ------------------------------------------------ 5. FABRIK and ccd_2d vs Numba refs
