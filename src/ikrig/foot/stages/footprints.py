@@ -61,24 +61,42 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         length = np.linalg.norm(axis, axis=-1, keepdims=True)
         along = np.where(length > 1e-9, axis / np.maximum(length, 1e-12), [1.0, 0.0])
         across = along[:, ::-1] * [-1.0, 1.0]
-        # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, S, 2)
-        shift = reach * (
-            ALONG[None, :, None, None] * along[:, None, None, :]
-            + ACROSS[None, None, :, None] * across[:, None, None, :]
-        )
-        sole = heel[:, None, :] + SAMPLES[:, None] * axis[:, None, :]
-        xz = shift[:, :, :, None, :] + sole[:, None, None, :, :]
-        ceiling = goals.ceiling[mids][:, None, None, None]
-        h, _, hit = heights_below(ctx.ground, xz, ceiling)
-        bad = _unevenness(h) / ctx.unit - FLAT_ENOUGH
-        cost = np.maximum(bad, 0.0) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
-        cost = np.where(hit.all(axis=-1), cost, np.inf)
-        flat = cost.reshape(len(runs), -1)
-        best = np.argmin(flat, axis=-1)
-        picked = shift.reshape(len(runs), -1, 2)[np.arange(len(runs)), best]
-        picked[~np.isfinite(flat[np.arange(len(runs)), best])] = 0.0
+        sole = heel[:, None, :] + SAMPLES[:, None] * axis[:, None, :]  # (spans, S, 2)
+        ceiling = goals.ceiling[mids]
+        picked = np.zeros((len(runs), 2))
+        # a footprint whose ground is already flat stays (no other candidate costs 0)
+        h, _, hit = heights_below(ctx.ground, sole, ceiling[:, None])
+        uneven = (_unevenness(h) / ctx.unit > FLAT_ENOUGH) | ~hit.all(axis=-1)
+        if uneven.any():
+            picked[uneven] = _best_shifts(
+                ctx, sole[uneven], ceiling[uneven], along[uneven], across[uneven], reach
+            )
         out[:, k] = _through_time(runs, picked, F)
     return out
+
+
+def _best_shifts(ctx: FootContext, sole, ceiling, along, across, reach) -> np.ndarray:
+    """The cheapest shift ``(spans, 2)`` of each footprint among the :data:`ALONG` x
+    :data:`ACROSS` candidates: unevenness past :data:`FLAT_ENOUGH` costs 50 per leg length,
+    distance 1 per leg length; zero where no candidate has the ground under every sample.
+    ``sole (spans, S, 2)`` the samples' X and Z, ``ceiling (spans,)``, ``along``, ``across``
+    ``(spans, 2)`` unit axes."""
+    n = len(sole)
+    # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, S, 2)
+    shift = reach * (
+        ALONG[None, :, None, None] * along[:, None, None, :]
+        + ACROSS[None, None, :, None] * across[:, None, None, :]
+    )
+    xz = shift[:, :, :, None, :] + sole[:, None, None, :, :]
+    h, _, hit = heights_below(ctx.ground, xz, ceiling[:, None, None, None])
+    bad = _unevenness(h) / ctx.unit - FLAT_ENOUGH
+    cost = np.maximum(bad, 0.0) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
+    cost = np.where(hit.all(axis=-1), cost, np.inf)
+    flat = cost.reshape(n, -1)
+    best = np.argmin(flat, axis=-1)
+    picked = shift.reshape(n, -1, 2)[np.arange(n), best]
+    picked[~np.isfinite(flat[np.arange(n), best])] = 0.0
+    return picked
 
 
 def _through_time(runs: list[tuple[int, int]], shifts: np.ndarray, frames: int) -> np.ndarray:
