@@ -214,10 +214,12 @@ def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return ground.height_at(xz)
     shape = xz.shape[:-1]
     kernel, args = fast()
-    h, nrm, mask = _height_outputs(
-        kernel, args, np.ascontiguousarray(xz, dtype=np.float64).reshape(-1, 2)
-    )
-    return h.reshape(shape), nrm.reshape(shape + (3,)), mask.reshape(shape)
+    h, nrm = np.empty(shape), np.empty(shape + (3,))
+    mask = np.empty(shape, dtype=np.bool_)
+    notify_compiling()
+    kernel(*args, np.ascontiguousarray(xz, dtype=np.float64).reshape(-1, 2), h.reshape(-1),
+           nrm.reshape(-1, 3), mask.reshape(-1))  # fmt: skip
+    return h, nrm, mask
 
 
 def height_from_raycast(kernel, args: tuple, xz, top: float, bottom: float):

@@ -85,7 +85,8 @@ def heights_below(ground: Any, xz: np.ndarray, ceiling: Any = None):
         h, n, mask = _below_ceiling(ground, xz, np.asarray(ceiling, dtype=np.float64) - dy,
                                     (h, n, mask))  # fmt: skip
     if dy != 0.0:
-        h = np.where(mask, h + dy, 0.0)
+        h = h + dy
+        h[~mask] = 0.0
     return h, n, mask
 
 

@@ -169,6 +169,7 @@ def ground_heights(
         (+Y where nothing was hit) and ``hit (...)`` bool.
     """
     h, n, hit = heights_below(ground, points_world[..., [0, 2]], ceiling)
-    h = np.where(hit, h, floor)
-    n = np.where(hit[..., None], n, UP)
+    if not hit.all():
+        h = np.where(hit, h, floor)
+        n = np.where(hit[..., None], n, UP)
     return h, n, hit
