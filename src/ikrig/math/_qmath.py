@@ -166,6 +166,10 @@ def q_between(u, v):
     nv = v_norm(v)
     if nu <= TINY or nv <= TINY:
         return (0.0, 0.0, 0.0, 1.0)
+    if not 1e-150 < nu * nv < 1e150:  # the quaternion's squares would under/overflow
+        u = (u[0] / nu, u[1] / nu, u[2] / nu)
+        v = (v[0] / nv, v[1] / nv, v[2] / nv)
+        nu = nv = 1.0
     c = v_cross(u, v)
     w = nu * nv + v_dot(u, v)
     if w <= 1e-14 * nu * nv:
