@@ -9,16 +9,7 @@ import numpy as np
 
 from .._numba import njit
 from ..constraints._kernels import project_direction_t
-from ..math._qmath import (
-    pick,
-    q_between,
-    q_get,
-    q_rotate,
-    v_from_array,
-    v_get,
-    v_norm,
-    v_set,
-)
+from ..math._qmath import pick, q_between, q_get, q_rotate, v_from_array, v_get, v_norm, v_set
 from ._chain_common import (
     EPS_LEN,
     ChainInputs,
@@ -215,7 +206,8 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
     The input pose is first snapped into the limits (root first); a target out of reach
     gives one forward pass with every bone aimed at the target. Constrained passes need not
     bring the effector nearer, so the best pose so far (the snapped start pose included)
-    is kept and returned.
+    is kept and returned; passes that stall restart from another pose (:func:`restart_pose`,
+    after :data:`STALL_PASSES`).
     """
     N, m = target.shape[0], pos.shape[1]
     n = m - 1
