@@ -101,15 +101,15 @@ def test_a_near_straight_backward_knee_neither_twists_nor_flips():
         np.ones((F, 1), dtype=np.bool_),
         np.tile([0.0, 0.0, 0.0, 1.0], (F, 1, 1)),
     )
-    out = np.empty((F, 1, 3, 4))
+    out = np.empty((F, 3, 4))  # the local rotations of joints 0-2: hip, knee, ankle
     reached = np.empty((F, 1), dtype=np.bool_)
     consts = make_constants(np.float64, 1.0, 1.0, 1e-3)
     leg = (joints_p, joints_r, np.array([[0, 1, 2]]), np.array([-1]))  # its hip a root
     legs_run(leg, np.zeros((1, 3)), plan, consts,
              (spring_rate(0.1, 1 / 30), spring_lanes(1, 1)), out, reached)  # fmt: skip
 
-    new_hip = out[:, 0, 0]
-    new_knee = quat_mul(new_hip, out[:, 0, 1])
+    new_hip = out[:, 0]
+    new_knee = quat_mul(new_hip, out[:, 1])
     # the IK did its job: ankle on target
     new_ankle = hip_p + quat_rotate(new_hip, np.array([0.0, -l1, 0.0]))
     new_ankle = new_ankle + quat_rotate(new_knee, rest_shin)
@@ -118,7 +118,7 @@ def test_a_near_straight_backward_knee_neither_twists_nor_flips():
     twist = twist_about(quat_mul(new_hip, quat_conj(hip_r)), thigh)
     assert np.abs(twist).max() < MAX_TWIST, np.degrees(twist).round(1)
     # the knee turns forward (negative about its X) as the source's does, and only about X
-    kl = out[:, 0, 1] * np.sign(out[:, 0, 1, 3:])
+    kl = out[:, 1] * np.sign(out[:, 1, 3:])
     assert (kl[:, 0] < 0).all(), np.degrees(2 * np.arcsin(kl[:, 0])).round(1)
     assert np.abs(kl[:, 1:3]).max() < 1e-9
 
@@ -267,12 +267,12 @@ def _one_leg(knee_deg: float, axes: np.ndarray, pull: float):
     )
     plan = (target[:, None], np.zeros(1), np.ones((1, 1), dtype=np.bool_),
             np.tile([0.0, 0.0, 0.0, 1.0], (1, 1, 1)))  # fmt: skip
-    out = np.empty((1, 1, 3, 4))
+    out = np.empty((1, 3, 4))  # the local rotations of joints 0-2: hip, knee, ankle
     reached = np.empty((1, 1), dtype=np.bool_)
     legs_run(pose, axes, plan, make_constants(np.float64, 1.0, 1.0, 1e-3),
              (spring_rate(0.1, 1 / 30), spring_lanes(1, 1)), out, reached)  # fmt: skip
     assert reached.all()
-    kl = out[0, 0, 1] * np.sign(out[0, 0, 1, 3])
+    kl = out[0, 1] * np.sign(out[0, 1, 3])
     return float(np.degrees(2 * np.arcsin(kl[0])))
 
 

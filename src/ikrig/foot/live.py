@@ -151,10 +151,9 @@ class FootPlacer:
         # 3. the causal estimates, or the plan's decisions
         legs = self._estimate(goals) if plan is None else _replay(plan)
         # 4. leg IK and ankle turn
-        new_r, self.last_info = solve_legs(ctx, goals, legs, state)
         rl, pl = frame.rotations_local.copy(), frame.positions_local.copy()
+        self.last_info = solve_legs(ctx, goals, legs, state, rl)
         lift_pelvis(ctx, goals.rotations_world, pl, self.last_info.root_offset)
-        rl[:, ctx.leg_joints] = new_r
         shape = pose.rotations_local.shape[:-1]
         return Motion._trusted(frame.skeleton, rl.reshape(shape + (4,)), pl.reshape(shape + (3,)))
 

@@ -271,9 +271,8 @@ def _solve_in_chunks(
     parts = []
     for a, b in _chunks(clip.num_frames, *chunking):
         part = LegPlan(*(x[a:b] for x in plan))
-        new_r, info = solve_legs(ctx, goals.slice(a, b), part, state)
+        info = solve_legs(ctx, goals.slice(a, b), part, state, rl[a:b])
         lift_pelvis(ctx, goals.rotations_world[a:b], pl[a:b], info.root_offset)
-        rl[a:b][:, ctx.leg_joints] = new_r
         parts.append(info)
     motion = Motion._trusted(clip.skeleton, rl, pl, clip.frame_time)
     if len(parts) == 1:  # one chunk: its info is the clip's (no copy)

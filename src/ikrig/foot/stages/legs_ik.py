@@ -252,7 +252,7 @@ def solve_leg(p, target, rot, usual, w, tb):
 
 
 @njit(cache=True)
-def legs_run(pose, axes, plan, consts, weight, out_r, reached):
+def legs_run(pose, axes, plan, consts, weight, rotations_local, reached):
     """Steps 6 and 7b, per frame.
 
     Args:
@@ -266,7 +266,8 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
         consts: two-bone constants (:func:`~ikrig.kernels.two_bone.make_constants`).
         weight: ``(rate (1,) RATE, springs (lanes, K))`` of the IK weight, whose goal is
             ``found`` (frame ``f`` uses lane ``f % lanes``).
-        out_r: ``(F, K, 3, 4)`` out: new local rotations of hip, knee and ankle.
+        rotations_local: ``(F, J, 4)`` the frames' local rotations, whose hips, knees and
+            ankles are overwritten with the new ones.
         reached: ``(F, K)`` out.
     """
     pos_w, rot_w, joints, parents = pose
@@ -304,7 +305,7 @@ def legs_run(pose, axes, plan, consts, weight, out_r, reached):
             )
             for j in range(3):
                 for c in range(4):
-                    out_r[f, k, j, c] = locals_[j][c]
+                    rotations_local[f, joints[k, j], c] = locals_[j][c]
 
 
 @functools.lru_cache(maxsize=8)
@@ -314,23 +315,26 @@ def _two_bone_consts(soften: float) -> np.ndarray:
 
 
 def solve_legs(
-    ctx: FootContext, goals: FootGoals, plan: LegPlan, state: FootState
-) -> tuple[np.ndarray, FrameInfo]:
+    ctx: FootContext,
+    goals: FootGoals,
+    plan: LegPlan,
+    state: FootState,
+    rotations_local: np.ndarray,
+) -> FrameInfo:
     """Steps 6 and 7b on ``F`` frames: two-bone leg IK toward ``plan.targets_world`` on the
     pose moved up by ``root_offset - pelvis_drop``, blended out where the ground was not
     found, and the ankle turned to the ground (``goals.align``). The IK weight's spring is
     ``state.weight``.
 
-    Returns:
-        ``(rotations_local (F, feet, 3, 4), info)``: the new local rotations of each leg's
-        hip, knee and ankle, and the :class:`FrameInfo`.
+    ``rotations_local``: ``(F, J, 4)``, C-contiguous, the frames' local rotations in the
+    clip's dtype (a copy of the source's): each leg's hip, knee and ankle are overwritten
+    in place with their new local rotations. Returns the :class:`FrameInfo`.
     """
     rot_w = goals.rotations_world
     targets = plan.targets_world
     F, K = targets.shape[:2]
     root = np.ascontiguousarray(plan.root_offset - plan.pelvis_drop, dtype=np.float64)
     found = np.ascontiguousarray(plan.ground_found, dtype=np.bool_)
-    new_r = np.empty((F, K, 3, 4))
     reached = np.empty((F, K), dtype=np.bool_)
     legs_run(
         (goals.positions_world, rot_w, ctx.leg_joints, ctx.hip_parents),
@@ -338,7 +342,7 @@ def solve_legs(
         (targets, root, found, goals.align),
         _two_bone_consts(ctx.options.ik.soften),
         (spring_rate(ctx.options.ik.weight_halflife, goals.frame_time), state.weight),
-        new_r,
+        rotations_local,
         reached,
     )
-    return new_r, FrameInfo(root, plan.pelvis_drop, targets, reached, found)
+    return FrameInfo(root, plan.pelvis_drop, targets, reached, found)
