@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._numba import njit, notify_compiling
 from ...ground.views import heights_below
 from ...signal.spans import spans
 from ..context import FootContext
@@ -36,11 +37,6 @@ def _unevenness(heights: np.ndarray) -> np.ndarray:
     h = heights - heights.mean(axis=-1, keepdims=True)
     slope = (h @ x) / (x @ x)
     return np.max(np.abs(h - slope[..., None] * x), axis=-1)
-
-
-def _smootherstep(u: np.ndarray) -> np.ndarray:
-    """``6u^5 - 15u^4 + 10u^3`` on an array ``u`` in [0, 1]."""
-    return u * u * u * (u * (6.0 * u - 15.0) + 10.0)
 
 
 def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
@@ -102,17 +98,29 @@ def _best_shifts(ctx: FootContext, sole, ceiling, along, across, reach) -> np.nd
 def _through_time(runs: list[tuple[int, int]], shifts: np.ndarray, frames: int) -> np.ndarray:
     """Shifts ``(F, 2)``: constant through each run, a smootherstep between runs, held
     before the first and after the last."""
-    starts = np.array([a for a, _ in runs])
-    ends = np.array([b for _, b in runs])
-    f = np.arange(frames)
-    run = np.maximum(np.searchsorted(starts, f, side="right") - 1, 0)  # the run at or before
-    out = shifts[run]
-    gap = (f >= ends[run]) & (run + 1 < len(runs)) & (f >= starts[0])
-    i = run[gap]
-    b, c = ends[i], starts[np.minimum(i + 1, len(runs) - 1)]
-    u = (f[gap] - (b - 1)) / (c - b + 1)
-    out[gap] = shifts[i] + (shifts[i + 1] - shifts[i]) * _smootherstep(u)[:, None]
+    out = np.empty((frames, 2))
+    notify_compiling()
+    _through_time_kernel(np.array(runs, dtype=np.int64), shifts, out)
     return out
+
+
+@njit(cache=True)
+def _through_time_kernel(runs, shifts, out):
+    """:func:`_through_time` of ``runs (R, 2)`` ``[start, end)`` and ``shifts (R, 2)`` into
+    ``out (F, 2)``."""
+    last = runs.shape[0] - 1
+    r = 0  # the run at or before frame f (the first one before any)
+    for f in range(out.shape[0]):
+        while r < last and runs[r + 1, 0] <= f:
+            r += 1
+        b = runs[r, 1]
+        if f >= b and r < last and f >= runs[0, 0]:  # between run r and the next
+            u = (f - (b - 1)) / (runs[r + 1, 0] - b + 1)
+            s = u * u * u * (u * (6.0 * u - 15.0) + 10.0)
+            for c in range(2):
+                out[f, c] = shifts[r, c] + (shifts[r + 1, c] - shifts[r, c]) * s
+        else:
+            out[f, 0], out[f, 1] = shifts[r, 0], shifts[r, 1]
 
 
 def fit_footprints(ctx: FootContext, goals: FootGoals) -> None:
