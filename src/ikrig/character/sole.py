@@ -86,7 +86,7 @@ class FootSole:
         ``ceiling`` (world heights broadcast against ``(..., feet, samples)``) only ground
         below it counts (:func:`~ikrig.ground.views.heights_below`)."""
         samples, heights = self.samples(points_world)
-        gh, _, hit = heights_below(ground, samples[..., [0, 2]], ceiling)
+        gh, _, hit = heights_below(ground, samples[..., ::2], ceiling)  # under X and Z
         clear = np.empty(samples.shape[:-2])
         found = np.empty(samples.shape[:-2], dtype=np.bool_)
         S = len(SOLE_SAMPLES)

@@ -94,7 +94,7 @@ def align_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     """Step 7a on ``goals``: sets ``goals.align`` and turns ``goals.points`` (the normal
     spring is ``state.normals``)."""
     o = ctx.options.align
-    xz = goals.points[..., [0, 2]]
+    xz = goals.points[..., ::2]  # X and Z
     _, normals, hit = heights_below(ctx.ground, xz, goals.ceiling[:, None, None])
     align_run(
         goals.points,

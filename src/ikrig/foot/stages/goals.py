@@ -168,7 +168,7 @@ def ground_heights(
         ``heights (...)`` (the clip's ``floor`` where nothing was hit), ``normals (..., 3)``
         (+Y where nothing was hit) and ``hit (...)`` bool.
     """
-    h, n, hit = heights_below(ground, points_world[..., [0, 2]], ceiling)
+    h, n, hit = heights_below(ground, points_world[..., ::2], ceiling)  # under X and Z
     if not hit.all():
         h = np.where(hit, h, floor)
         n = np.where(hit[..., None], n, UP)
