@@ -38,7 +38,7 @@ class SolveResult:
         cls, positions_world, reached, error, iterations, motion, rotations_local
     ) -> SolveResult:
         """The result from arrays a solver made itself, built without the frozen
-        dataclass's ``__init__`` (a third of its cost: it matters on single solves)."""
+        dataclass's ``__init__``, which took a fifth of a single FABRIK solve."""
         out = object.__new__(cls)
         fields = out.__dict__
         fields["positions_world"] = positions_world
