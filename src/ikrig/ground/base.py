@@ -186,21 +186,17 @@ def make_hits(rays: RayBatch, out: RayOut) -> Hits:
 def run_height_kernel(kernel, args, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Call a vertical-query kernel on ``xz (..., 2)`` (validated) and shape its outputs."""
     dtype, shape, flat = prepare_xz(xz)
-    h, nrm, mask = _height_outputs(kernel, args, flat)
-    return (
-        h.reshape(shape).astype(dtype, copy=False),
-        nrm.reshape(shape + (3,)).astype(dtype, copy=False),
-        mask.reshape(shape),
-    )
+    h, nrm, mask = _height_outputs(kernel, args, flat, shape)
+    return h.astype(dtype, copy=False), nrm.astype(dtype, copy=False), mask
 
 
-def _height_outputs(kernel, args, flat):
-    n = flat.shape[0]
-    h = np.empty(n, dtype=np.float64)
-    nrm = np.empty((n, 3), dtype=np.float64)
-    mask = np.empty(n, dtype=np.bool_)
+def _height_outputs(kernel, args, flat, shape):
+    """Run ``kernel`` on ``flat (n, 2)`` float64 positions into float64 ``(heights, normals,
+    mask)`` of the batch ``shape`` (the kernel writes flat views of them)."""
+    h, nrm = np.empty(shape), np.empty(shape + (3,))
+    mask = np.empty(shape, dtype=np.bool_)
     notify_compiling()
-    kernel(*args, flat, h, nrm, mask)
+    kernel(*args, flat, h.reshape(-1), nrm.reshape(-1, 3), mask.reshape(-1))
     return h, nrm, mask
 
 
@@ -212,14 +208,9 @@ def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     fast = getattr(ground, "_height_kernel", None)
     if fast is None:
         return ground.height_at(xz)
-    shape = xz.shape[:-1]
     kernel, args = fast()
-    h, nrm = np.empty(shape), np.empty(shape + (3,))
-    mask = np.empty(shape, dtype=np.bool_)
-    notify_compiling()
-    kernel(*args, np.ascontiguousarray(xz, dtype=np.float64).reshape(-1, 2), h.reshape(-1),
-           nrm.reshape(-1, 3), mask.reshape(-1))  # fmt: skip
-    return h, nrm, mask
+    flat = np.ascontiguousarray(xz, dtype=np.float64).reshape(-1, 2)
+    return _height_outputs(kernel, args, flat, xz.shape[:-1])
 
 
 def height_from_raycast(kernel, args: tuple, xz, top: float, bottom: float):
