@@ -47,7 +47,7 @@ def fk(
     ):  # the common case, a clip's own float64 arrays: no conversion, no copies
         rot_w, pos_w = np.empty_like(rl), np.empty_like(pl)
         notify_compiling()
-        fk_kernel(np.asarray(parents, dtype=np.int64), rl, pl, rot_w, pos_w)
+        fk_kernel(_parent_indices(parents), rl, pl, rot_w, pos_w)
         return rot_w, pos_w
     dt = float_dtype(rotations_local, positions_local)
     rl = np.asarray(rotations_local, dtype=dt)
@@ -58,12 +58,23 @@ def fk(
     pl = np.ascontiguousarray(np.broadcast_to(pl, batch + pl.shape[-2:])).reshape(-1, J, 3)
     rot_w = np.empty_like(rl)
     pos_w = np.empty_like(pl)
-    par = np.asarray(parents, dtype=np.int64)
+    par = _parent_indices(parents)
     if len(par) != J:
         raise InputError(f"parents: {len(par)} entries for {J} joints")
     notify_compiling()
     fk_kernel(par, rl, pl, rot_w, pos_w)
     return rot_w.reshape(batch + (J, 4)), pos_w.reshape(batch + (J, 3))
+
+
+def _parent_indices(parents: Sequence[int] | np.ndarray) -> np.ndarray:
+    """``parents`` as a read-only int64 array, as a skeleton holds them: read-only and
+    writeable arrays are two types to Numba, and each would compile the FK kernel again
+    (0.5 s on a first run: the built-in walk passed both)."""
+    par = np.asarray(parents, dtype=np.int64)
+    if par.flags.writeable:
+        par = par.view()
+        par.flags.writeable = False
+    return par
 
 
 def to_local(
