@@ -85,6 +85,10 @@ settings.register_profile("dev", max_examples=50, deadline=None)
 settings.register_profile("long", max_examples=1000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
+# The suite's own processes already use every core: a CLI command run in a test on a cold
+# cache starts no compile helper (tests/test_compile_ahead.py switches it on where tested).
+os.environ.setdefault("IKRIG_COMPILE_AHEAD", "0")
+
 
 def serve_then_stop(argv, signum=signal.SIGINT, cwd=None, startup=120.0, stop=60.0):
     """Run a serving command (``ikrig view`` / ``playground``), wait for its "serving on"

@@ -33,7 +33,7 @@ LAYERS = (
     ("report", "demo", "placement", "warmup", "batch"),
     ("viz",),
     ("cli_common",),
-    ("cli", "cli_viz", "cli_warmup", "cli_batch", "cli_clips", "__main__", "__init__"),
+    ("cli", "cli_ahead", "cli_viz", "cli_warmup", "cli_batch", "cli_clips", "__main__", "__init__"),
 )
 """Bottom to top: a module may import its own layer and the layers below it."""
 

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,8 @@ class _CompileNotice(numba.core.event.Listener):
                 return
             self.printed = True
         print(_NOTICE, file=sys.stderr, flush=True)
+        while _first_compile_hooks:
+            _first_compile_hooks.pop(0)()
 
     def on_end(self, event):
         if not _is_ours(event.data):
@@ -176,6 +179,17 @@ def _is_ours(data) -> bool:
 
 _listener: _CompileNotice | None = None
 _install_lock = threading.Lock()
+_first_compile_hooks: list[Callable[[], None]] = []
+
+
+def on_first_compile(hook: Callable[[], None]) -> None:
+    """Call ``hook()`` when this process starts compiling one of ikrig's cached kernels for
+    the first time (at once if it already has); never on a warm cache. The hook runs inside
+    Numba's compile event: keep it short (``ikrig.cli_ahead`` starts a process there)."""
+    if _listener is not None and _listener.printed:
+        hook()
+    else:
+        _first_compile_hooks.append(hook)
 
 
 def notify_compiling() -> None:

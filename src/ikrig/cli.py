@@ -24,6 +24,7 @@ import numpy as np
 
 from ._files import write_text
 from ._version import __version__
+from .cli_ahead import compile_ahead
 from .cli_common import (
     ANIMATION_OPTION,
     DATUM_OPTION,
@@ -156,6 +157,7 @@ def demo(clip_path, ground_spec, output, report_path, up, gif):
         [(output, BVH, "output"), (report_path, JSON, "report"), (gif_path, None, "GIF")],
         inputs=[clip_path, ground_input(ground_spec)],
     )
+    compile_ahead(["full", "trace-offset"], ground_spec)  # a first run: on the second core
     if clip_path:
         clip = clip_with_time(clip_path)
         source = str(clip_path)
@@ -343,10 +345,11 @@ def foot(
         from .viz.movie import check_movie_path
 
         check_movie_path(gif_path, inputs=inputs)
-    clip = clip_with_time(input_path, animation)
     modes = [mode] + (
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
+    compile_ahead(modes, ground_spec)  # a first run: on the second core
+    clip = clip_with_time(input_path, animation)
     up, motion = y_up_motion(clip.motion, placement.up)
     with echo_warnings():
         report, table = run_foot(
