@@ -151,6 +151,15 @@ def test_v_normalize_is_normalize(v, fallback):
     close(qm.v_normalize(v, fallback), normalize(np.array(v), fallback=np.array(fallback)))
 
 
+@given(vec3, vec3, st.booleans())
+def test_v_unit_or_is_normalize_falling_back_to_a_perpendicular(v, z, zero):
+    """The lazy fallback gives what the eager one gives: ``v``'s direction, else a
+    perpendicular of ``z``."""
+    v = (0.0, 0.0, 0.0) if zero else v
+    assume(np.linalg.norm(v) == 0.0 or np.linalg.norm(v) > 1e-100)
+    assert qm.v_unit_or(v, z) == qm.v_normalize(v, qm.v_any_perpendicular(z))
+
+
 @given(vec3)
 def test_v_any_perpendicular_is_any_perpendicular(v):
     assume(np.linalg.norm(v) == 0.0 or np.linalg.norm(v) > 1e-100)

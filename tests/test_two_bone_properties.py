@@ -28,7 +28,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ikrig._numba import njit
 from ikrig.errors import InputError
+from ikrig.kernels.two_bone import (
+    TwoBoneConstants,
+    TwoBonePoints,
+    make_constants,
+    solve_two_bone_positions_serial,
+    unpack_constants,
+)
 from ikrig.math import quat_conj, quat_mul, quat_rotate
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
@@ -38,6 +46,7 @@ from ikrig.solvers import (
     two_bone_positions,
     two_bone_positions_soa,
 )
+from ikrig.solvers._two_bone_loops import AOS_SERIAL, OUT_END, OUT_MID, OUT_STRETCH
 
 DTYPES = [np.float32, np.float64]
 SHAPES = [(), (6,), (2, 5)]
@@ -473,3 +482,43 @@ def test_float32_target_at_the_hip_of_a_folded_chain_keeps_the_bones(layout, n):
     shin = np.linalg.norm(new_end.astype(f64) - new_mid.astype(f64), axis=-1)
     np.testing.assert_allclose(thigh, length, rtol=1e-6)
     np.testing.assert_allclose(shin, length, rtol=1e-6)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1e-10, 1.0, 1e10]), st.floats(0.0, 1.0))
+def test_positions_only_serial_solve_is_the_full_solve_at_weight_one(seed, scale, soften):
+    """``solve_two_bone_positions_serial`` (the foot pipeline's leg IK) gives the very bits
+    of the full solve's positions and stretch, degenerate problems included."""
+    rng = np.random.default_rng(seed)
+    (root, mid, end, target, pole), _ = make_problems(rng, 64, scale)
+    c64 = make_constants(np.float64, soften, 1.2, 1e-5)
+    wct = np.array([[1.0], [1.0], [0.0]])
+    out, reached = np.empty(64 * 15), np.empty(64, dtype=np.bool_)
+    flat = [np.ascontiguousarray(a).reshape(-1) for a in (root, mid, end, target, pole)]
+    AOS_SERIAL[False](*flat, wct, c64, out, reached)
+    full = out.reshape(64, 15)
+    placed = _positions_only(root, mid, end, target, pole, c64)
+    np.testing.assert_array_equal(placed[:, :3], full[:, OUT_MID : OUT_MID + 3])
+    np.testing.assert_array_equal(placed[:, 3:6], full[:, OUT_END : OUT_END + 3])
+    np.testing.assert_array_equal(placed[:, 6], full[:, OUT_STRETCH])
+
+
+@njit
+def _positions_only_run(root, mid, end, target, pole, c64, out):
+    """``solve_two_bone_positions_serial`` on each row: ``out (n, 7)`` mid, end, stretch."""
+    k = TwoBoneConstants(*unpack_constants(c64))
+    for i in range(out.shape[0]):
+        p = TwoBonePoints(
+            (root[i, 0], root[i, 1], root[i, 2]), (mid[i, 0], mid[i, 1], mid[i, 2]),
+            (end[i, 0], end[i, 1], end[i, 2]), (target[i, 0], target[i, 1], target[i, 2]),
+            (pole[i, 0], pole[i, 1], pole[i, 2]),
+        )  # fmt: skip
+        s = solve_two_bone_positions_serial(p, k)
+        out[i, 0], out[i, 1], out[i, 2] = s.mid
+        out[i, 3], out[i, 4], out[i, 5] = s.end
+        out[i, 6] = s.stretch
+
+
+def _positions_only(root, mid, end, target, pole, c64):
+    out = np.empty((len(root), 7))
+    _positions_only_run(root, mid, end, target, pole, c64, out)
+    return out

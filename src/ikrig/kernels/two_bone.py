@@ -2,7 +2,8 @@
 
 Entry point: :func:`solve_two_bone_kernel` (``@njit``, inlined into the caller), taking
 named records and returning a :class:`TwoBoneSolution`. Callers: the two-bone solver's
-array loops (:mod:`ikrig.solvers._two_bone_loops`) and the foot-placement leg IK. Settings
+array loops (:mod:`ikrig.solvers._two_bone_loops`); the foot-placement leg IK, which builds
+its own rotations, takes the positions alone (:func:`solve_two_bone_positions_serial`). Settings
 cross from Python into compiled code as a packed record array (:func:`make_constants`, cheap
 to pass to a Numba function) and become a :class:`TwoBoneConstants` once per call
 (:func:`unpack_constants`).
@@ -99,6 +100,7 @@ __all__ = [
     "solve_two_bone_kernel",
     "solve_two_bone_serial",
     "solve_two_bone_serial_arc",
+    "solve_two_bone_positions_serial",
 ]
 
 # Relative threshold for "on the line", "straight" and "zero length" tests.
@@ -406,3 +408,42 @@ def solve_two_bone_serial(p, weights, k):
 def solve_two_bone_serial_arc(p, weights, k):
     """:func:`solve_two_bone_serial` with shortest-arc rotations."""
     return solve_two_bone_kernel(p, weights, k, True)
+
+
+class TwoBonePlaced(NamedTuple):
+    """Result of :func:`solve_two_bone_positions_serial` (world space)."""
+
+    mid: tuple  # new mid position (x, y, z)
+    end: tuple  # new end position
+    stretch: float  # factor applied to both bones (1 for a degenerate chain)
+
+
+@njit(cache=True, **SMALL)
+def solve_two_bone_positions_serial(p, k):
+    """The positions and stretch of :func:`solve_two_bone_kernel` at weight 1 without
+    twist, with the same arithmetic (the same bits), without the rotation deltas: half the
+    cost, for a caller that builds its own rotations (the foot pipeline's leg IK).
+
+    Args:
+        p: :class:`TwoBonePoints`; k: :class:`TwoBoneConstants` (float64).
+
+    Returns:
+        :class:`TwoBonePlaced`; a degenerate chain keeps its mid and end, stretch 1.
+    """
+    g = geometry(p, k, True)
+    degen = g.ok_chain == 0
+    rx, ry, rz = p.root
+    ax, ay, az = g.aim
+    cx, cy, cz = g.bend
+    inv = k.one / sqrt_abs(g.bend_sq)
+    ux, uy, uz = cx * inv, cy * inv, cz * inv
+    h, x, reach = sqrt_abs(g.hsq), g.x, g.reach
+    mx, my, mz = p.mid
+    ex, ey, ez = p.end
+    return TwoBonePlaced(
+        (sel(degen, mx, rx + ax * x + ux * h), sel(degen, my, ry + ay * x + uy * h),
+         sel(degen, mz, rz + az * x + uz * h)),
+        (sel(degen, ex, rx + ax * reach), sel(degen, ey, ry + ay * reach),
+         sel(degen, ez, rz + az * reach)),
+        sel(degen, k.one, g.stretch),
+    )  # fmt: skip

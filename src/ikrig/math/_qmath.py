@@ -156,6 +156,18 @@ def v_normalize(v, fallback):
 
 
 @njit(cache=True)
+def v_unit_or(v, z):
+    """Unit vector of ``v``; when ``v`` is (nearly) zero, :func:`v_any_perpendicular` of
+    ``z``, computed only then (``v_normalize(v, v_any_perpendicular(z))`` computes it
+    always)."""
+    n = v_norm(v)
+    if n <= TINY:
+        return v_any_perpendicular(z)
+    inv = 1.0 / n
+    return (v[0] * inv, v[1] * inv, v[2] * inv)
+
+
+@njit(cache=True)
 def q_between(u, v):
     """Shortest-arc rotation taking the direction of ``u`` to that of ``v`` (tuples).
 

@@ -33,24 +33,24 @@ from ..._numba import njit
 from ...kernels.two_bone import (
     TwoBoneConstants,
     TwoBonePoints,
-    TwoBoneWeights,
     make_constants,
-    solve_two_bone_serial,
+    solve_two_bone_positions_serial,
     unpack_constants,
 )
 from ...math._qmath import (
+    TINY,
     q_between,
     q_conj,
     q_from_array,
     q_get,
     q_mul,
     q_rotate,
-    v_any_perpendicular,
     v_cross,
     v_dot,
     v_norm,
     v_normalize,
     v_sub,
+    v_unit_or,
 )
 from ...signal.springs import lane, spring_advance, spring_rate
 from ...solvers.two_bone import TwoBoneOptions
@@ -140,10 +140,10 @@ def bend_normal(p, hip_r, knee_r, usual, sin_straight):
             lift = max(straight - v_dot(n, u), 0.0)
             return v_normalize((n[0] + u[0] * lift, n[1] + u[1] * lift, n[2] + u[2] * lift), u)
     if ln > straight or v_dot(b, s) < 0.0:
-        return v_normalize(n, v_any_perpendicular(b))
+        return v_unit_or(n, b)
     rest = v_cross(q_rotate(q_conj(hip_r), b), q_rotate(q_conj(knee_r), s))
     if v_norm(rest) > straight:  # a rest bent on purpose: the rotation is not the bend
-        return v_normalize(n, v_any_perpendicular(b))
+        return v_unit_or(n, b)
     q = q_mul(q_conj(hip_r), knee_r)  # the knee's local rotation
     sgn = 1.0 if q[3] >= 0.0 else -1.0
     r = q_rotate(hip_r, (q[0] * sgn, q[1] * sgn, q[2] * sgn))
@@ -152,9 +152,7 @@ def bend_normal(p, hip_r, knee_r, usual, sin_straight):
         return (n[0] * f / ln, n[1] * f / ln, n[2] * f / ln)
     bh = v_normalize(b, (1.0, 0.0, 0.0))
     rb = v_dot(r, bh)
-    return v_normalize(
-        (r[0] - bh[0] * rb, r[1] - bh[1] * rb, r[2] - bh[2] * rb), v_any_perpendicular(bh)
-    )
+    return v_unit_or((r[0] - bh[0] * rb, r[1] - bh[1] * rb, r[2] - bh[2] * rb), bh)
 
 
 @njit(cache=True)
@@ -219,27 +217,26 @@ def solve_leg(p, target, rot, usual, w, tb):
     """
     hip, knee, ankle = p
     normal = bend_normal(p, rot[0], rot[1], usual, math.sin(STRAIGHT_BEND))
-    reach = v_sub(ankle, hip)
-    aim = v_normalize(v_sub(target, hip), v_normalize(reach, v_any_perpendicular(normal)))
+    # (fallback directions are computed only where needed: v_unit_or)
+    reach, toward = v_sub(ankle, hip), v_sub(target, hip)
+    aim = v_unit_or(toward if v_norm(toward) > TINY else reach, normal)
     turned = q_rotate(q_between(reach, aim), normal)
-    bend = v_normalize(v_cross(aim, turned), v_any_perpendicular(aim))
+    bend = v_unit_or(v_cross(aim, turned), aim)
     length = v_norm(v_sub(knee, hip)) + v_norm(v_sub(ankle, knee))
     pole = (hip[0] + bend[0] * length, hip[1] + bend[1] * length, hip[2] + bend[2] * length)
-    sol = solve_two_bone_serial(
-        TwoBonePoints(hip, knee, ankle, target, pole), TwoBoneWeights(tb.one, tb.one, tb.zero), tb
-    )
+    sol = solve_two_bone_positions_serial(TwoBonePoints(hip, knee, ankle, target, pole), tb)
     thigh, shin = v_sub(knee, hip), v_sub(ankle, knee)
     thigh_new, shin_new = v_sub(sol.mid, hip), v_sub(sol.end, sol.mid)
+    along = v_normalize(thigh_new, aim)
     n_new = v_cross(thigh_new, shin_new)
     if v_dot(n_new, turned) < 0.0 or v_norm(n_new) <= 1e-12 * v_norm(thigh) * v_norm(shin):
         # straight (or a fallback of the solve): the turned normal, off the new thigh
-        g = v_normalize(thigh_new, aim)
-        tg = v_dot(turned, g)
-        n_new = (turned[0] - g[0] * tg, turned[1] - g[1] * tg, turned[2] - g[2] * tg)
-    n_new = v_normalize(n_new, v_any_perpendicular(v_normalize(thigh_new, aim)))
+        tg = v_dot(turned, along)
+        n_new = (turned[0] - along[0] * tg, turned[1] - along[1] * tg, turned[2] - along[2] * tg)
+    n_new = v_unit_or(n_new, along)
     d_hip, d_knee = leg_deltas(
         (v_normalize(thigh, aim), v_normalize(shin, aim)),
-        (v_normalize(thigh_new, aim), v_normalize(shin_new, aim)),
+        (along, v_normalize(shin_new, aim)),
         normal,
         n_new,
         w,
