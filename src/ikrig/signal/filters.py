@@ -7,11 +7,12 @@ smooth without lag and rise ahead of a need.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import ArrayLike
 
-TAP_LOOP_MAX = 12
-"""Up to this radius :func:`zero_lag_smooth` adds shifted copies; above, a windowed view."""
+from .._numba import njit, notify_compiling
 
 
 def zero_lag_smooth(x: ArrayLike, radius: int) -> np.ndarray:
@@ -26,34 +27,65 @@ def zero_lag_smooth(x: ArrayLike, radius: int) -> np.ndarray:
     r = int(radius)
     if r < 1 or len(x) == 0:
         return x
-    w = np.cos(0.5 * np.pi * np.arange(-r, r + 1) / (r + 1)) ** 2
-    w /= w.sum()
-    pad = _edge_pad(x, r)
-    if r > TAP_LOOP_MAX:
-        return np.lib.stride_tricks.sliding_window_view(pad, 2 * r + 1, axis=0) @ w
-    # one pass per tap over the whole signal: 2-3x faster than a windowed view for the
-    # radii a clip's filters use (a few to a dozen frames)
-    out = w[0] * pad[: len(x)]
-    for k in range(1, 2 * r + 1):
-        out += w[k] * pad[k : k + len(x)]
+    out = np.empty_like(x)
+    notify_compiling()
+    smooth_rows(_rows(x), hann_window(r), _rows(out))
     return out
+
+
+def _rows(x: np.ndarray) -> np.ndarray:
+    """``x (F, ...)``, C-contiguous, as ``(F, C)`` (a view)."""
+    return x.reshape(len(x), -1)
+
+
+@functools.lru_cache(maxsize=64)
+def hann_window(radius: int) -> np.ndarray:
+    """The ``2 radius + 1`` weights of :func:`zero_lag_smooth` (read-only), summing to 1."""
+    w = np.cos(0.5 * np.pi * np.arange(-radius, radius + 1) / (radius + 1)) ** 2
+    w /= w.sum()
+    w.flags.writeable = False
+    return w
+
+
+@njit(cache=True)
+def smooth_rows(x, w, out):
+    """:func:`zero_lag_smooth` of ``x (F, C)`` with the weights ``w`` (:func:`hann_window`)
+    into ``out (F, C)``: ``out[f] = sum_k w[k] x[f - r + k]``, the index clamped to the
+    ends, the terms added in order of ``k``."""
+    F, r = x.shape[0], (len(w) - 1) // 2
+    for f in range(F):
+        for c in range(x.shape[1]):
+            acc = w[0] * x[min(max(f - r, 0), F - 1), c]
+            for k in range(1, len(w)):
+                acc += w[k] * x[min(max(f - r + k, 0), F - 1), c]
+            out[f, c] = acc
 
 
 def running_max(x: ArrayLike, radius: int) -> np.ndarray:
-    """Maximum of ``x (F, ...)`` over ``+-radius`` frames along axis 0 (ends padded)."""
+    """Maximum of ``x (F, ...)`` over ``+-radius`` frames along axis 0 (ends padded); NaN
+    where the window holds one."""
     x = np.asarray(x)
     if radius < 1 or len(x) == 0:
         return x.copy()
-    pad = _edge_pad(x, radius)
-    out = pad[: len(x)].copy()
-    for k in range(1, 2 * radius + 1):
-        np.maximum(out, pad[k : k + len(x)], out=out)
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    notify_compiling()
+    max_rows(_rows(x), int(radius), _rows(out))
     return out
 
 
-def _edge_pad(x: np.ndarray, r: int) -> np.ndarray:
-    """``x (F, ...)`` with its first and last rows repeated ``r`` times before and after."""
-    return np.concatenate([np.repeat(x[:1], r, axis=0), x, np.repeat(x[-1:], r, axis=0)])
+@njit(cache=True)
+def max_rows(x, r, out):
+    """:func:`running_max` of ``x (F, C)`` over ``+-r`` frames into ``out (F, C)``."""
+    F = x.shape[0]
+    for f in range(F):
+        for c in range(x.shape[1]):
+            m = x[max(f - r, 0), c]
+            for k in range(f - r + 1, f + r + 1):
+                v = x[min(max(k, 0), F - 1), c]
+                if v > m or v != v:
+                    m = v
+            out[f, c] = m
 
 
 def upper_envelope(x: ArrayLike, radius: int) -> np.ndarray:
@@ -74,12 +106,23 @@ def upper_envelope(x: ArrayLike, radius: int) -> np.ndarray:
 def angular_jump(angles: ArrayLike, frame_time: float, frames: int) -> np.ndarray:
     """Change of angular velocity (rad/s) over ``frames`` frames, ``(F, ...)``:
     ``(a[t+W] - 2 a[t] + a[t-W]) / (W frame_time)``, zero within ``W`` frames of the ends."""
-    a = np.asarray(angles, dtype=np.float64)
-    W = frames
-    out = np.zeros_like(a)
-    if len(a) > 2 * W:
-        out[W:-W] = (a[2 * W :] - 2.0 * a[W:-W] + a[: -2 * W]) / (W * frame_time)
+    a = np.ascontiguousarray(angles, dtype=np.float64)
+    out = np.empty_like(a)
+    if len(a):
+        notify_compiling()
+        jump_rows(_rows(a), int(frames), float(frame_time), _rows(out))
     return out
+
+
+@njit(cache=True, error_model="numpy")
+def jump_rows(a, W, frame_time, out):
+    """:func:`angular_jump` of ``a (F, C)`` over ``W`` frames into ``out (F, C)`` (NumPy's
+    division: a zero frame time gives inf or NaN, not an exception)."""
+    F, scale = a.shape[0], W * frame_time
+    for f in range(F):
+        for c in range(a.shape[1]):
+            inner = W <= f < F - W
+            out[f, c] = (a[f + W, c] - 2.0 * a[f, c] + a[f - W, c]) / scale if inner else 0.0
 
 
 def jerk_excess(

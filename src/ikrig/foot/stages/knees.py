@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._numba import njit, notify_compiling
+from ...math._qmath import v_get, v_norm, v_sub
 from ...metrics import POP_WINDOW
-from ...signal.filters import jerk_excess, running_max, zero_lag_smooth
+from ...signal.filters import hann_window, jump_rows, max_rows, smooth_rows
 from ..context import UP, FootContext
 from .goals import FootGoals
 from .legs_ik import LegPlan
@@ -57,29 +59,80 @@ def smooth_knee_targets(
     out = np.array(targets, dtype=np.float64)
     if radius < 1 or len(out) <= 2 * radius:
         return out
-    hip, knee, ankle = source_joints[..., 0, :], source_joints[..., 1, :], source_joints[..., 2, :]
-    l1 = np.linalg.norm(knee - hip, axis=-1)
-    l2 = np.linalg.norm(ankle - knee, axis=-1)
-    source = knee_angles_from_reach(np.linalg.norm(ankle - hip, axis=-1), l1, l2)
-    v = hips - out
-    first = knee_angles_from_reach(np.linalg.norm(v, axis=-1), l1, l2) - source
-    correction: np.ndarray = first
+    window = max(1, int(round(POP_WINDOW / frame_time)))
+    F, K = out.shape[:2]
+    notify_compiling()
+    _knees_kernel(
+        np.ascontiguousarray(source_joints, dtype=np.float64),
+        np.ascontiguousarray(hips, dtype=np.float64),
+        out,
+        (hann_window(int(radius)), int(radius), window, float(frame_time), float(limit)),
+        np.empty((8, F, K)),
+    )
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _knees_kernel(joints, hips, out, smoothing, scratch):
+    """:func:`smooth_knee_targets` on ``out (F, K, 3)`` in place, with ``smoothing = (Hann
+    weights, radius, pop window in frames, frame time, limit)`` and ``scratch (8, F, K)``.
+    The filters are :mod:`ikrig.signal.filters`' own, on ``(F, K)`` arrays."""
+    w, radius, window, dt, limit = smoothing
+    F, K = out.shape[0], out.shape[1]
+    l1, l2, source, first = scratch[0], scratch[1], scratch[2], scratch[3]
+    for f in range(F):
+        for k in range(K):
+            hip, knee, ankle = (
+                v_get(joints[f, k], 0),
+                v_get(joints[f, k], 1),
+                v_get(joints[f, k], 2),
+            )
+            l1[f, k], l2[f, k] = v_norm(v_sub(knee, hip)), v_norm(v_sub(ankle, knee))
+            d = v_norm(v_sub(ankle, hip))
+            source[f, k] = _knee_angle(d, l1[f, k], l2[f, k])
+            first[f, k] = (
+                _knee_angle(v_norm(v_sub(v_get(hips[f], k), v_get(out[f], k))), l1[f, k], l2[f, k])
+                - source[f, k]
+            )
+    # the source's own largest jerk within the window, then passes on the correction
+    jump, envelope, work, correction = scratch[4], scratch[5], scratch[6], scratch[7]
+    jump_rows(source, window, dt, jump)
+    np.abs(jump, jump)
+    max_rows(jump, window, envelope)
+    correction[:] = first
     for _ in range(KNEE_PASSES):
-        over = jerk_excess(source + correction, source, frame_time, POP_WINDOW) > limit
+        np.add(source, correction, work)
+        jump_rows(work, window, dt, jump)
+        over = np.abs(jump) - envelope > limit
         if not over.any():
             break
         # where to smooth: the frames around a violation, blended in and out
-        near = running_max(over, radius)
-        w = np.clip(zero_lag_smooth(near.astype(np.float64), radius), 0.0, 1.0)
-        correction = correction + w * (zero_lag_smooth(correction, radius) - correction)
-    angle = np.minimum(source + correction, np.pi)
-    d2 = l1 * l1 + l2 * l2 - 2 * l1 * l2 * np.cos(angle)
-    h2 = v[..., 0] ** 2 + v[..., 2] ** 2
-    # the ankle below the hip at distance sqrt(d2); no vertical solution (or nothing to
-    # change): left as it is
-    move = (d2 > h2) & (correction != first)
-    out[..., 1] += np.where(move, v[..., 1] - np.sqrt(np.maximum(d2 - h2, 0.0)), 0.0)
-    return out
+        near = np.empty_like(over)
+        max_rows(over, radius, near)
+        smooth_rows(near.astype(np.float64), w, work)
+        blend = np.minimum(np.maximum(work, 0.0), 1.0)
+        smooth_rows(correction, w, jump)
+        correction[:] = correction + blend * (jump - correction)
+    for f in range(F):
+        for k in range(K):
+            angle = min(source[f, k] + correction[f, k], np.pi)
+            a, b = l1[f, k], l2[f, k]
+            d2 = a * a + b * b - 2 * a * b * np.cos(angle)
+            vx = hips[f, k, 0] - out[f, k, 0]
+            vy = hips[f, k, 1] - out[f, k, 1]
+            vz = hips[f, k, 2] - out[f, k, 2]
+            h2 = vx**2 + vz**2
+            # the ankle below the hip at distance sqrt(d2); no vertical solution (or
+            # nothing to change): left as it is
+            if d2 > h2 and correction[f, k] != first[f, k]:
+                out[f, k, 1] += vy - np.sqrt(max(d2 - h2, 0.0))
+
+
+@njit(cache=True, error_model="numpy")
+def _knee_angle(d, l1, l2):
+    """:func:`knee_angles_from_reach` of one leg (NaN for a zero-length bone, as there)."""
+    c = (l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2)
+    return np.arccos(c if c != c else min(max(c, -1.0), 1.0))
 
 
 def smooth_knees(ctx: FootContext, goals: FootGoals, plan: LegPlan) -> LegPlan:
