@@ -17,7 +17,13 @@ from ikrig.foot.options import LIMITS
 from ikrig.foot.stages.contacts import detect_contacts, pinning_curve
 from ikrig.foot.stages.knees import knee_angles_from_reach, smooth_knee_targets
 from ikrig.foot.stages.lock import lock_feet, new_lock_state
-from ikrig.signal.filters import jerk_excess, upper_envelope, zero_lag_smooth
+from ikrig.signal.filters import (
+    angular_jump,
+    jerk_excess,
+    running_max,
+    upper_envelope,
+    zero_lag_smooth,
+)
 from ikrig.signal.springs import Spring, smooth
 from ikrig.skeleton import Skeleton
 
@@ -161,6 +167,36 @@ def test_upper_envelope_is_never_below(x, r):
     env = upper_envelope(x, r)
     assert env.shape == x.shape
     assert (env >= x - 1e-12).all()
+
+
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 40), st.integers(1, 3), st.integers(1, 2)),
+           elements=st.floats(-1e3, 1e3)),
+    st.integers(1, 9),
+    st.sampled_from([1 / 30, 1 / 60, 0.0133]),
+)  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_compiled_filters_are_the_plain_numpy_formulas(x, r, dt):
+    """The filters' compiled loops give the bits of the NumPy formulas they stand for:
+    shifted copies of the edge-padded signal, weighted and added in order, maximised, or
+    second differences (any batch shape after the time axis, NaN kept by the maximum)."""
+    pad = np.concatenate([np.repeat(x[:1], r, axis=0), x, np.repeat(x[-1:], r, axis=0)])
+    w = np.cos(0.5 * np.pi * np.arange(-r, r + 1) / (r + 1)) ** 2
+    w /= w.sum()
+    smooth, top = w[0] * pad[: len(x)], pad[: len(x)].copy()
+    for k in range(1, 2 * r + 1):
+        smooth += w[k] * pad[k : k + len(x)]
+        np.maximum(top, pad[k : k + len(x)], out=top)
+    np.testing.assert_array_equal(zero_lag_smooth(x, r), smooth)
+    np.testing.assert_array_equal(running_max(x, r), top)
+    np.testing.assert_array_equal(running_max(x > 0, r), top > 0)
+    jump = np.zeros_like(x)
+    if len(x) > 2 * r:
+        jump[r:-r] = (x[2 * r :] - 2.0 * x[r:-r] + x[: -2 * r]) / (r * dt)
+    np.testing.assert_array_equal(angular_jump(x, dt, r), jump)
+    x = x.copy()
+    x[len(x) // 2] = np.nan
+    assert np.isnan(running_max(x, r)[len(x) // 2]).all()
 
 
 def test_zero_lag_smoothing_keeps_lines_and_rounds_corners():
