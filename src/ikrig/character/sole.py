@@ -151,6 +151,14 @@ def _clearance_kernel(samples, heights, ground, hit, floor, clear, found):
 def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0, fk=None) -> FootSole:
     """Sole points of ``legs`` and their planted heights, measured on the clip ``motion (F,)``
     (``fk``: its world rotations and positions, if already computed)."""
+    return measure_sole(motion, legs, percentile, fk)[0]
+
+
+def measure_sole(
+    motion: Motion, legs: Legs, percentile: float = 5.0, fk=None
+) -> tuple[FootSole, np.ndarray]:
+    """:func:`estimate_sole` and the sole points it measured the clip's on, ``(F, feet, 2,
+    3)`` world (:meth:`FootSole.points_world` of the clip): a pipeline reads them next."""
     sk = motion.skeleton
     joints, offsets = [], []
     for leg in legs.legs:
@@ -165,7 +173,7 @@ def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0, fk=None) 
         offsets.append([np.zeros(3), toe_offset])
     sole = FootSole(np.array(joints), np.array(offsets, dtype=np.float64), np.zeros((0,)), 0.0)
     rot_w, pos_w = motion.fk() if fk is None else fk
-    pts = sole.points_world(rot_w, pos_w).reshape(-1, len(joints), 2, 3)
-    levels = np.percentile(pts[..., 1], percentile, axis=0)  # (feet, 2)
-    floor = float(levels.min())
-    return FootSole(sole.joints, sole.offsets_local, levels - floor, floor)
+    pts = sole.points_world(rot_w, pos_w)
+    levels = np.percentile(pts.reshape(-1, len(joints), 2, 3)[..., 1], percentile, axis=0)
+    floor = float(levels.min())  # levels: (feet, 2)
+    return FootSole(sole.joints, sole.offsets_local, levels - floor, floor), pts

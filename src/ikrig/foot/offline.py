@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..character.legs import Legs, find_legs
-from ..character.sole import FootSole, estimate_sole
+from ..character.sole import FootSole, measure_sole
 from ..errors import InputError
 from ..ground.coverage import check_coverage
 from ..pose import Motion
@@ -192,19 +192,19 @@ def place_feet(
     fk = clip.fk(fk)
     if not isinstance(legs, Legs):
         legs = find_legs(clip.skeleton, legs, fk[1])
-    sole = estimate_sole(clip, legs, options.contacts.floor_percentile, fk=fk)
+    sole, points = measure_sole(clip, legs, options.contacts.floor_percentile, fk=fk)
     ctx = FootContext.create(clip.skeleton, legs, sole, ground, options, fk)
     _warn_far_floor(ctx)
     recipe = recipe_for(options)
     # 2. contacts and pinning curves
     if contacts is None:
-        flags, pins = detect_foot_contacts(clip, legs, sole, options.contacts, fk=fk)
+        flags, pins = detect_foot_contacts(clip, legs, sole, options.contacts, fk, points)
     else:
         flags, pins = _user_contacts(clip, ctx.feet, contacts)
     # 3. sole goals of every frame: turned to the ground and locked (recipe), planted
     state = FootState(ctx.feet)
     ceiling, _ = reach_ceilings(ctx, fk[1], sole.floor)
-    goals = sole_goals(ctx, clip, fk, ceiling)
+    goals = sole_goals(ctx, clip, fk, ceiling, points)  # (takes the points over)
     goals.pins, goals.contacts = pins, flags
     for step in recipe.soles:
         step(ctx, goals, state)

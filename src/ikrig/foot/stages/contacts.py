@@ -136,13 +136,16 @@ def detect_foot_contacts(
     sole: FootSole,
     options: ContactOptions,
     fk: tuple[np.ndarray, np.ndarray] | None = None,
+    points: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Step 2, offline: contact flags ``(F, feet)`` and pinning curve ``(F, feet)`` of a clip
-    (``fk``: its world rotations and positions, if already computed)."""
+    (``fk``: its world rotations and positions, ``points``: its sole points ``(F, feet, 2,
+    3)`` world, :meth:`~ikrig.character.sole.FootSole.points_world`, if already computed)."""
     check_clip(motion)
     dt = float(motion.frame_time or 0.0)
-    rot_w, pos_w = motion.fk() if fk is None else fk
-    pts = sole.points_world(rot_w, pos_w)
+    if points is None:
+        points = sole.points_world(*(motion.fk() if fk is None else fk))
+    pts = points
     heights = pts[..., 1] - sole.floor - sole.heights
     speeds = horizontal_speed(pts, dt)
     contacts = detect_contacts(heights, speeds, legs.leg_length, dt, options)

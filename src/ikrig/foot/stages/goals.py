@@ -105,15 +105,19 @@ def sole_goals(
     motion: Motion,
     fk: tuple[np.ndarray, np.ndarray],
     ceiling: np.ndarray,
+    points: np.ndarray | None = None,
 ) -> FootGoals:
     """Step 4a, first half: the sole points of ``motion`` (``F`` frames, ``fk`` its world
     rotations and positions, ``ceiling (F,)`` from :func:`reach_ceilings`) and the
     animation's own clearance over its flat floor. No turn, no shift; the driver sets the
     pins and contacts (step 2, which live detection reads off these points), and the ground
-    offsets follow in :func:`plant_feet`."""
+    offsets follow in :func:`plant_feet`. ``points``: the sole points ``(F, feet, 2, 3)``
+    from ``fk`` when the caller has them; the goals take them over (later steps move them
+    in place)."""
     sole = ctx.sole
     rot_w, pos_w = fk
-    points = sole.points_world(rot_w, pos_w)
+    if points is None:
+        points = sole.points_world(rot_w, pos_w)
     F, K = points.shape[:2]
     # the animation's own clearance over its flat floor, before any change
     over = points[..., 1] - sole.heights - sole.floor  # (F, K, heel/toe)
