@@ -33,10 +33,35 @@ needs no shift."""
 def _unevenness(heights: np.ndarray) -> np.ndarray:
     """How far ``heights (..., S)`` (at :data:`SAMPLES`) depart from their straight-line
     fit: the largest absolute residual ``(...)``."""
-    x = SAMPLES - SAMPLES.mean()
-    h = heights - heights.mean(axis=-1, keepdims=True)
-    slope = (h @ x) / (x @ x)
-    return np.max(np.abs(h - slope[..., None] * x), axis=-1)
+    h = np.ascontiguousarray(heights, dtype=np.float64)
+    out = np.empty(h.shape[:-1])
+    notify_compiling()
+    _unevenness_kernel(h.reshape(-1, h.shape[-1]), SAMPLES - SAMPLES.mean(), out.reshape(-1))
+    return out
+
+
+@njit(cache=True)
+def _unevenness_kernel(heights, x, out):
+    """:func:`_unevenness` of each row of ``heights (n, S)`` into ``out (n,)``; ``x (S,)``
+    the sample positions, centred."""
+    S = len(x)
+    xx = 0.0
+    for s in range(S):
+        xx += x[s] * x[s]
+    for i in range(heights.shape[0]):
+        h = heights[i]
+        mean = 0.0
+        for s in range(S):
+            mean += h[s]
+        mean /= S
+        hx = 0.0
+        for s in range(S):
+            hx += (h[s] - mean) * x[s]
+        slope = hx / xx
+        worst = 0.0
+        for s in range(S):
+            worst = max(worst, abs(h[s] - mean - slope * x[s]))
+        out[i] = worst
 
 
 def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
