@@ -141,51 +141,39 @@ def usual_bend_axes(
     """
     out = np.zeros((len(leg_joints), 3))
     joints = np.ascontiguousarray(leg_joints, dtype=np.int64)
-    local = np.empty((len(out), len(positions_world), 3))
+    local = np.empty((len(positions_world), len(out), 3))
+    clear = np.empty((len(positions_world), len(out)), dtype=np.bool_)
     notify_compiling()
-    _bend_axes_kernel(positions_world, rotations_world, joints, CLEAR_BEND, local, out)
+    _bend_normals_kernel(positions_world, rotations_world, joints, CLEAR_BEND, local, clear)
+    for k in range(len(out)):
+        mine = local[clear[:, k], k]
+        if not len(mine):
+            continue
+        axis = np.median(mine, axis=0)
+        size = np.linalg.norm(axis)
+        if size > 1e-9 and np.mean(mine @ axis > 0.0) > 0.5:
+            out[k] = axis / size
     return out
 
 
 @njit(cache=True)
-def _bend_axes_kernel(pos_w, rot_w, joints, clear_bend, local, out):
-    """:func:`usual_bend_axes` into ``out (feet, 3)``; ``local (feet, F, 3)`` scratch."""
-    for k in range(joints.shape[0]):
-        n = _bend_normals(pos_w, rot_w, joints[k], clear_bend, local[k])
-        if n == 0:
-            continue
-        mine = local[k, :n]
-        axis = (np.median(mine[:, 0]), np.median(mine[:, 1]), np.median(mine[:, 2]))
-        size = v_norm(axis)
-        if size <= 1e-9:
-            continue
-        agree = 0
-        for i in range(n):
-            agree += v_dot(v_get(mine, i), axis) > 0.0
-        if agree > 0.5 * n:
-            out[k, 0], out[k, 1], out[k, 2] = axis[0] / size, axis[1] / size, axis[2] / size
-
-
-@njit(cache=True)
-def _bend_normals(pos_w, rot_w, leg, clear_bend, local):
-    """One leg's unit bend normals ``thigh x shin``, in the hip's frame, of the frames bent
-    more than ``clear_bend`` (radians), in order into ``local (F, 3)``; returns their count
-    (:func:`usual_bend_axes`). ``leg``: the hip, knee and ankle joints."""
-    n = 0
-    hip, knee, ankle = leg[0], leg[1], leg[2]
+def _bend_normals_kernel(pos_w, rot_w, joints, clear_bend, local, clear):
+    """Per frame ``f`` and leg ``k``: ``clear[f, k]``, whether the leg is bent more than
+    ``clear_bend`` (radians), and where it is, ``local[f, k]``, the unit bend normal ``thigh x
+    shin`` in the hip's frame (:func:`usual_bend_axes`)."""
     for f in range(pos_w.shape[0]):
         p = pos_w[f]
-        thigh = v_sub(v_get(p, knee), v_get(p, hip))
-        shin = v_sub(v_get(p, ankle), v_get(p, knee))
-        c = v_cross(thigh, shin)
-        size = v_norm(c)
-        if math.atan2(size, v_dot(thigh, shin)) > clear_bend:
-            unit = (c[0] / size, c[1] / size, c[2] / size)
-            local[n, 0], local[n, 1], local[n, 2] = q_rotate(
-                q_conj(q_from_array(rot_w[f, hip])), unit
-            )
-            n += 1
-    return n
+        for k in range(joints.shape[0]):
+            hip, knee, ankle = joints[k, 0], joints[k, 1], joints[k, 2]
+            thigh = v_sub(v_get(p, knee), v_get(p, hip))
+            shin = v_sub(v_get(p, ankle), v_get(p, knee))
+            n = v_cross(thigh, shin)
+            size = v_norm(n)
+            clear[f, k] = math.atan2(size, v_dot(thigh, shin)) > clear_bend
+            if clear[f, k]:
+                unit = (n[0] / size, n[1] / size, n[2] / size)
+                n = q_rotate(q_conj(q_from_array(rot_w[f, hip])), unit)
+                local[f, k, 0], local[f, k, 1], local[f, k, 2] = n
 
 
 def lift_pelvis(

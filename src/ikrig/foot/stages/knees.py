@@ -67,7 +67,7 @@ def smooth_knee_targets(
         np.ascontiguousarray(hips, dtype=np.float64),
         out,
         (hann_window(int(radius)), int(radius), window, float(frame_time), float(limit)),
-        np.empty((8, F, K)),
+        np.empty((9, F, K)),
     )
     return out
 
@@ -75,7 +75,7 @@ def smooth_knee_targets(
 @njit(cache=True, error_model="numpy")
 def _knees_kernel(joints, hips, out, smoothing, scratch):
     """:func:`smooth_knee_targets` on ``out (F, K, 3)`` in place, with ``smoothing = (Hann
-    weights, radius, pop window in frames, frame time, limit)`` and ``scratch (8, F, K)``.
+    weights, radius, pop window in frames, frame time, limit)`` and ``scratch (9, F, K)``.
     The filters are :mod:`ikrig.signal.filters`' own, on ``(F, K)`` arrays."""
     w, radius, window, dt, limit = smoothing
     F, K = out.shape[0], out.shape[1]
@@ -95,24 +95,41 @@ def _knees_kernel(joints, hips, out, smoothing, scratch):
                 - source[f, k]
             )
     # the source's own largest jerk within the window, then passes on the correction
-    jump, envelope, work, correction = scratch[4], scratch[5], scratch[6], scratch[7]
+    # (loops, not array expressions: those take Numba seconds to compile)
+    jump, envelope, work, correction, over = (
+        scratch[4],
+        scratch[5],
+        scratch[6],
+        scratch[7],
+        scratch[8],
+    )
     jump_rows(source, window, dt, jump)
-    np.abs(jump, jump)
+    for f in range(F):
+        for k in range(K):
+            jump[f, k] = abs(jump[f, k])
+            correction[f, k] = first[f, k]
     max_rows(jump, window, envelope)
-    correction[:] = first
     for _ in range(KNEE_PASSES):
-        np.add(source, correction, work)
+        for f in range(F):
+            for k in range(K):
+                work[f, k] = source[f, k] + correction[f, k]
         jump_rows(work, window, dt, jump)
-        over = np.abs(jump) - envelope > limit
-        if not over.any():
+        violated = False
+        for f in range(F):
+            for k in range(K):
+                o = abs(jump[f, k]) - envelope[f, k] > limit
+                over[f, k] = 1.0 if o else 0.0
+                violated = violated or o
+        if not violated:
             break
         # where to smooth: the frames around a violation, blended in and out
-        near = np.empty_like(over)
-        max_rows(over, radius, near)
-        smooth_rows(near.astype(np.float64), w, work)
-        blend = np.minimum(np.maximum(work, 0.0), 1.0)
+        max_rows(over, radius, work)
+        smooth_rows(work, w, over)
         smooth_rows(correction, w, jump)
-        correction[:] = correction + blend * (jump - correction)
+        for f in range(F):
+            for k in range(K):
+                blend = min(max(over[f, k], 0.0), 1.0)
+                correction[f, k] = correction[f, k] + blend * (jump[f, k] - correction[f, k])
     for f in range(F):
         for k in range(K):
             angle = min(source[f, k] + correction[f, k], np.pi)
