@@ -99,6 +99,10 @@ _install_kernel_cache()
 
 CACHE_DIR = numba.config.CACHE_DIR or None
 
+NUMPY_ERRORS = {"error_model": "numpy"}
+"""``@njit(**NUMPY_ERRORS)``: a float division by zero gives inf or NaN, as in NumPy, instead
+of raising (for kernels that stand for NumPy formulas)."""
+
 
 def _apply_thread_count() -> None:
     """``IKRIG_THREADS=n``: ikrig's parallel kernels use ``n`` threads (clamped to

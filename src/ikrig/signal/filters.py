@@ -12,7 +12,7 @@ import functools
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._numba import njit, notify_compiling
+from .._numba import NUMPY_ERRORS, njit, notify_compiling
 
 
 def zero_lag_smooth(x: ArrayLike, radius: int) -> np.ndarray:
@@ -114,7 +114,7 @@ def angular_jump(angles: ArrayLike, frame_time: float, frames: int) -> np.ndarra
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, **NUMPY_ERRORS)
 def jump_rows(a, W, frame_time, out):
     """:func:`angular_jump` of ``a (F, C)`` over ``W`` frames into ``out (F, C)`` (NumPy's
     division: a zero frame time gives inf or NaN, not an exception)."""

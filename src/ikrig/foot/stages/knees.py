@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._numba import njit, notify_compiling
+from ..._numba import NUMPY_ERRORS, njit, notify_compiling
 from ...math._qmath import v_get, v_norm, v_sub
 from ...metrics import POP_WINDOW
 from ...signal.filters import hann_window, jump_rows, max_rows, smooth_rows
@@ -72,7 +72,7 @@ def smooth_knee_targets(
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, **NUMPY_ERRORS)
 def _knees_kernel(joints, hips, out, smoothing, scratch):
     """:func:`smooth_knee_targets` on ``out (F, K, 3)`` in place, with ``smoothing = (Hann
     weights, radius, pop window in frames, frame time, limit)`` and ``scratch (9, F, K)``.
@@ -145,7 +145,7 @@ def _knees_kernel(joints, hips, out, smoothing, scratch):
                 out[f, k, 1] += vy - np.sqrt(max(d2 - h2, 0.0))
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, **NUMPY_ERRORS)
 def _knee_angle(d, l1, l2):
     """:func:`knee_angles_from_reach` of one leg (NaN for a zero-length bone, as there)."""
     c = (l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2)
