@@ -619,3 +619,21 @@ def test_percentile_is_numpys_linear_percentile_bit_for_bit(values, q):
 
     v = np.asarray(values)
     assert percentile(v, q) == float(np.percentile(v, q))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False), min_size=6, max_size=90
+    ),
+    columns=st.sampled_from([(1,), (2,), (3,), (2, 3)]),
+    q=st.sampled_from([0.0, 5.0, 50.0, 100.0]) | st.floats(0.0, 100.0),
+)
+def test_median_and_percentile_along_axis_0_are_numpys_bit_for_bit(values, columns, q):
+    """The foot pipeline's sole levels and knee-bend axes take these over a clip's frames."""
+    from ikrig.signal.stats import median, percentile
+
+    width = int(np.prod(columns))
+    v = np.asarray(values[: len(values) // width * width]).reshape((-1,) + columns)
+    np.testing.assert_array_equal(median(v), np.median(v, axis=0))
+    np.testing.assert_array_equal(percentile(v, q, axis=0), np.percentile(v, q, axis=0))

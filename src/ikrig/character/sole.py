@@ -19,6 +19,7 @@ from .._numba import njit
 from ..ground.views import heights_below
 from ..math._qmath import q_get, q_rotate
 from ..pose import Motion
+from ..signal.stats import percentile as order_percentile
 from .legs import Legs
 
 HEEL, TOE = 0, 1
@@ -174,6 +175,6 @@ def measure_sole(
     sole = FootSole(np.array(joints), np.array(offsets, dtype=np.float64), np.zeros((0,)), 0.0)
     rot_w, pos_w = motion.fk() if fk is None else fk
     pts = sole.points_world(rot_w, pos_w)
-    levels = np.percentile(pts.reshape(-1, len(joints), 2, 3)[..., 1], percentile, axis=0)
+    levels = order_percentile(pts.reshape(-1, len(joints), 2, 3)[..., 1], percentile, axis=0)
     floor = float(levels.min())  # levels: (feet, 2)
     return FootSole(sole.joints, sole.offsets_local, levels - floor, floor), pts

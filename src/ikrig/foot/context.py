@@ -23,6 +23,7 @@ from ..ground.views import RaisedGround
 from ..math._qmath import q_conj, q_from_array, q_rotate, v_cross, v_dot, v_get, v_norm, v_sub
 from ..math.quat import quat_conj, quat_rotate
 from ..pose import Motion
+from ..signal.stats import median
 from ..skeleton import Skeleton
 from .options import FootOptions
 
@@ -149,7 +150,7 @@ def usual_bend_axes(
         mine = local[clear[:, k], k]
         if not len(mine):
             continue
-        axis = np.median(mine, axis=0)
+        axis = median(mine)
         size = np.linalg.norm(axis)
         if size > 1e-9 and np.mean(mine @ axis > 0.0) > 0.5:
             out[k] = axis / size
@@ -160,7 +161,8 @@ def usual_bend_axes(
 def _bend_normals_kernel(pos_w, rot_w, joints, clear_bend, local, clear):
     """Per frame ``f`` and leg ``k``: ``clear[f, k]``, whether the leg is bent more than
     ``clear_bend`` (radians), and where it is, ``local[f, k]``, the unit bend normal ``thigh x
-    shin`` in the hip's frame (:func:`usual_bend_axes`)."""
+    shin`` in the hip's frame (:func:`usual_bend_axes`); ``0 < clear_bend < pi / 2``."""
+    cos_bend, sin_bend = math.cos(clear_bend), math.sin(clear_bend)
     for f in range(pos_w.shape[0]):
         p = pos_w[f]
         for k in range(joints.shape[0]):
@@ -169,7 +171,8 @@ def _bend_normals_kernel(pos_w, rot_w, joints, clear_bend, local, clear):
             shin = v_sub(v_get(p, ankle), v_get(p, knee))
             n = v_cross(thigh, shin)
             size = v_norm(n)
-            clear[f, k] = math.atan2(size, v_dot(thigh, shin)) > clear_bend
+            # the angle atan2(size, thigh . shin) past clear_bend, without the arctangent
+            clear[f, k] = size * cos_bend > v_dot(thigh, shin) * sin_bend
             if clear[f, k]:
                 unit = (n[0] / size, n[1] / size, n[2] / size)
                 n = q_rotate(q_conj(q_from_array(rot_w[f, hip])), unit)
