@@ -106,6 +106,35 @@ def test_contacts_hysteresis_span_and_pins():
     assert np.all(np.abs(np.diff(pins)) < 0.6)
 
 
+@given(
+    arrays(np.bool_, st.tuples(st.integers(1, 80), st.integers(1, 3))),
+    st.sampled_from([1 / 24, 1 / 30, 1 / 60, 0.0083]),
+    st.sampled_from([0.0, 0.1, 0.15, 0.3]),
+    st.sampled_from([0.0, 0.1, 0.2]),
+)
+@settings(max_examples=80, deadline=None)
+def test_pinning_curve_is_the_ramp_formula(c, dt, blend_in, blend_out):
+    """The compiled pinning curve gives the bits of the formula: a smoothstep ramp over the
+    time to the next contact frame and since the last one, combined as ``1 - (1 - a)(1 -
+    b)``, 1 in contact, 0 for a foot that never touches."""
+    F = len(c)
+    t = np.arange(F) * dt
+    want = np.zeros(c.shape)
+    for k in range(c.shape[1]):
+        idx = np.flatnonzero(c[:, k])
+        if not len(idx):
+            continue
+        nxt = np.searchsorted(idx, np.arange(F))
+        after = np.where(nxt < len(idx), t[idx[np.minimum(nxt, len(idx) - 1)]] - t, np.inf)
+        since = np.where(nxt > 0, t - t[idx[np.maximum(nxt - 1, 0)]], np.inf)
+        ramps = []
+        for gap, blend in ((after, blend_in), (since, blend_out)):
+            x = np.clip(1 - gap / blend, 0.0, 1.0) if blend > 0 else (gap == 0) * 1.0
+            ramps.append(x * x * (3 - 2 * x) if blend > 0 else x)
+        want[:, k] = np.maximum(1 - (1 - ramps[0]) * (1 - ramps[1]), c[:, k])
+    np.testing.assert_array_equal(pinning_curve(c, dt, blend_in, blend_out), want)
+
+
 def test_contacts_need_slow_feet():
     h = np.zeros((30, 1, 2))
     s = np.full_like(h, 5.0)  # fast everywhere: never a contact

@@ -21,7 +21,6 @@ from ..._numba import njit
 from ...character.legs import Legs
 from ...character.sole import FootSole
 from ...pose import Motion
-from ...signal.easing import smoothstep
 from ...signal.spans import clean_spans, hysteresis
 from ...signal.springs import lane
 from ..context import FootContext, check_clip
@@ -109,25 +108,50 @@ def pinning_curve(
     Returns:
         ``(F, feet)`` float64 in [0, 1].
     """
-    c = np.asarray(contacts, dtype=bool)
-    F = len(c)
-    t = np.arange(F) * frame_time
+    c = np.ascontiguousarray(contacts, dtype=bool)
     out = np.zeros(c.shape)
-    for k in range(c.shape[1]):
-        idx = np.flatnonzero(c[:, k])
-        if len(idx) == 0:
-            continue
-        # time to the next contact frame and since the previous one
-        nxt = np.searchsorted(idx, np.arange(F))
-        prev = nxt - 1
-        after = np.where(nxt < len(idx), t[idx[np.minimum(nxt, len(idx) - 1)]] - t, np.inf)
-        since = np.where(prev >= 0, t - t[idx[np.maximum(prev, 0)]], np.inf)
-        w_in = smoothstep(1 - after / blend_in) if blend_in > 0 else (after == 0) * 1.0
-        w_out = smoothstep(1 - since / blend_out) if blend_out > 0 else (since == 0) * 1.0
-        # 1 - (1 - a)(1 - b): like max(a, b) where one ramp is 0, but without its kink
-        # where the placing and lifting ramps of a short swing cross
-        out[:, k] = np.maximum(1 - (1 - w_in) * (1 - w_out), c[:, k])
+    if c.size:
+        _pins_kernel(c, float(frame_time), float(blend_in), float(blend_out), out)
     return out
+
+
+@njit(cache=True)
+def _pins_kernel(c, frame_time, blend_in, blend_out, out):
+    """:func:`pinning_curve` of ``c (F, feet)`` into ``out`` (zeros on entry)."""
+    F = c.shape[0]
+    for k in range(c.shape[1]):
+        # the next contact frame at or after each frame, then the last one before it
+        nxt = np.full(F, -1)
+        n = -1
+        for f in range(F - 1, -1, -1):
+            if c[f, k]:
+                n = f
+            nxt[f] = n
+        if n < 0:
+            continue  # no contact: no pin
+        prev = -1
+        for f in range(F):
+            t = f * frame_time
+            after = nxt[f] * frame_time - t if nxt[f] >= 0 else math.inf
+            since = t - prev * frame_time if prev >= 0 else math.inf
+            w_in = _ramp(after, blend_in)
+            w_out = _ramp(since, blend_out)
+            # 1 - (1 - a)(1 - b): like max(a, b) where one ramp is 0, but without its kink
+            # where the placing and lifting ramps of a short swing cross
+            out[f, k] = max(1 - (1 - w_in) * (1 - w_out), 1.0 if c[f, k] else 0.0)
+            if c[f, k]:
+                prev = f
+
+
+@njit(cache=True)
+def _ramp(gap, blend):
+    """The pin of a frame ``gap`` seconds from a contact, on a ramp of ``blend`` seconds:
+    :func:`~ikrig.signal.easing.smoothstep` of ``1 - gap / blend`` (1 at the contact only
+    when ``blend`` is 0)."""
+    if not blend > 0:
+        return 1.0 if gap == 0 else 0.0
+    x = min(max(1 - gap / blend, 0.0), 1.0)
+    return x * x * (3 - 2 * x)
 
 
 def detect_foot_contacts(
