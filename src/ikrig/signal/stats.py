@@ -19,16 +19,23 @@ def percentile(values: np.ndarray, q: float, axis: int | None = None):
     >>> percentile(np.array([3.0, 1.0, 2.0, 4.0]), 50.0)
     2.5
     """
-    n = values.shape[0] if axis == 0 else values.size
+    if axis == 0:
+        values = _samples_last(values)
+    n = values.shape[-1] if axis == 0 else values.size
     pos = q / 100.0 * (n - 1)
     lo = int(math.floor(pos))
     hi = min(lo + 1, n - 1)
-    kth = (lo, hi) if hi > lo else lo
-    part = np.partition(values, kth, axis=0 if axis == 0 else -1)
-    a, b, t = part[lo], part[hi], pos - lo
+    part = np.partition(values, (lo, hi) if hi > lo else lo, axis=-1)
+    a, b, t = part[..., lo], part[..., hi], pos - lo
     if axis is None:
         a, b = float(a), float(b)
     return b - (b - a) * (1.0 - t) if t >= 0.5 else a + (b - a) * t
+
+
+def _samples_last(values: np.ndarray) -> np.ndarray:
+    """``values (n, ...)`` as a C-contiguous ``(..., n)`` copy: partitioning each sample
+    along contiguous memory is several times faster than along a strided first axis."""
+    return np.ascontiguousarray(np.moveaxis(values, 0, -1))
 
 
 def median(values: np.ndarray) -> np.ndarray:
@@ -36,7 +43,8 @@ def median(values: np.ndarray) -> np.ndarray:
     without NaN: ``(...)``."""
     n = len(values)
     k = n // 2
+    values = _samples_last(values)
     if n % 2:
-        return np.partition(values, k, axis=0)[k]
-    part = np.partition(values, (k - 1, k), axis=0)
-    return (part[k - 1] + part[k]) / 2.0
+        return np.partition(values, k, axis=-1)[..., k]
+    part = np.partition(values, (k - 1, k), axis=-1)
+    return (part[..., k - 1] + part[..., k]) / 2.0
