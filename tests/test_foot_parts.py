@@ -217,7 +217,9 @@ def test_compiled_filters_are_the_plain_numpy_formulas(x, r, dt):
         smooth += w[k] * pad[k : k + len(x)]
         np.maximum(top, pad[k : k + len(x)], out=top)
     np.testing.assert_array_equal(zero_lag_smooth(x, r), smooth)
+    np.testing.assert_array_equal(zero_lag_smooth(np.asfortranarray(x), r), smooth)
     np.testing.assert_array_equal(running_max(x, r), top)
+    np.testing.assert_array_equal(running_max(np.asfortranarray(x), r), top)
     np.testing.assert_array_equal(running_max(x > 0, r), top > 0)
     jump = np.zeros_like(x)
     if len(x) > 2 * r:

@@ -6,10 +6,11 @@ after the other on one core, in the order it reaches them: the clip (the built-i
 solves its legs with two-bone IK; a file's parser), then every step of foot placement,
 the report's metrics and the writer. When the first of them starts compiling,
 :func:`compile_ahead` starts one helper process that runs the rest of that job on a small
-made-up clip (:func:`stepping_clip`), writer first, while the command itself is still busy
-with its clip. The two share Numba's disk cache: a kernel the helper has compiled by the
-time the command reaches it is loaded, not compiled again. Nothing the helper computes is
-kept but that cache.
+made-up clip (:func:`stepping_clip`) while the command itself is still busy with its clip:
+the shortest recipe first (it reaches the leg IK, the biggest kernel, soonest), then the
+writer, then the command's other modes. The two share Numba's disk cache: a kernel the
+helper has compiled by the time the command reaches it is loaded, not compiled again.
+Nothing the helper computes is kept but that cache.
 
 The helper starts only in a process that compiles (never on a warm cache), only where a
 second CPU is there, and never when ``IKRIG_COMPILE_AHEAD=0``. It runs at a lower
@@ -86,9 +87,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def run_ahead(args: list[str]) -> None:
-    """The helper's job, ``args = [ground_spec, *modes]``: write a BVH of
-    :func:`stepping_clip` (the last thing a command does, so first here), then place its
-    feet in each mode on the ground with the report, as ``ikrig foot`` does."""
+    """The helper's job, ``args = [ground_spec, *modes]``: place the feet of
+    :func:`stepping_clip` on the ground with the report, as ``ikrig foot`` does, in
+    :data:`FIRST`, then write it as BVH, then place it in the other modes."""
     if hasattr(os, "nice"):
         os.nice(10)
     from .io.bvh import to_bvh_clip
@@ -139,7 +140,7 @@ def stepping_clip(seconds: float = 2.0, fps: float = 60.0) -> Motion:
         w = w * w * w * (w * (6.0 * w - 15.0) + 10.0)
         swing = np.arcsin(0.5 * step / leg) * (2.0 * w - 1.0)  # from behind to ahead
         a = np.where(stance, np.arcsin(np.clip(reach / leg, -1.0, 1.0)), swing)
-        b = np.where(stance, 0.0, 1.0 * np.sin(np.pi * w))
+        b = np.where(stance, 0.0, np.sin(np.pi * w))  # the knee bends up to 1 rad
         rot[:, JOINT_INDEX[hip]] = quat_from_axis_angle(X_AXIS, -a)
         rot[:, JOINT_INDEX[knee]] = quat_from_axis_angle(X_AXIS, b)
         rot[:, JOINT_INDEX[ankle]] = quat_from_axis_angle(X_AXIS, a - b)

@@ -23,19 +23,20 @@ def zero_lag_smooth(x: ArrayLike, radius: int) -> np.ndarray:
     with an error of second order in the curvature (a causal spring lags by an amount of
     first order in the velocity). ``radius < 1`` returns a copy.
     """
-    x = np.array(x, dtype=np.float64)
+    x = np.array(x, dtype=np.float64, order="C")
     r = int(radius)
     if r < 1 or len(x) == 0:
         return x
-    out = np.empty_like(x)
+    out = np.empty(x.shape)
     notify_compiling()
     smooth_rows(_rows(x), hann_window(r), _rows(out))
     return out
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
-    """``x (F, ...)``, C-contiguous, as ``(F, C)`` (a view)."""
-    return x.reshape(len(x), -1)
+    """``x (F, ...)``, C-contiguous, as ``(F, C)`` (a view, so a kernel's writes land in
+    ``x``)."""
+    return x.reshape(len(x), int(np.prod(x.shape[1:])))
 
 
 @functools.lru_cache(maxsize=64)
