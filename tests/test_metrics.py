@@ -631,9 +631,9 @@ def test_percentile_is_numpys_linear_percentile_bit_for_bit(values, q):
 )
 def test_median_and_percentile_along_axis_0_are_numpys_bit_for_bit(values, columns, q):
     """The foot pipeline's sole levels and knee-bend axes take these over a clip's frames."""
-    from ikrig.signal.stats import median, percentile
+    from ikrig.signal.stats import medians, percentiles
 
     width = int(np.prod(columns))
     v = np.asarray(values[: len(values) // width * width]).reshape((-1,) + columns)
-    np.testing.assert_array_equal(median(v), np.median(v, axis=0))
-    np.testing.assert_array_equal(percentile(v, q, axis=0), np.percentile(v, q, axis=0))
+    np.testing.assert_array_equal(medians(v), np.median(v, axis=0))
+    np.testing.assert_array_equal(percentiles(v, q), np.percentile(v, q, axis=0))

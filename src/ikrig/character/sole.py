@@ -19,7 +19,7 @@ from .._numba import njit
 from ..ground.views import heights_below
 from ..math._qmath import q_get, q_rotate
 from ..pose import Motion
-from ..signal.stats import percentile as order_percentile
+from ..signal.stats import percentiles
 from .legs import Legs
 
 HEEL, TOE = 0, 1
@@ -158,8 +158,8 @@ def estimate_sole(motion: Motion, legs: Legs, percentile: float = 5.0, fk=None) 
 def measure_sole(
     motion: Motion, legs: Legs, percentile: float = 5.0, fk=None
 ) -> tuple[FootSole, np.ndarray]:
-    """:func:`estimate_sole` and the sole points it measured the clip's on, ``(F, feet, 2,
-    3)`` world (:meth:`FootSole.points_world` of the clip): a pipeline reads them next."""
+    """:func:`estimate_sole`, and the clip's sole points it measured the levels on, ``(F,
+    feet, 2, 3)`` world (:meth:`FootSole.points_world`): a pipeline reads them next."""
     sk = motion.skeleton
     joints, offsets = [], []
     for leg in legs.legs:
@@ -175,6 +175,6 @@ def measure_sole(
     sole = FootSole(np.array(joints), np.array(offsets, dtype=np.float64), np.zeros((0,)), 0.0)
     rot_w, pos_w = motion.fk() if fk is None else fk
     pts = sole.points_world(rot_w, pos_w)
-    levels = order_percentile(pts.reshape(-1, len(joints), 2, 3)[..., 1], percentile, axis=0)
+    levels = percentiles(pts.reshape(-1, len(joints), 2, 3)[..., 1], percentile)
     floor = float(levels.min())  # levels: (feet, 2)
     return FootSole(sole.joints, sole.offsets_local, levels - floor, floor), pts

@@ -23,7 +23,7 @@ from ..ground.views import RaisedGround
 from ..math._qmath import q_conj, q_from_array, q_rotate, v_cross, v_dot, v_get, v_norm, v_sub
 from ..math.quat import quat_conj, quat_rotate
 from ..pose import Motion
-from ..signal.stats import median
+from ..signal.stats import medians
 from ..skeleton import Skeleton
 from .options import FootOptions
 
@@ -150,7 +150,7 @@ def usual_bend_axes(
         mine = local[clear[:, k], k]
         if not len(mine):
             continue
-        axis = median(mine)
+        axis = medians(mine)
         size = np.linalg.norm(axis)
         if size > 1e-9 and np.mean(mine @ axis > 0.0) > 0.5:
             out[k] = axis / size

@@ -169,9 +169,8 @@ def detect_foot_contacts(
     dt = float(motion.frame_time or 0.0)
     if points is None:
         points = sole.points_world(*(motion.fk() if fk is None else fk))
-    pts = points
-    heights = pts[..., 1] - sole.floor - sole.heights
-    speeds = horizontal_speed(pts, dt)
+    heights = points[..., 1] - sole.floor - sole.heights
+    speeds = horizontal_speed(points, dt)
     contacts = detect_contacts(heights, speeds, legs.leg_length, dt, options)
     pins = pinning_curve(contacts, dt, options.blend_in, options.blend_out)
     return contacts, pins
