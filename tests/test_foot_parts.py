@@ -14,7 +14,7 @@ from ikrig.character import find_legs
 from ikrig.errors import InputError
 from ikrig.foot import AlignOptions, FootOptions, LockOptions
 from ikrig.foot.options import LIMITS
-from ikrig.foot.stages.contacts import detect_contacts, pinning_curve
+from ikrig.foot.stages.contacts import detect_contacts, horizontal_speed, pinning_curve
 from ikrig.foot.stages.knees import knee_angles_from_reach, smooth_knee_targets
 from ikrig.foot.stages.lock import lock_feet, new_lock_state
 from ikrig.signal.filters import (
@@ -133,6 +133,20 @@ def test_pinning_curve_is_the_ramp_formula(c, dt, blend_in, blend_out):
             ramps.append(x * x * (3 - 2 * x) if blend > 0 else x)
         want[:, k] = np.maximum(1 - (1 - ramps[0]) * (1 - ramps[1]), c[:, k])
     np.testing.assert_array_equal(pinning_curve(c, dt, blend_in, blend_out), want)
+
+
+@given(
+    arrays(np.float64, st.tuples(st.integers(1, 30), st.integers(1, 3), st.just(3)),
+           elements=st.floats(-1e3, 1e3)),
+    st.sampled_from([1 / 24, 1 / 60, 0.0083]),
+)  # fmt: skip
+@settings(max_examples=60, deadline=None)
+def test_horizontal_speed_is_numpys_gradient(p, dt):
+    """The compiled speed gives the bits of ``np.gradient`` over X and Z and their norm."""
+    want = np.zeros(p.shape[:-1])
+    if len(p) >= 2:
+        want = np.linalg.norm(np.gradient(p[..., [0, 2]], dt, axis=0), axis=-1)
+    np.testing.assert_array_equal(horizontal_speed(p, dt), want)
 
 
 def test_contacts_need_slow_feet():

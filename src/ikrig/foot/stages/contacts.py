@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..._numba import njit
+from ..._numba import NUMPY_ERRORS, njit
 from ...character.legs import Legs
 from ...character.sole import FootSole
 from ...pose import Motion
@@ -52,12 +52,26 @@ def contact_rule(height, speed, rule):
 
 
 def horizontal_speed(positions: np.ndarray, frame_time: float) -> np.ndarray:
-    """Speed in the XZ plane. ``positions: (F, ..., 3)`` -> ``(F, ...)``; central differences."""
-    p = np.asarray(positions, dtype=np.float64)[..., [0, 2]]
-    if len(p) < 2:
-        return np.zeros(p.shape[:-1])
-    v = np.gradient(p, frame_time, axis=0)
-    return np.linalg.norm(v, axis=-1)
+    """Speed in the XZ plane. ``positions: (F, ..., 3)`` -> ``(F, ...)``; central
+    differences (one-sided on the first and last frame, as ``np.gradient``)."""
+    p = np.ascontiguousarray(positions, dtype=np.float64)
+    out = np.zeros(p.shape[:-1])
+    if len(p) >= 2 and out.size:
+        _speed_rows(p.reshape(len(p), -1, 3), float(frame_time), out.reshape(len(p), -1))
+    return out
+
+
+@njit(cache=True, **NUMPY_ERRORS)
+def _speed_rows(p, dt, out):
+    """:func:`horizontal_speed` of ``p (F, C, 3)``, ``F >= 2``, into ``out (F, C)``."""
+    F = p.shape[0]
+    for f in range(F):
+        a, b = max(f - 1, 0), min(f + 1, F - 1)
+        span = dt if f == 0 or f == F - 1 else 2.0 * dt
+        for c in range(p.shape[1]):
+            vx = (p[b, c, 0] - p[a, c, 0]) / span
+            vz = (p[b, c, 2] - p[a, c, 2]) / span
+            out[f, c] = np.sqrt(vx * vx + vz * vz)
 
 
 def detect_contacts(
@@ -80,11 +94,11 @@ def detect_contacts(
         ``(F, feet)`` bool.
     """
     o = options or ContactOptions()
-    h = np.asarray(heights, dtype=np.float64) / leg_length
-    s = np.asarray(speeds, dtype=np.float64) / leg_length
-    # the same rule, run by NumPy: compiling it for arrays costs seconds on a cold cache
-    enter, stay = contact_rule.py_func(h, s, contact_rule_of(o).view(np.recarray)[0])
-    enter, stay = enter.any(axis=-1), stay.any(axis=-1)
+    h = np.ascontiguousarray(heights, dtype=np.float64) / leg_length
+    s = np.ascontiguousarray(speeds, dtype=np.float64) / leg_length
+    enter = np.empty(h.shape[:2], dtype=bool)
+    stay = np.empty(h.shape[:2], dtype=bool)
+    _rule_rows(h, s, contact_rule_of(o), enter, stay)
     min_frames = int(round(o.min_span / frame_time))
     gap_frames = int(round(o.max_gap / frame_time))
     cols = [
@@ -92,6 +106,21 @@ def detect_contacts(
         for k in range(enter.shape[1])
     ]
     return np.stack(cols, axis=-1) if cols else np.zeros(h.shape[:2], dtype=bool)
+
+
+@njit(cache=True)
+def _rule_rows(h, s, rule, enter, stay):
+    """:func:`contact_rule` on each point of ``h, s (F, feet, points)``; a foot enters
+    (``enter (F, feet)``) or stays (``stay``) where any of its points does."""
+    r = rule[0]
+    for f in range(h.shape[0]):
+        for k in range(h.shape[1]):
+            e = keep = False
+            for p in range(h.shape[2]):
+                on, held = contact_rule(h[f, k, p], s[f, k, p], r)
+                e = e or on
+                keep = keep or held
+            enter[f, k], stay[f, k] = e, keep
 
 
 def pinning_curve(
