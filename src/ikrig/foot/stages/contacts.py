@@ -96,14 +96,15 @@ def detect_contacts(
     o = options or ContactOptions()
     h = np.ascontiguousarray(heights, dtype=np.float64) / leg_length
     s = np.ascontiguousarray(speeds, dtype=np.float64) / leg_length
-    enter = np.empty(h.shape[:2], dtype=bool)
-    stay = np.empty(h.shape[:2], dtype=bool)
+    frames, feet = h.shape[:2]
+    enter = np.empty((frames, feet), dtype=bool)
+    stay = np.empty((frames, feet), dtype=bool)
     _rule_rows(h, s, contact_rule_of(o), enter, stay)
     min_frames = int(round(o.min_span / frame_time))
     gap_frames = int(round(o.max_gap / frame_time))
     cols = [
         clean_spans(hysteresis(enter[:, k], stay[:, k]), min_frames, gap_frames)
-        for k in range(enter.shape[1])
+        for k in range(feet)
     ]
     return np.stack(cols, axis=-1) if cols else np.zeros(h.shape[:2], dtype=bool)
 
