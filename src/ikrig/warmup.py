@@ -37,8 +37,9 @@ GROUNDS = ("flat", "stairs", "slope", "bumps", "blocks")
 
 
 def _two_bone() -> None:
-    """Two-bone solver: positions (serial and parallel kernels, both rotation modes) and
-    the component-first path, float64 and float32."""
+    """Two-bone solver: positions (serial and parallel kernels, both rotation modes, the
+    weighted and the common-case kernels) and the component-first path, float64 and
+    float32."""
     from .solvers.two_bone import TwoBoneOptions, two_bone_positions, two_bone_positions_soa
 
     rng = np.random.default_rng(0)
@@ -50,6 +51,9 @@ def _two_bone() -> None:
             for arc in ("bend_plane", "shortest_arc"):
                 options = TwoBoneOptions(root_rotation=arc)
                 two_bone_positions(root, mid, end, target, options=options)
+            # weights (the general kernel) and soft IK (a common-case kernel of its own)
+            two_bone_positions(root, mid, end, target, weight=0.5)
+            two_bone_positions(root, mid, end, target, options=TwoBoneOptions(soften=0.9))
             r, m, e, t = (a.T.copy() for a in (root, mid, end, target))
             for soften in (1.0, 0.9):
                 two_bone_positions_soa(r, m, e, t, options=TwoBoneOptions(soften=soften))

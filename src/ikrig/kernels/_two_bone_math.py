@@ -61,6 +61,28 @@ class Geometry(NamedTuple):
     normal: tuple  # thigh x shin
 
 
+class FastGeometry(NamedTuple):
+    """Result of :func:`fast_geometry`: the common case of :class:`Geometry`, without the
+    fallbacks. Vectors are 3-tuples in world space, relative to the root."""
+
+    ok: int  # 1: no fallback needed (and, if asked, the lengths in the safe range)
+    l1: float  # |mid - root|
+    l2: float  # |end - mid|
+    length: float  # l1 + l2
+    d: float  # |target - root|
+    stretch: float
+    l1s: float
+    l2s: float
+    reach: float  # root -> new end distance
+    x: float  # new mid's offset along the aim axis
+    hsq: float  # new mid's squared height off the aim axis
+    aim: tuple  # unit aim axis (root -> target)
+    bend: tuple  # the pole's offset perpendicular to aim, not normalised
+    bend_sq: float  # its squared length
+    thigh: tuple  # mid - root
+    shin: tuple  # end - mid
+
+
 @njit(**SMALL)
 def sel(c, a, b):
     """``a if c else b`` (LLVM turns it into a vector blend)."""
@@ -220,6 +242,135 @@ def geometry(p, k, full):
         (ax, ay, az), (cx, cy, cz), csq, (bx, by, bz), (sx, sy, sz), (dx, dy, dz),
         (nx, ny, nz),
     )  # fmt: skip
+
+
+@njit(**INLINE)
+def fast_geometry(p, k, full, rng):
+    """Steps 1-7 of the common case, without the fallbacks of :func:`geometry` (half its
+    work): the aim axis is root->target and the bend direction the pole's.
+
+    ``full`` (compile-time) enables soft IK and stretch; ``rng`` (compile-time): ``ok``
+    also requires the lengths in the safe range ``[k.lo, k.hi]`` (float32 data). Returns
+    a :class:`FastGeometry`, whose values are meaningful only where ``ok`` is 1: no
+    fallback needed (the chain is not degenerate, the target is not at the root, the pole
+    is off the aim line) and every input finite (a NaN/inf input makes a test below
+    false). Callers re-solve the other elements with :func:`geometry`.
+    """
+    one, eps = k.one, k.eps
+    rx, ry, rz = p.root
+    mx, my, mz = p.mid
+    ex, ey, ez = p.end
+    tx, ty, tz = p.target
+    px, py, pz = p.pole
+    bx, by, bz = mx - rx, my - ry, mz - rz
+    sx, sy, sz = ex - mx, ey - my, ez - mz
+    dx, dy, dz = tx - rx, ty - ry, tz - rz
+    qx, qy, qz = px - rx, py - ry, pz - rz
+    l1sq = bx * bx + by * by + bz * bz
+    l2sq = sx * sx + sy * sy + sz * sz
+    dsq = dx * dx + dy * dy + dz * dz
+    psq = qx * qx + qy * qy + qz * qz
+    l1 = np.sqrt(l1sq)
+    l2 = np.sqrt(l2sq)
+    L = l1 + l2
+    lmin = sel(l1 < l2, l1, l2)
+    lmax = sel(l1 < l2, l2, l1)
+    inv = one / np.sqrt(dsq)
+    ax, ay, az = dx * inv, dy * inv, dz * inv
+    d = dsq * inv
+    reach, s, l1s, l2s = reach_and_stretch(d, l1, l2, L, k, full)
+    pa = qx * ax + qy * ay + qz * az
+    cx, cy, cz = qx - ax * pa, qy - ay * pa, qz - az * pa
+    csq = cx * cx + cy * cy + cz * cz
+    x, hsq = law_of_cosines(reach, l1s, l2s, k)
+    eps_l = eps * L
+    ok = (lmin > eps * lmax) & (d > eps_l) & (csq > (eps * eps) * (psq + L * L))
+    if rng:
+        hi2 = k.hi * k.hi
+        ok = ok & (lmin >= k.lo) & (lmax <= k.hi) & (dsq <= hi2) & (psq <= hi2)
+    if full:
+        ok = ok & (reach > eps_l)  # implied by d > eps_l without soft IK
+    return FastGeometry(
+        sel(ok, 1, 0), l1, l2, L, d, s, l1s, l2s, reach, x, hsq, (ax, ay, az),
+        (cx, cy, cz), csq, (bx, by, bz), (sx, sy, sz),
+    )  # fmt: skip
+
+
+@njit(**SMALL)
+def old_bend_normal(n, b1, g2, l12, k):
+    """The chain's old unit bend normal: ``n = thigh x shin`` normalised; for a straight
+    chain (``|n|`` below ``eps * l12``, ``l12 = l1 l2``) the new normal ``g2`` projected
+    off the unit thigh ``b1``, else a fixed perpendicular of ``b1`` (``b1 x X``, or
+    ``b1 x Y`` when ``b1`` is near X)."""
+    zero, one, eps = k.zero, k.one, k.eps
+    nx, ny, nz = n
+    b1x, b1y, b1z = b1
+    g2x, g2y, g2z = g2
+    ok_n = nx * nx + ny * ny + nz * nz > eps * eps * l12 * l12
+    pg = g2x * b1x + g2y * b1y + g2z * b1z
+    p1x, p1y, p1z = g2x - b1x * pg, g2y - b1y * pg, g2z - b1z * pg
+    ok_p = p1x * p1x + p1y * p1y + p1z * p1z > eps * eps
+    use_x = abs(b1x) < k.perp
+    fx = sel(ok_n, nx, sel(ok_p, p1x, sel(use_x, zero, -b1z)))
+    fy = sel(ok_n, ny, sel(ok_p, p1y, sel(use_x, b1z, zero)))
+    fz = sel(ok_n, nz, sel(ok_p, p1z, sel(use_x, -b1y, b1x)))
+    inv = one / np.sqrt(fx * fx + fy * fy + fz * fz)
+    return fx * inv, fy * inv, fz * inv
+
+
+@njit(**INLINE)
+def bend_plane_delta(b1, f, a, u, kx, kh, k):
+    """The rotation (xyzw, ``w >= 0``) taking the chain's old frame ``(b1, f, b1 x f)``
+    (unit thigh, unit bend normal) onto its new one ``(g1, g2, g3)``: thigh
+    ``g1 = a kx + u kh``, bend normal ``g2 = u x a``, ``g3 = g1 x g2``, for the unit aim
+    ``a``, the unit bend direction ``u`` and the new mid at ``a x + u h`` (``kx = x / l1s``,
+    ``kh = h / l1s``). The matrix ``G F^T`` becomes a quaternion from the largest of its
+    four diagonal candidates (Shepperd), branch-free.
+    """
+    zero, one = k.zero, k.one
+    b1x, b1y, b1z = b1
+    fx, fy, fz = f
+    ax, ay, az = a
+    ux, uy, uz = u
+    g1x, g1y, g1z = ax * kx + ux * kh, ay * kx + uy * kh, az * kx + uz * kh
+    g2x, g2y, g2z = uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax
+    g3x, g3y, g3z = ux * kx - ax * kh, uy * kx - ay * kh, uz * kx - az * kh
+    hx, hy, hz = b1y * fz - b1z * fy, b1z * fx - b1x * fz, b1x * fy - b1y * fx
+    r00 = g1x * b1x + g2x * fx + g3x * hx
+    r01 = g1x * b1y + g2x * fy + g3x * hy
+    r02 = g1x * b1z + g2x * fz + g3x * hz
+    r10 = g1y * b1x + g2y * fx + g3y * hx
+    r11 = g1y * b1y + g2y * fy + g3y * hy
+    r12 = g1y * b1z + g2y * fz + g3y * hz
+    r20 = g1z * b1x + g2z * fx + g3z * hx
+    r21 = g1z * b1y + g2z * fy + g3z * hy
+    r22 = g1z * b1z + g2z * fz + g3z * hz
+    tw = one + r00 + r11 + r22
+    tx = one + r00 - r11 - r22
+    ty = one - r00 + r11 - r22
+    tz = one - r00 - r11 + r22
+    qx, qy, qz, qw = r21 - r12, r02 - r20, r10 - r01, tw
+    best = tw
+    bx = tx > best
+    qx = sel(bx, tx, qx)
+    qy = sel(bx, r01 + r10, qy)
+    qz = sel(bx, r02 + r20, qz)
+    qw = sel(bx, r21 - r12, qw)
+    best = sel(bx, tx, best)
+    by = ty > best
+    qx = sel(by, r01 + r10, qx)
+    qy = sel(by, ty, qy)
+    qz = sel(by, r12 + r21, qz)
+    qw = sel(by, r02 - r20, qw)
+    best = sel(by, ty, best)
+    bz = tz > best
+    qx = sel(bz, r02 + r20, qx)
+    qy = sel(bz, r12 + r21, qy)
+    qz = sel(bz, tz, qz)
+    qw = sel(bz, r10 - r01, qw)
+    inv = one / np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    inv = sel(qw < zero, -inv, inv)
+    return qx * inv, qy * inv, qz * inv, qw * inv
 
 
 @njit(**SMALL)

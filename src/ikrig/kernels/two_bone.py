@@ -1,9 +1,11 @@
 """The analytic two-bone solve of one element, for Numba kernels of any package.
 
 Entry point: :func:`solve_two_bone_kernel` (``@njit``, inlined into the caller), taking
-named records and returning a :class:`TwoBoneSolution`. Callers: the two-bone solver's
-array loops (:mod:`ikrig.solvers._two_bone_loops`); the foot-placement leg IK, which builds
-its own rotations, takes the positions alone (:func:`solve_two_bone_positions_serial`). Settings
+named records and returning a :class:`TwoBoneSolution`; :func:`solve_two_bone_fast` is
+its common case at weight 1 (no fallbacks, about 0.6 of the cost), which marks the
+elements that need the full solve. Callers: the two-bone solver's array loops
+(:mod:`ikrig.solvers._two_bone_loops`); the foot-placement leg IK, which builds its own
+rotations, takes the positions alone (:func:`solve_two_bone_positions_serial`). Settings
 cross from Python into compiled code as a packed record array (:func:`make_constants`, cheap
 to pass to a Numba function) and become a :class:`TwoBoneConstants` once per call
 (:func:`unpack_constants`).
@@ -77,11 +79,15 @@ from typing import NamedTuple
 import numpy as np
 
 from .._numba import njit
+from ..math._qmath import q_mul
 from ._two_bone_math import (
     INLINE,
     SMALL,
+    bend_plane_delta,
+    fast_geometry,
     geometry,
     half_angle,
+    old_bend_normal,
     rotate,
     sel,
     shortest_arc,
@@ -98,6 +104,7 @@ __all__ = [
     "make_constants",
     "unpack_constants",
     "solve_two_bone_kernel",
+    "solve_two_bone_fast",
     "solve_two_bone_serial",
     "solve_two_bone_serial_arc",
     "solve_two_bone_positions_serial",
@@ -226,7 +233,7 @@ def solve_two_bone_kernel(p, weights, k, arc):
         ``[k.lo, k.hi]`` or an input is not finite; the array loops re-solve such
         elements in float64.
     """
-    zero, one, two, eps, tol, perp = k.zero, k.one, k.two, k.eps, k.tolerance, k.perp
+    zero, one, two, tol = k.zero, k.one, k.two, k.tolerance
     # (fields read by name: a tuple taken by position from a tuple is an alias to Numba)
     g = geometry(p, k, True)
     chk, ok_chain, ok_fast, l1, l2, L = g.chk, g.ok_chain, g.ok_fast, g.l1, g.l2, g.length
@@ -259,29 +266,15 @@ def solve_two_bone_kernel(p, weights, k, arc):
     i1 = one / sel(degen, one, l1)
     i2 = one / sel(degen, one, l2)
     b1x, b1y, b1z = bx * i1, by * i1, bz * i1
-    # New frame: thigh g1 = a x/l1s + u h/l1s, normal g2 = u x a, g3 = g1 x g2.
     il = one / sel(degen, one, l1s)
     kx, kh = x * il, h * il
-    g1x, g1y, g1z = ax * kx + ux * kh, ay * kx + uy * kh, az * kx + uz * kh
-    g2x, g2y, g2z = uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax
-    g3x, g3y, g3z = ux * kx - ax * kh, uy * kx - ay * kh, uz * kx - az * kh
-    nsq = nx * nx + ny * ny + nz * nz
-    ok_n = nsq > eps * eps * (l1 * l2) * (l1 * l2)
-    # Straight chain: the new normal projected off the thigh, else a fixed perpendicular.
-    pg = g2x * b1x + g2y * b1y + g2z * b1z
-    p1x, p1y, p1z = g2x - b1x * pg, g2y - b1y * pg, g2z - b1z * pg
-    ok_p = p1x * p1x + p1y * p1y + p1z * p1z > eps * eps
-    use_x = abs(b1x) < perp
-    fx = sel(ok_n, nx, sel(ok_p, p1x, sel(use_x, zero, -b1z)))
-    fy = sel(ok_n, ny, sel(ok_p, p1y, sel(use_x, b1z, zero)))
-    fz = sel(ok_n, nz, sel(ok_p, p1z, sel(use_x, -b1y, b1x)))
-    inv = one / np.sqrt(fx * fx + fy * fy + fz * fz)
-    fx, fy, fz = fx * inv, fy * inv, fz * inv
-    hx, hy, hz = b1y * fz - b1z * fy, b1z * fx - b1x * fz, b1x * fy - b1y * fx
+    g2x, g2y, g2z = uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax  # new normal
+    fx, fy, fz = old_bend_normal((nx, ny, nz), (b1x, b1y, b1z), (g2x, g2y, g2z), l1 * l2, k)
 
     if arc:
         # Root: the shortest arc from the old thigh b1 to the new one g1. Mid: root delta
         # times the shortest arc from the old shin to the new shin turned back by the root.
+        g1x, g1y, g1z = ax * kx + ux * kh, ay * kx + uy * kh, az * kx + uz * kh  # new thigh
         qx, qy, qz, qw = shortest_arc((b1x, b1y, b1z), (g1x, g1y, g1z), (fx, fy, fz), k)
         ox, oy, oz = sx * i2, sy * i2, sz * i2
         kr = reach - x  # new shin: a (reach - x) - u h
@@ -290,43 +283,10 @@ def solve_two_bone_kernel(p, weights, k, arc):
         vx, vy, vz = rotate((-qx, -qy, -qz, qw), (vx * inv, vy * inv, vz * inv), two)
         hx_, hy_, hz_, hw = shortest_arc((ox, oy, oz), (vx, vy, vz), (fx, fy, fz), k)
     else:
-        # Root delta: rotation matrix R = G F^T (columns g1,g2,g3 and b1,f,h), then quaternion
-        # from the largest of the four diagonal candidates (Shepperd), branch-free.
-        r00 = g1x * b1x + g2x * fx + g3x * hx
-        r01 = g1x * b1y + g2x * fy + g3x * hy
-        r02 = g1x * b1z + g2x * fz + g3x * hz
-        r10 = g1y * b1x + g2y * fx + g3y * hx
-        r11 = g1y * b1y + g2y * fy + g3y * hy
-        r12 = g1y * b1z + g2y * fz + g3y * hz
-        r20 = g1z * b1x + g2z * fx + g3z * hx
-        r21 = g1z * b1y + g2z * fy + g3z * hy
-        r22 = g1z * b1z + g2z * fz + g3z * hz
-        tw = one + r00 + r11 + r22
-        tx_ = one + r00 - r11 - r22
-        ty_ = one - r00 + r11 - r22
-        tz_ = one - r00 - r11 + r22
-        qx, qy, qz, qw = r21 - r12, r02 - r20, r10 - r01, tw
-        best = tw
-        bx_ = tx_ > best
-        qx = sel(bx_, tx_, qx)
-        qy = sel(bx_, r01 + r10, qy)
-        qz = sel(bx_, r02 + r20, qz)
-        qw = sel(bx_, r21 - r12, qw)
-        best = sel(bx_, tx_, best)
-        by_ = ty_ > best
-        qx = sel(by_, r01 + r10, qx)
-        qy = sel(by_, ty_, qy)
-        qz = sel(by_, r12 + r21, qz)
-        qw = sel(by_, r02 - r20, qw)
-        best = sel(by_, ty_, best)
-        bz_ = tz_ > best
-        qx = sel(bz_, r02 + r20, qx)
-        qy = sel(bz_, r12 + r21, qy)
-        qz = sel(bz_, tz_, qz)
-        qw = sel(bz_, r10 - r01, qw)
-        inv = one / np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-        inv = sel(qw < zero, -inv, inv)
-        qx, qy, qz, qw = qx * inv, qy * inv, qz * inv, qw * inv
+        # Root delta: the old frame (b1, f, b1 x f) onto the new one.
+        qx, qy, qz, qw = bend_plane_delta(
+            (b1x, b1y, b1z), (fx, fy, fz), (ax, ay, az), (ux, uy, uz), kx, kh, k
+        )
         # Hinge about f by the change of bend angle (beta: angle from thigh to shin about f).
         cb = (bx * sx + by * sy + bz * sz) * i1 * i2
         sb = (fx * nx + fy * ny + fz * nz) * i1 * i2
@@ -349,10 +309,7 @@ def solve_two_bone_kernel(p, weights, k, arc):
         hw = hw * w + omw
         inv = one / np.sqrt(hs * hs + hw * hw)
         hx_, hy_, hz_, hw = fx * hs * inv, fy * hs * inv, fz * hs * inv, hw * inv
-    mqx = rw_ * hx_ + rx_ * hw + ry_ * hz_ - rz_ * hy_
-    mqy = rw_ * hy_ - rx_ * hz_ + ry_ * hw + rz_ * hx_
-    mqz = rw_ * hz_ + rx_ * hy_ - ry_ * hx_ + rz_ * hw
-    mqw = rw_ * hw - rx_ * hx_ - ry_ * hy_ - rz_ * hz_
+    mqx, mqy, mqz, mqw = q_mul((rx_, ry_, rz_, rw_), (hx_, hy_, hz_, hw))
 
     # Weighted positions: the bones, stretched by sw = 1 + w (s - 1) (s at weight 1),
     # turned by the weighted deltas.
@@ -408,6 +365,77 @@ def solve_two_bone_serial(p, weights, k):
 def solve_two_bone_serial_arc(p, weights, k):
     """:func:`solve_two_bone_serial` with shortest-arc rotations."""
     return solve_two_bone_kernel(p, weights, k, True)
+
+
+@njit(**INLINE)
+def solve_two_bone_fast(p, k, full, rng):
+    """:func:`solve_two_bone_kernel` at weight 1, without twist, with bend-plane rotations,
+    for the common case only: about 0.6 of its cost, for the array loops' default options.
+
+    Args:
+        p: :class:`TwoBonePoints`; k: :class:`TwoBoneConstants` of the same dtype.
+        full: soft IK and stretch (compile-time); rng: require lengths in the safe range
+            (compile-time; float32 data).
+
+    Returns:
+        :class:`TwoBoneSolution` with ``bad`` 0. ``slow`` is 1 where a fallback of
+        :func:`~ikrig.kernels._two_bone_math.fast_geometry` is needed, a length is out of
+        range or an input is not finite (a straight chain is not slow: its bend normal
+        falls back as in the full solve); the other fields are then meaningless and the
+        caller re-solves the element with :func:`solve_two_bone_kernel` (which flags bad
+        inputs).
+    """
+    zero, one = k.zero, k.one
+    g = fast_geometry(p, k, full, rng)
+    l1, l2, l1s, l2s, x, hsq, reach = g.l1, g.l2, g.l1s, g.l2s, g.x, g.hsq, g.reach
+    rx, ry, rz = p.root
+    ax, ay, az = g.aim
+    cx, cy, cz = g.bend
+    bx, by, bz = g.thigh
+    sx, sy, sz = g.shin
+    inv = one / sqrt_abs(g.bend_sq)
+    ux, uy, uz = cx * inv, cy * inv, cz * inv
+    h = sqrt_abs(hsq)
+    nmx, nmy, nmz = rx + ax * x + ux * h, ry + ay * x + uy * h, rz + az * x + uz * h
+    nex, ney, nez = rx + ax * reach, ry + ay * reach, rz + az * reach
+    # old frame: thigh b1, bend normal f (thigh x shin, or the fallbacks of a straight
+    # chain); divisions and square roots bound this loop: share them where exact enough
+    nx, ny, nz = by * sz - bz * sy, bz * sx - bx * sz, bx * sy - by * sx
+    l12 = l1 * l2
+    i12 = one / l12
+    i1 = l2 * i12
+    b1 = (bx * i1, by * i1, bz * i1)
+    u = (ux, uy, uz)
+    g2 = (uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax)  # new normal u x a
+    fx, fy, fz = old_bend_normal((nx, ny, nz), b1, g2, l12, k)
+    if full:
+        il = one / l1s
+        il2 = il / l2s
+    else:  # no stretch: l1s, l2s are l1, l2
+        il = i1
+        il2 = i12
+    qr = bend_plane_delta(b1, (fx, fy, fz), (ax, ay, az), u, x * il, h * il, k)
+    # hinge about f by the change of bend angle, then mid delta = root delta * hinge
+    cb = (bx * sx + by * sy + bz * sz) * i12
+    sb = (fx * nx + fy * ny + fz * nz) * i12
+    cb2 = (x * (reach - x) - hsq) * il2
+    sb2 = h * reach * il2
+    hs, hw = half_angle(cb2 * cb + sb2 * sb, sb2 * cb - cb2 * sb, k)
+    mqx, mqy, mqz, mqw = q_mul(qr, (fx * hs, fy * hs, fz * hs, hw))
+    sgn = sel(mqw < zero, -one, one)
+    tx, ty, tz = p.target
+    ex, ey, ez = nex - tx, ney - ty, nez - tz
+    lim = k.tolerance * g.length
+    return TwoBoneSolution(
+        0,
+        (nmx, nmy, nmz),
+        (nex, ney, nez),
+        qr,
+        (mqx * sgn, mqy * sgn, mqz * sgn, mqw * sgn),
+        g.stretch,
+        sel(ex * ex + ey * ey + ez * ez <= lim * lim, 1, 0),
+        sel(g.ok != 0, 0, 1),
+    )  # fmt: skip
 
 
 class TwoBonePlaced(NamedTuple):

@@ -29,6 +29,7 @@ from ..kernels.two_bone import (
     TwoBoneConstants,
     TwoBonePoints,
     TwoBoneWeights,
+    solve_two_bone_fast,
     solve_two_bone_kernel,
     solve_two_bone_serial,
     solve_two_bone_serial_arc,
@@ -134,12 +135,13 @@ def _aos_redo(points, wct, c64, arc, outs):
     out_stretch = outs[4]
     out_state = outs[5]
     k64 = TwoBoneConstants(*unpack_constants(c64))
+    step = 1 if wct.shape[1] > 1 else 0
     nbad = 0
     for i in range(out_state.shape[0]):
         if out_state[i] != 2:
             continue
         j, q = 3 * i, 4 * i
-        sol = _solve64(points, j, wct, i, k64, arc)
+        sol = _solve64(points, j, wct, i * step, k64, arc)
         _store(out_mid, j, sol.mid)
         _store(out_end, j, sol.end)
         _store(out_qr, q, sol.root_delta)
@@ -171,21 +173,28 @@ def _count_bad(out_state):
     return nbad
 
 
-def _make_aos_parallel(arc: bool, redo: bool):
+def _make_aos_parallel(f32: bool, arc: bool, fast: bool, full: bool):
     """Full solve over flat AoS arrays, vectorised and multi-threaded (big batches).
 
-    As :func:`_make_aos_solve`'s kernel, but ``wct`` is ``(3, N)``, ``consts`` has the
-    data's dtype and the outputs are a tuple of separate raveled arrays ``outs``: mid and
-    end ``(N, 3)``, deltas ``(N, 4)``, stretch ``(N,)`` and ``out_state`` ``(N,)`` uint8
-    (the bool ``reached`` viewed as bytes). The loop marks an element for the float64 pass
-    with 2 (float32 data), or an element with a non-finite input with 3 (float64 data; it
-    ends with ``reached`` False). Stride 3 and 4 stores vectorise well; stride 15 ones do
-    not. ``arc`` and ``redo`` are compile-time constants; without ``redo`` (float64 data)
-    the float64 pass is not even compiled.
+    As :func:`_make_aos_solve`'s kernel, but ``wct`` is ``(3, N)`` (or ``(3, 1)`` for the
+    ``fast`` kernels, which ignore it but for the float64 pass), ``consts`` has the data's
+    dtype and the outputs are a tuple of separate raveled arrays ``outs``: mid and end
+    ``(N, 3)``, deltas ``(N, 4)``, stretch ``(N,)`` and ``out_state`` ``(N,)`` uint8 (the
+    bool ``reached`` viewed as bytes). Stride 3 and 4 stores vectorise well; stride 15
+    ones do not.
+
+    Compile-time choices: ``f32`` (float32 data), ``arc`` (shortest-arc rotations),
+    ``fast`` (weight 1 and no twist: :func:`~ikrig.kernels.two_bone.solve_two_bone_fast`,
+    bend-plane rotations, soft IK and stretch if ``full``; else
+    :func:`~ikrig.kernels.two_bone.solve_two_bone_kernel`). The loop marks an element for
+    the float64 pass with 2 (float32 data, or a fast kernel's fallback), or an element with
+    a non-finite input with 3 (the general kernel on float64 data, which has no float64
+    pass: the element ends with ``reached`` False).
 
     The loop has no reduction (the marks are counted afterwards): Numba's reduction
     analysis copies the whole, inlined loop body and made this kernel compile 4x slower.
     """
+    redo = f32 or fast
 
     def kernel(points, wct, consts, c64, outs):
         # taken here, outside the loop (the loop body indexes the arrays directly), one
@@ -208,16 +217,27 @@ def _make_aos_parallel(arc: bool, redo: bool):
             j0 = uint64(3) * uint64(i)
             j1 = j0 + uint64(1)
             j2 = j0 + uint64(2)
-            sol = solve_two_bone_kernel(
-                TwoBonePoints(
-                    (root[j0], root[j1], root[j2]), (mid[j0], mid[j1], mid[j2]),
-                    (end[j0], end[j1], end[j2]), (target[j0], target[j1], target[j2]),
-                    (pole[j0], pole[j1], pole[j2]),
-                ),
-                TwoBoneWeights(wct[0, i], wct[1, i], wct[2, i]),
-                k,
-                arc,
-            )  # fmt: skip
+            # (the points are built in each call: a name bound to them stops LLVM from
+            # vectorising the loop)
+            if fast:
+                sol = solve_two_bone_fast(
+                    TwoBonePoints(
+                        (root[j0], root[j1], root[j2]), (mid[j0], mid[j1], mid[j2]),
+                        (end[j0], end[j1], end[j2]), (target[j0], target[j1], target[j2]),
+                        (pole[j0], pole[j1], pole[j2]),
+                    ),
+                    k, full, f32,
+                )  # fmt: skip
+            else:
+                sol = solve_two_bone_kernel(
+                    TwoBonePoints(
+                        (root[j0], root[j1], root[j2]), (mid[j0], mid[j1], mid[j2]),
+                        (end[j0], end[j1], end[j2]), (target[j0], target[j1], target[j2]),
+                        (pole[j0], pole[j1], pole[j2]),
+                    ),
+                    TwoBoneWeights(wct[0, i], wct[1, i], wct[2, i]),
+                    k, arc,
+                )  # fmt: skip
             out_mid[j0], out_mid[j1], out_mid[j2] = sol.mid
             out_end[j0], out_end[j1], out_end[j2] = sol.end
             k0 = uint64(4) * uint64(i)
@@ -237,11 +257,20 @@ def _make_aos_parallel(arc: bool, redo: bool):
             return 0
         return _aos_redo(points, wct, c64, arc, outs)
 
-    name = "aos_solve_parallel" + ("_arc" if arc else "") + ("_f32" if redo else "")
+    name = "aos_solve_fast" + ("_full" if full else "") if fast else "aos_solve_parallel"
+    name += ("_arc" if arc else "") + ("_f32" if f32 else "")
     return named(kernel, name, parallel=True)
 
 
-# Keyed by (float32 data, shortest arc).
+# Keyed by (float32 data, shortest arc): any weight and twist.
 AOS_PARALLEL = {
-    (f32, arc): _make_aos_parallel(arc, f32) for f32 in (False, True) for arc in (False, True)
+    (f32, arc): _make_aos_parallel(f32, arc, False, False)
+    for f32 in (False, True)
+    for arc in (False, True)
+}
+# Keyed by (float32 data, soft IK or stretch): weight 1, no twist, bend-plane rotations.
+AOS_FAST = {
+    (f32, full): _make_aos_parallel(f32, False, True, full)
+    for f32 in (False, True)
+    for full in (False, True)
 }

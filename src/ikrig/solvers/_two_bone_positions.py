@@ -180,11 +180,15 @@ def two_bone_positions(
         nbad = KL.AOS_SERIAL[arc](fr, fm, fe, ft, fp, wct, c64, flat_out, flat_reached)
         result = _positions_result(out, reached)
     else:
-        wct = _filled_rows(dt, n) if unweighted else _weight_rows(w, tw, batch, n, dt, False)
+        if unweighted and not arc:  # the common case first, fallbacks in a second pass
+            wct = _UNWEIGHTED[dt]
+            kernel = KL.AOS_FAST[dt == _F32, options.soften < 1.0 or options.max_stretch > 1.0]
+        else:
+            wct = _filled_rows(dt, n) if unweighted else _weight_rows(w, tw, batch, n, dt, False)
+            kernel = KL.AOS_PARALLEL[dt == _F32, arc]
         mid_o, end_o = np.empty(batch + (3,), dt), np.empty(batch + (3,), dt)
         qr_o, qm_o = np.empty(batch + (4,), dt), np.empty(batch + (4,), dt)
         stretch_o = np.empty(batch, dt)
-        kernel = KL.AOS_PARALLEL[dt == _F32, arc]
         outs = (
             mid_o.reshape(-1), end_o.reshape(-1), qr_o.reshape(-1), qm_o.reshape(-1),
             stretch_o.reshape(-1), flat_reached.view(np.uint8),

@@ -15,14 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._numba import njit, prange
-from ..kernels._two_bone_math import (
-    INLINE,
-    geometry,
-    law_of_cosines,
-    reach_and_stretch,
-    sel,
-    sqrt_abs,
-)
+from ..kernels._two_bone_math import INLINE, fast_geometry, geometry, sel, sqrt_abs
 from ..kernels.two_bone import TwoBoneConstants, TwoBonePoints, unpack_constants
 from ._two_bone_loops import OPTS, count_marked, named
 
@@ -47,52 +40,23 @@ def _fast_positions(p, k, full, rng):
 
     Returns :class:`FastPositions`. ``slow`` is 1 when a fallback may be needed (degenerate
     chain, target at the root, pole on the aim line), a length is out of the dtype's safe
-    range or an input is not finite (every NaN/inf input makes one of the tests below
-    false); the caller re-solves such elements with ``geometry``, which also flags bad
-    inputs. Skipping the fallbacks and the NaN bookkeeping halves the cost of the common
-    case.
+    range or an input is not finite (see
+    :func:`~ikrig.kernels._two_bone_math.fast_geometry`); the caller re-solves such
+    elements with ``geometry``, which also flags bad inputs. Skipping the fallbacks and the
+    NaN bookkeeping halves the cost of the common case.
     """
-    one, eps, lo, hi = k.one, k.eps, k.lo, k.hi
+    g = fast_geometry(p, k, full, rng)
     rx, ry, rz = p.root
-    mx, my, mz = p.mid
-    ex, ey, ez = p.end
-    tx, ty, tz = p.target
-    px, py, pz = p.pole
-    bx, by, bz = mx - rx, my - ry, mz - rz
-    sx, sy, sz = ex - mx, ey - my, ez - mz
-    dx, dy, dz = tx - rx, ty - ry, tz - rz
-    qx, qy, qz = px - rx, py - ry, pz - rz
-    l1sq = bx * bx + by * by + bz * bz
-    l2sq = sx * sx + sy * sy + sz * sz
-    dsq = dx * dx + dy * dy + dz * dz
-    psq = qx * qx + qy * qy + qz * qz
-    l1 = np.sqrt(l1sq)
-    l2 = np.sqrt(l2sq)
-    L = l1 + l2
-    lmin = sel(l1 < l2, l1, l2)
-    lmax = sel(l1 < l2, l2, l1)
-    inv = one / np.sqrt(dsq)
-    ax, ay, az = dx * inv, dy * inv, dz * inv
-    d = dsq * inv
-    reach, s, l1s, l2s = reach_and_stretch(d, l1, l2, L, k, full)
-    pa = qx * ax + qy * ay + qz * az
-    cx, cy, cz = qx - ax * pa, qy - ay * pa, qz - az * pa
-    csq = cx * cx + cy * cy + cz * cz
-    x, hsq = law_of_cosines(reach, l1s, l2s, k)
-    hc = sqrt_abs(hsq / csq)  # h / |c|
-    err = reach - d  # the end lands on the aim line: its distance to the target
-    eps_l = eps * L
-    ok = (lmin > eps * lmax) & (d > eps_l) & (csq > (eps * eps) * (psq + L * L))
-    if rng:
-        hi2 = hi * hi
-        ok = ok & (lmin >= lo) & (lmax <= hi) & (dsq <= hi2) & (psq <= hi2)
-    if full:
-        ok = ok & (reach > eps_l)  # implied by d > eps_l without soft IK
+    ax, ay, az = g.aim
+    cx, cy, cz = g.bend
+    x, reach = g.x, g.reach
+    hc = sqrt_abs(g.hsq / g.bend_sq)  # h / |c|
+    err = reach - g.d  # the end lands on the aim line: its distance to the target
     return FastPositions(
-        sel(ok, 0, 1),
+        sel(g.ok != 0, 0, 1),
         (rx + ax * x + cx * hc, ry + ay * x + cy * hc, rz + az * x + cz * hc),
         (rx + ax * reach, ry + ay * reach, rz + az * reach),
-        sel(abs(err) <= k.tolerance * L, 1, 0),
+        sel(abs(err) <= k.tolerance * g.length, 1, 0),
     )
 
 
