@@ -51,9 +51,7 @@ def _two_bone() -> None:
             for arc in ("bend_plane", "shortest_arc"):
                 options = TwoBoneOptions(root_rotation=arc)
                 two_bone_positions(root, mid, end, target, options=options)
-            # weights (the general kernel) and soft IK (a common-case kernel of its own)
-            two_bone_positions(root, mid, end, target, weight=0.5)
-            two_bone_positions(root, mid, end, target, options=TwoBoneOptions(soften=0.9))
+            two_bone_positions(root, mid, end, target, weight=0.5)  # the general kernel
             r, m, e, t = (a.T.copy() for a in (root, mid, end, target))
             for soften in (1.0, 0.9):
                 two_bone_positions_soa(r, m, e, t, options=TwoBoneOptions(soften=soften))

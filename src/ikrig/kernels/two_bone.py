@@ -2,7 +2,7 @@
 
 Entry point: :func:`solve_two_bone_kernel` (``@njit``, inlined into the caller), taking
 named records and returning a :class:`TwoBoneSolution`; :func:`solve_two_bone_fast` is
-its common case at weight 1 (no fallbacks, about 0.6 of the cost), which marks the
+its common case with the default options (about 0.6 of the cost), which marks the
 elements that need the full solve. Callers: the two-bone solver's array loops
 (:mod:`ikrig.solvers._two_bone_loops`); the foot-placement leg IK, which builds its own
 rotations, takes the positions alone (:func:`solve_two_bone_positions_serial`). Settings
@@ -368,14 +368,13 @@ def solve_two_bone_serial_arc(p, weights, k):
 
 
 @njit(**INLINE)
-def solve_two_bone_fast(p, k, full, rng):
-    """:func:`solve_two_bone_kernel` at weight 1, without twist, with bend-plane rotations,
-    for the common case only: about 0.6 of its cost, for the array loops' default options.
+def solve_two_bone_fast(p, k, rng):
+    """:func:`solve_two_bone_kernel` with the default options (weight 1, no twist, no soft
+    IK or stretch, bend-plane rotations), for the common case only: about 0.6 of its cost.
 
     Args:
         p: :class:`TwoBonePoints`; k: :class:`TwoBoneConstants` of the same dtype.
-        full: soft IK and stretch (compile-time); rng: require lengths in the safe range
-            (compile-time; float32 data).
+        rng: require lengths in the safe range (compile-time; float32 data).
 
     Returns:
         :class:`TwoBoneSolution` with ``bad`` 0. ``slow`` is 1 where a fallback of
@@ -386,8 +385,8 @@ def solve_two_bone_fast(p, k, full, rng):
         inputs).
     """
     zero, one = k.zero, k.one
-    g = fast_geometry(p, k, full, rng)
-    l1, l2, l1s, l2s, x, hsq, reach = g.l1, g.l2, g.l1s, g.l2s, g.x, g.hsq, g.reach
+    g = fast_geometry(p, k, False, rng)
+    l1, l2, x, hsq, reach = g.l1, g.l2, g.x, g.hsq, g.reach
     rx, ry, rz = p.root
     ax, ay, az = g.aim
     cx, cy, cz = g.bend
@@ -408,18 +407,12 @@ def solve_two_bone_fast(p, k, full, rng):
     u = (ux, uy, uz)
     g2 = (uy * az - uz * ay, uz * ax - ux * az, ux * ay - uy * ax)  # new normal u x a
     fx, fy, fz = old_bend_normal((nx, ny, nz), b1, g2, l12, k)
-    if full:
-        il = one / l1s
-        il2 = il / l2s
-    else:  # no stretch: l1s, l2s are l1, l2
-        il = i1
-        il2 = i12
-    qr = bend_plane_delta(b1, (fx, fy, fz), (ax, ay, az), u, x * il, h * il, k)
+    qr = bend_plane_delta(b1, (fx, fy, fz), (ax, ay, az), u, x * i1, h * i1, k)
     # hinge about f by the change of bend angle, then mid delta = root delta * hinge
     cb = (bx * sx + by * sy + bz * sz) * i12
     sb = (fx * nx + fy * ny + fz * nz) * i12
-    cb2 = (x * (reach - x) - hsq) * il2
-    sb2 = h * reach * il2
+    cb2 = (x * (reach - x) - hsq) * i12  # (no stretch: the bones keep l1, l2)
+    sb2 = h * reach * i12
     hs, hw = half_angle(cb2 * cb + sb2 * sb, sb2 * cb - cb2 * sb, k)
     mqx, mqy, mqz, mqw = q_mul(qr, (fx * hs, fy * hs, fz * hs, hw))
     sgn = sel(mqw < zero, -one, one)

@@ -173,7 +173,7 @@ def _count_bad(out_state):
     return nbad
 
 
-def _make_aos_parallel(f32: bool, arc: bool, fast: bool, full: bool):
+def _make_aos_parallel(f32: bool, arc: bool, fast: bool):
     """Full solve over flat AoS arrays, vectorised and multi-threaded (big batches).
 
     As :func:`_make_aos_solve`'s kernel, but ``wct`` is ``(3, N)`` (or ``(3, 1)`` for the
@@ -184,8 +184,8 @@ def _make_aos_parallel(f32: bool, arc: bool, fast: bool, full: bool):
     ones do not.
 
     Compile-time choices: ``f32`` (float32 data), ``arc`` (shortest-arc rotations),
-    ``fast`` (weight 1 and no twist: :func:`~ikrig.kernels.two_bone.solve_two_bone_fast`,
-    bend-plane rotations, soft IK and stretch if ``full``; else
+    ``fast`` (the default options: weight 1, no twist, no soft IK or stretch, bend-plane
+    rotations; :func:`~ikrig.kernels.two_bone.solve_two_bone_fast`; else
     :func:`~ikrig.kernels.two_bone.solve_two_bone_kernel`). The loop marks an element for
     the float64 pass with 2 (float32 data, or a fast kernel's fallback), or an element with
     a non-finite input with 3 (the general kernel on float64 data, which has no float64
@@ -226,7 +226,7 @@ def _make_aos_parallel(f32: bool, arc: bool, fast: bool, full: bool):
                         (end[j0], end[j1], end[j2]), (target[j0], target[j1], target[j2]),
                         (pole[j0], pole[j1], pole[j2]),
                     ),
-                    k, full, f32,
+                    k, f32,
                 )  # fmt: skip
             else:
                 sol = solve_two_bone_kernel(
@@ -257,20 +257,17 @@ def _make_aos_parallel(f32: bool, arc: bool, fast: bool, full: bool):
             return 0
         return _aos_redo(points, wct, c64, arc, outs)
 
-    name = "aos_solve_fast" + ("_full" if full else "") if fast else "aos_solve_parallel"
+    name = "aos_solve_fast" if fast else "aos_solve_parallel"
     name += ("_arc" if arc else "") + ("_f32" if f32 else "")
     return named(kernel, name, parallel=True)
 
 
-# Keyed by (float32 data, shortest arc): any weight and twist.
+# Keyed by (float32 data, shortest arc): any options.
 AOS_PARALLEL = {
-    (f32, arc): _make_aos_parallel(f32, arc, False, False)
+    (f32, arc): _make_aos_parallel(f32, arc, False)
     for f32 in (False, True)
     for arc in (False, True)
 }
-# Keyed by (float32 data, soft IK or stretch): weight 1, no twist, bend-plane rotations.
-AOS_FAST = {
-    (f32, full): _make_aos_parallel(f32, False, True, full)
-    for f32 in (False, True)
-    for full in (False, True)
-}
+# Keyed by float32 data: the default options (two kernels more would compile for soft IK
+# and stretch: 10 s of a cold machine's warm-up, for options seldom used in big batches).
+AOS_FAST = {f32: _make_aos_parallel(f32, False, True) for f32 in (False, True)}

@@ -180,9 +180,10 @@ def two_bone_positions(
         nbad = KL.AOS_SERIAL[arc](fr, fm, fe, ft, fp, wct, c64, flat_out, flat_reached)
         result = _positions_result(out, reached)
     else:
-        if unweighted and not arc:  # the common case first, fallbacks in a second pass
+        if unweighted and not arc and options.soften >= 1.0 and options.max_stretch <= 1.0:
+            # the default options: the common case, then the fallbacks in float64
             wct = _UNWEIGHTED[dt]
-            kernel = KL.AOS_FAST[dt == _F32, options.soften < 1.0 or options.max_stretch > 1.0]
+            kernel = KL.AOS_FAST[dt == _F32]
         else:
             wct = _filled_rows(dt, n) if unweighted else _weight_rows(w, tw, batch, n, dt, False)
             kernel = KL.AOS_PARALLEL[dt == _F32, arc]
