@@ -12,8 +12,8 @@ Sections (``--only NAME`` runs one):
   here (math module only, tuples of floats in), CPU time.
 * ``wrapper``: one call of each chain solver on a 10-link chain whose end is already on the
   target (0 iterations), CPU time per call; and the floor of this design, what any call
-  costs before validation and glue (dispatching a no-op compiled kernel with FABRIK's 11
-  arrays, its five output arrays, the result object).
+  costs before validation and glue (dispatching a no-op compiled kernel with the arguments
+  of FABRIK's one-problem kernel, its two output arrays, the result object).
 * ``chains``: FABRIK and ``ccd_2d`` single calls (a Python loop over 1,000 reachable targets,
   each solve from the straight rest pose) against Numba references written here (scalar
   loops, no temporaries; FABRIK is also compared with ``bench_chains.fabrik_nb``), CPU time,
@@ -240,25 +240,30 @@ def sec_wrapper(args):
 
 
 @numba.njit(cache=False)
-def _no_op(pos, target, rot, parent, settings, out, rw, rl, err, iters, reached):
-    return -1
+def _no_op(pos, target, rest, settings, out, rl):
+    return 0.0, 0, True, -1
 
 
 def wrapper_floor(chain, repeats):
-    """What any single FABRIK call costs before its kernel does any work, in this design:
-    the dispatch of a compiled kernel taking FABRIK's 11 arrays (a no-op here), its five
-    output arrays, and the result object. CPU time of each, same run."""
-    from ikrig.solvers._run import solve_outputs
+    """What any single FABRIK call costs before its kernel does any work, in this design
+    (the one-problem path, ``ikrig.solvers._single``): the dispatch of a compiled kernel
+    taking ``fabrik_free_one``'s arguments and returning its status (a no-op here), its two
+    output arrays, and the result object with its three scalars. CPU time of each, same
+    run."""
+    from ikrig.solvers._single import rest_frames
     from ikrig.solvers.fabrik import FabrikOptions
     from ikrig.solvers.result import SolveResult
 
     m = len(chain)
-    out = solve_outputs(1, m)
-    a = (chain[None], chain[-1][None], np.zeros((1, m - 1, 4)), np.zeros((1, 4)),
-         FabrikOptions()._settings, out[0], out[1], out[1], *out[2:])  # fmt: skip
+    out, rl = np.empty((m, 3)), np.empty((m - 1, 4))
+    a = (chain, chain[-1].copy(), rest_frames(m - 1), FabrikOptions()._settings, out, rl)
     _no_op(*a)
-    parts = {"dispatch": lambda: _no_op(*a), "outputs": lambda: solve_outputs(1, m),
-             "result": lambda: SolveResult._trusted(*out[:4], None, out[1])}  # fmt: skip
+
+    def result():
+        return SolveResult._trusted(out, np.True_, np.float64(0.0), np.int64(0), None, rl)
+
+    parts = {"dispatch": lambda: _no_op(*a), "result": result,
+             "outputs": lambda: (np.empty((m, 3)), np.empty((m - 1, 4)))}  # fmt: skip
     t = clocked(parts, repeats * 2, inner=2000)
     floor = sum(c for _, c in t.values())
     note = "; ".join(f"{k} {us(c)}" for k, (_, c) in t.items())

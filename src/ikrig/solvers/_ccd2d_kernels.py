@@ -17,6 +17,7 @@ from .._numba import njit
 from ..math._qmath import nearest_angle_in_interval, pick, q_set, row_finite, wrap_angle
 from ._ccd_kernels import EPS, KICK, STILL, TINY, line_saddle
 from ._chain_common import settings_record
+from ._single_kernels import one_problem, status
 
 CCD2D_SETTINGS = np.dtype(
     [
@@ -233,3 +234,16 @@ def ccd2d_kernel(positions, target, limits, settings, pos_out, ang_out, rl_out, 
             h = 0.5 * wrap_angle(theta[i] - theta0[i])
             q_set(rl_out[k], i, (0.0, 0.0, math.sin(h), math.cos(h)))
     return -1
+
+
+@njit(cache=True)
+def ccd2d_one(pos, target, limits, settings, out, ang, rl):
+    """:func:`ccd2d_kernel` for one problem, ``pos (m, D)``, ``target (D,)``, into ``out (m,
+    D)`` (zeros), ``ang (n,)`` and ``rl (n, 4)``; returns the status values of
+    :mod:`._single_kernels`."""
+    m, D = pos.shape
+    a = one_problem()
+    bad = ccd2d_kernel(pos.reshape((1, m, D)), target.reshape((1, D)), limits, settings,
+                       out.reshape((1, m, D)), ang.reshape((1, m - 1)),
+                       rl.reshape((1, m - 1, 4)), a.err, a.iters, a.reached)  # fmt: skip
+    return status(a, bad)

@@ -66,6 +66,7 @@ from ..math._qmath import (
 )
 from ._chain_common import settings_record
 from ._frame_chain import IDENTITY_Q, FrameChain, FrameState, Outputs, positions_chain
+from ._single_kernels import one_problem, status
 
 EPS = 1e-7  # sine below which two directions count as collinear
 LINE = 1e-6  # sine below which a bone counts as lying on the effector-target line
@@ -340,3 +341,16 @@ def ccd_pose_kernel(bone, rot_local, parent, root, target, kinds, params, settin
                         pick(params, k))  # fmt: skip
         _ccd_one(k, ch, rot_local[k], target, s, outs, rw_out[k], best)
     return -1
+
+
+@njit(cache=True)
+def ccd_positions_one(pos, target, rest, settings, out, rl):
+    """:func:`ccd_positions_kernel` for one problem (``rest``: its ``rest_frames``; see
+    :mod:`._single_kernels`)."""
+    m = pos.shape[0]
+    _, parent, kinds, params = rest
+    a = one_problem()
+    bad = ccd_positions_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), parent, kinds,
+                               params, settings, out.reshape((1, m, 3)),
+                               rl.reshape((1, m - 1, 4)), a.err, a.iters, a.reached)  # fmt: skip
+    return status(a, bad)

@@ -70,6 +70,7 @@ from ..math._qmath import (
 from ._chain_common import settings_record
 from ._dls_step import aligned, apply_step, damped_step, jacobian, kick_axis, straight
 from ._frame_chain import FrameChain, FrameState, Outputs, positions_chain
+from ._single_kernels import one_problem, status
 
 KICK = 0.25  # radians
 STALL = 1e-10  # a step below this (radians) counts as no step
@@ -409,3 +410,18 @@ def dls_pose_kernel(bone, rot_local, parent, root, eff_local, effectors, tpos, t
         goals = Goals(effectors, tpos[k], pick(trot, k), wpos, wrot)
         _dls_one(k, ch, rot_local[k], goals, s, outs, rw_out[k], sc)
     return -2 if skipped else -1
+
+
+@njit(cache=True)
+def dls_positions_one(pos, target, goal, settings, out, rl):
+    """:func:`dls_positions_kernel` for one problem whose one goal is the effector's
+    position (``goal``: ``(parent, effectors, trot, wpos, wrot, kinds, params)`` as the
+    general path makes them; see :mod:`._single_kernels`)."""
+    m = pos.shape[0]
+    parent, effectors, trot, wpos, wrot, kinds, params = goal
+    a = one_problem()
+    bad = dls_positions_kernel(pos.reshape((1, m, 3)), parent, effectors,
+                               target.reshape((1, 1, 3)), trot, wpos, wrot, kinds, params,
+                               settings, out.reshape((1, m, 3)), rl.reshape((1, m - 1, 4)),
+                               a.err, a.iters, a.reached)  # fmt: skip
+    return status(a, bad)

@@ -32,6 +32,7 @@ from ._chain_common import (
     snap_all,
     turn_parent,
 )
+from ._single_kernels import one_problem, status
 
 # --------------------------------------------------------------------------------------
 # FABRIK, no constraints
@@ -292,3 +293,16 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
         iters[k] = it
         reached[k] = e <= tol_k
     return -2 if skipped else -1
+
+
+@njit(cache=True, error_model="numpy")
+def fabrik_free_one(pos, target, rest, settings, out, rl):
+    """:func:`fabrik_free` for one problem (``rest``: its ``rest_frames``; see
+    :mod:`._single_kernels`)."""
+    m = pos.shape[0]
+    rot, parent, _, _ = rest
+    a = one_problem()
+    rl1 = rl.reshape((1, m - 1, 4))
+    bad = fabrik_free(pos.reshape((1, m, 3)), target.reshape((1, 3)), rot, parent, settings,
+                      out.reshape((1, m, 3)), rl1, rl1, a.err, a.iters, a.reached)  # fmt: skip
+    return status(a, bad)

@@ -3,6 +3,8 @@ in :mod:`ikrig.solvers._chain_common`)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._numba import njit
 from ..constraints._kernels import project_local_t
 from ..math._qmath import (
@@ -40,6 +42,7 @@ from ._chain_common import (
     skip,
     turn_parent,
 )
+from ._single_kernels import one_problem, status
 
 
 @njit(cache=True)
@@ -165,3 +168,18 @@ def follow_kernel(pos, target, rot, parent, kinds, params, constrained, settings
         err[k] = e
         reached[k] = e <= tol * total
     return -2 if skipped else -1
+
+
+@njit(cache=True)
+def follow_one(pos, target, rest, settings, out, rl):
+    """:func:`follow_kernel` for one free problem (``rest``: its ``rest_frames``; see
+    :mod:`._single_kernels`); one iteration."""
+    m = pos.shape[0]
+    rot, parent, kinds, params = rest
+    a = one_problem()
+    a.iters[0] = 1
+    bad = follow_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), rot, parent, kinds,
+                        params, False, settings, out.reshape((1, m, 3)),
+                        np.empty((1, m - 1, 4)), rl.reshape((1, m - 1, 4)), a.err,
+                        a.reached)  # fmt: skip
+    return status(a, bad)

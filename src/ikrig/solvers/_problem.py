@@ -111,23 +111,32 @@ class PositionsProblem(NamedTuple):
     own: np.ndarray  # positions_world as given (its own batch shape), float32/float64
 
 
+def one_chain(positions_world, target_world, dims: tuple[int, ...] = (3,)) -> bool:
+    """Whether the arguments are one problem the ``*_one`` kernels read as they are:
+    C-contiguous, writeable float64 ndarrays ``(m, D)``, ``m >= 2``, and ``(D,)``, ``D`` in
+    ``dims``."""
+    p, t = positions_world, target_world
+    return (
+        type(p) is np.ndarray
+        and type(t) is np.ndarray
+        and p.dtype is F64
+        and t.dtype is F64
+        and p.ndim == 2
+        and p.shape[1] in dims
+        and p.shape[0] >= 2
+        and t.shape == p.shape[1:]
+        and p.flags.carray
+        and t.flags.carray
+    )
+
+
 def positions_problem(positions_world, target_world) -> PositionsProblem:
     """Validate and flatten chains given by joint positions and their targets.
 
     A single chain (``positions_world`` without batch axes) stays ``(1, n + 1, 3)``: the
     kernels read it for every target."""
     p, t = positions_world, target_world
-    if (
-        type(p) is np.ndarray
-        and type(t) is np.ndarray
-        and p.dtype is F64
-        and t.dtype is F64
-        and p.ndim == 2
-        and p.strides == (24, 8)
-        and t.strides == (8,)
-        and t.shape == (3,)
-        and p.shape[0] >= 2
-    ):  # fast path: one C-contiguous float64 problem
+    if one_chain(p, t):  # one problem the kernels read as it is
         return tuple.__new__(PositionsProblem, (p[None], t[None], (), F64, p))
     p = as_points(p, "positions_world", 3, 2)
     t = as_points(t, "target_world", 3, 1)

@@ -37,6 +37,15 @@ def finish(a, batch, dtype, tail=()) -> np.ndarray:
     return a if dtype == F64 else a.astype(dtype)
 
 
+def per_problem(a, batch, dtype=None):
+    """A flat ``(N,)`` per-problem kernel output over ``batch``, cast to ``dtype`` if given:
+    a NumPy scalar for a single problem (``batch == ()``, see
+    :class:`~ikrig.solvers.result.SolveResult`), else an array of shape ``batch``."""
+    if dtype is not None and a.dtype != dtype:
+        a = a.astype(dtype)
+    return a[0] if batch == () else a.reshape(batch)
+
+
 def positions_setup(positions_world, target_world, constraints, parent_rotation_world):
     """The common start of every position-level solve: ``(problem, parent (M, 4), packed
     constraints or None)``."""
@@ -53,17 +62,17 @@ def positions_result(prob: PositionsProblem, out, reached, err, iters, rot_local
     if dtype is F64:
         return SolveResult._trusted(
             out.reshape(batch + (m, 3)),
-            reached.reshape(batch),
-            err.reshape(batch),
-            iters.reshape(batch),
+            per_problem(reached, batch),
+            per_problem(err, batch),
+            per_problem(iters, batch),
             None,
             rot_local.reshape(batch + (m - 1, 4)),
         )
     return SolveResult(
         positions_world=finish(out, batch, dtype, (m, 3)),
-        reached=reached.reshape(batch),
-        error=finish(err, batch, dtype),
-        iterations=iters.reshape(batch),
+        reached=per_problem(reached, batch),
+        error=per_problem(err, batch, dtype),
+        iterations=per_problem(iters, batch),
         rotations_local=finish(rot_local, batch, dtype, (m - 1, 4)),
     )
 
@@ -83,9 +92,9 @@ def pose_result(
     )
     return SolveResult(
         positions_world=finish(out, batch, dtype, (n + 1, 3)),
-        reached=reached.reshape(batch),
-        error=finish(err, batch, dtype),
-        iterations=iters.reshape(batch),
+        reached=per_problem(reached, batch),
+        error=per_problem(err, batch, dtype),
+        iterations=per_problem(iters, batch),
         motion=new_motion,
         rotations_local=local,
     )

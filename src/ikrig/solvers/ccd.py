@@ -54,6 +54,7 @@ from . import _ccd_kernels as K
 from ._packing import pack_pose_constraints, packed_or_free
 from ._problem import init_options, pose_problem
 from ._run import pose_result, positions_result, positions_setup, solve_outputs
+from ._single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 
@@ -153,6 +154,11 @@ def ccd(
         (True, True)
     """
     opts = check_options(options, CCDOptions, _DEFAULT)
+    if constraints is None and parent_rotation_world is None:  # one problem? (fast path)
+        res = solve_one(K.ccd_positions_one, rest_frames, positions_world, target_world,
+                        opts._settings)  # fmt: skip
+        if res is not None:
+            return res
     prob, parent, packed = positions_setup(
         positions_world, target_world, constraints, parent_rotation_world
     )

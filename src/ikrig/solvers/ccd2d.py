@@ -36,7 +36,8 @@ from ..constraints import AngleLimit2D
 from ..errors import InputError
 from . import _ccd2d_kernels as K
 from ._problem import flat, init_options, result_dtype
-from ._run import finish
+from ._run import finish, per_problem
+from ._single import one_chain
 from .result import SolveResult
 
 __all__ = ["CCD2DOptions", "CCD2DResult", "ccd_2d"]
@@ -156,6 +157,22 @@ def _dim(x, name) -> int:
     return shape[-1]
 
 
+def _solve_one(positions_world, target_world, opts: CCD2DOptions) -> CCD2DResult | None:
+    """One free chain ready for :func:`~ikrig.solvers._ccd2d_kernels.ccd2d_one`, solved
+    (see :mod:`ikrig.solvers._single`), else None: the general path."""
+    p, t = positions_world, target_world
+    if not one_chain(p, t, (2, 3)):
+        return None
+    m, D = p.shape
+    out, ang, rl = np.zeros((m, D)), np.empty(m - 1), np.empty((m - 1, 4))
+    err, iters, reached, bad = K.ccd2d_one(p, t, _limits(m - 1, None, None), opts._settings,
+                                           out, ang, rl)  # fmt: skip
+    if bad != -1:
+        return None
+    return CCD2DResult._trusted(out, np.True_ if reached else np.False_, np.float64(err),
+                                np.int64(iters), None, rl, angles=ang)  # fmt: skip
+
+
 def ccd_2d(
     positions_world,
     target_world,
@@ -203,6 +220,10 @@ def ccd_2d(
         (True, [0.0, 90.0])
     """
     opts = check_options(options, CCD2DOptions, _DEFAULT)
+    if limits_deg is None and constraints is None:  # one problem? (fast path)
+        res = _solve_one(positions_world, target_world, opts)
+        if res is not None:
+            return res
     D = _dim(positions_world, "positions_world")
     pos = as_points(positions_world, "positions_world", D, 2)
     tgt = as_points(target_world, "target_world", _dim(target_world, "target_world"), 1)
@@ -229,9 +250,9 @@ def ccd_2d(
     dtype = result_dtype(pos, tgt)
     return CCD2DResult(
         positions_world=finish(out, batch, dtype, (m, D)),
-        reached=reached.reshape(batch),
-        error=finish(err, batch, dtype),
-        iterations=iters.reshape(batch),
+        reached=per_problem(reached, batch),
+        error=per_problem(err, batch, dtype),
+        iterations=per_problem(iters, batch),
         rotations_local=finish(rl, batch, dtype, (n, 4)),
         angles=finish(ang, batch, dtype, (n,)),
     )

@@ -45,6 +45,7 @@ from ._packing import pack_pose_constraints, pack_position_constraints, packed_o
 from ._problem import PositionsProblem, flat, init_options, parent_rotations, pose_problem
 from ._rescale import rescaled, safe_norm, scaled_back
 from ._run import pose_result, positions_result, solve_outputs
+from ._single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 
@@ -127,6 +128,22 @@ class GoalWeights(NamedTuple):
 _NO_WEIGHTS = GoalWeights()
 
 
+_POSITION_GOAL: dict[int, tuple] = {}
+
+
+def _position_goal(n: int) -> tuple:
+    """The shared arrays of :func:`~ikrig.solvers._dls_kernels.dls_positions_one` for a
+    chain of ``n`` bones whose one goal is the effector's position, as the general path
+    makes them (cached): ``(parent, effectors, trot, wpos, wrot, kinds, params)``."""
+    got = _POSITION_GOAL.get(n)
+    if got is None:
+        eff, _, _, _, wpos, wrot = goals(n, None, np.zeros(3), None, _NO_WEIGHTS)
+        _, trot = goal_arrays(None, None, False, (1,), 1)
+        _, parent, kinds, params = rest_frames(n)
+        got = _POSITION_GOAL[n] = (parent, eff, trot, wpos, wrot, kinds, params)
+    return got
+
+
 def _check_weights(weights) -> GoalWeights:
     """``weights`` as a :class:`GoalWeights` (``None``: the defaults)."""
     if weights is None:
@@ -194,6 +211,17 @@ def dls(
         (True, (3, 4))
     """
     opts = check_options(options, DLSOptions, _DEFAULT)
+    if (
+        effectors is None
+        and target_rotation_world is None
+        and weights is None
+        and constraints is None
+        and parent_rotation_world is None
+    ):  # one problem? (fast path)
+        res = solve_one(K.dls_positions_one, _position_goal, positions_world, target_world,
+                        opts._settings)  # fmt: skip
+        if res is not None:
+            return res
     pos = as_points(positions_world, "positions_world", 3, 2)
     if pos.shape[-2] < 2:
         raise InputError(f"positions_world: a chain needs at least 2 joints, got {pos.shape}")

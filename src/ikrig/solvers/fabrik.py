@@ -70,6 +70,7 @@ from . import _chain_common as C
 from . import _fabrik_kernels as K
 from ._problem import init_options
 from ._run import run_pose, run_positions, solve_outputs
+from ._single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 
@@ -179,6 +180,11 @@ def fabrik(
         (False, [[0.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 2.0, 0.0]])
     """
     opts = check_options(options, FabrikOptions, _DEFAULT)
+    if constraints is None and parent_rotation_world is None:  # one problem? (fast path)
+        res = solve_one(K.fabrik_free_one, rest_frames, positions_world, target_world,
+                        opts._settings)  # fmt: skip
+        if res is not None:
+            return res
     return run_positions(
         _solve, opts, positions_world, target_world, constraints, parent_rotation_world
     )

@@ -57,6 +57,7 @@ from . import _follow_kernels as K
 from ._packing import packed_or_free
 from ._problem import init_options
 from ._run import run_pose, run_positions, solve_outputs
+from ._single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 
@@ -154,6 +155,11 @@ def follow(
         [-1.0, 0.0, 1.0]
     """
     opts = check_options(options, FollowOptions, _DEFAULT)
+    if constraints is None and parent_rotation_world is None:  # one problem? (fast path)
+        res = solve_one(K.follow_one, rest_frames, positions_world, target_world,
+                        opts._settings)  # fmt: skip
+        if res is not None:
+            return res
     return run_positions(
         _solve, opts, positions_world, target_world, constraints, parent_rotation_world
     )

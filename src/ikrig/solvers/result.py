@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from ..pose import Motion
+
+_R = TypeVar("_R", bound="SolveResult")
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,6 +27,10 @@ class SolveResult:
             chain's rotations changed), else ``None``.
         rotations_local: ``(..., n, 4)`` xyzw new local rotations of the solved joints (root
             to the joint before the effector) when known, else ``None``.
+
+    For a single problem (batch shape ``()``) ``reached``, ``error`` and ``iterations``
+    are NumPy scalars (``np.bool``, ``np.float64`` or ``np.float32``, ``np.int64``), which
+    have ``shape == ()`` and work as 0-d arrays do, except that they are immutable.
     """
 
     positions_world: np.ndarray
@@ -35,10 +42,11 @@ class SolveResult:
 
     @classmethod
     def _trusted(
-        cls, positions_world, reached, error, iterations, motion, rotations_local
-    ) -> SolveResult:
+        cls: type[_R], positions_world, reached, error, iterations, motion, rotations_local, **more
+    ) -> _R:
         """The result from arrays a solver made itself, built without the frozen
-        dataclass's ``__init__``, which took a fifth of a single FABRIK solve."""
+        dataclass's ``__init__``, which took a fifth of a single FABRIK solve (``more``: a
+        subclass's own fields)."""
         out = object.__new__(cls)
         fields = out.__dict__
         fields["positions_world"] = positions_world
@@ -47,4 +55,6 @@ class SolveResult:
         fields["iterations"] = iterations
         fields["motion"] = motion
         fields["rotations_local"] = rotations_local
+        if more:
+            fields.update(more)
         return out
