@@ -11,7 +11,7 @@ import numpy as np
 
 from .._checks import as_points, batch_shape, raise_nonfinite
 from ..errors import InputError
-from ._problem import flat
+from ._problem import flat, frozen
 
 _WEIGHTS: dict = {}
 _EFFECTOR_N: dict = {}
@@ -66,7 +66,7 @@ def goals(n, effectors, target_world, target_rotation_world, goal_weights):
             raise InputError(f"{name}: expected a number or {G} numbers, got shape {w.shape}")
         if not np.isfinite(w).all() or (w < 0).any():
             raise InputError(f"{name}: weights must be finite and >= 0, got {value!r}")
-        return np.broadcast_to(w, (G,)).copy()
+        return frozen(np.broadcast_to(w, (G,)).copy())
 
     if target_world is None and target_rotation_world is None:
         raise InputError("target_world: needs a position target or a target_rotation_world")
@@ -107,7 +107,7 @@ def goal_arrays(tpos, trot, multi, batch, G):
     nrm = np.sqrt(np.sum(tr * tr, axis=-1, keepdims=True))
     if (nrm <= 1e-12).any():
         raise InputError("target_rotation_world: contains a zero quaternion")
-    return tp, tr / nrm
+    return tp, frozen(tr / nrm)
 
 
 def target_batch(tpos, trot, multi):

@@ -65,10 +65,23 @@ def axis_array(axis) -> np.ndarray:
 
 
 def flat(a, batch, tail, dtype=F64) -> np.ndarray:
-    """``a`` broadcast to ``batch + tail`` and flattened to C-contiguous ``(N,) + tail``."""
+    """``a`` broadcast to ``batch + tail`` and flattened to C-contiguous ``(N,) + tail``,
+    writeable (a read-only array is copied): a kernel gets one array type whatever the
+    caller's array was, and is compiled once for it, not also for read-only arrays."""
     if a.shape[: a.ndim - len(tail)] != batch:
         a = np.broadcast_to(a, batch + tail)
-    return np.ascontiguousarray(a.reshape((-1,) + tail), dtype=dtype)
+    out = np.ascontiguousarray(a.reshape((-1,) + tail), dtype=dtype)
+    return out if out.flags.writeable else out.copy()
+
+
+def frozen(a: np.ndarray) -> np.ndarray:
+    """``a``, made read-only. A kernel input that is a cached constant in some calls
+    (:data:`IDENTITY` and the rest rotations, free constraints and limits, default goal
+    weights and rotations; all read-only) is read-only when made for a call too, and
+    positions and targets are always writeable (:func:`flat`): each kernel sees one array
+    type and is compiled once, not once per combination."""
+    a.flags.writeable = False
+    return a
 
 
 def result_dtype(*arrays) -> np.dtype:
@@ -98,7 +111,7 @@ def parent_rotations(parent_rotation_world, batch) -> np.ndarray:
     norms = np.linalg.norm(out, axis=-1, keepdims=True)
     if not (norms > 1e-12).all():
         raise InputError("parent_rotation_world: contains a zero quaternion")
-    return np.ascontiguousarray(out / norms)
+    return frozen(np.ascontiguousarray(out / norms))
 
 
 class PositionsProblem(NamedTuple):
@@ -184,7 +197,7 @@ def chain_positions(prob: PoseProblem, chain: Chain):
     chain's joints (the position-based solvers' pose-level input)."""
     n = chain.num_bones
     pos = flat(prob.pos_w, prob.batch, (n + 1, 3))
-    rot = flat(prob.rot_w[..., :-1, :], prob.batch, (n, 4))
+    rot = frozen(flat(prob.rot_w[..., :-1, :], prob.batch, (n, 4)))
     return pos, rot
 
 
@@ -211,7 +224,7 @@ def pose_problem(motion, chain, target_world, extra_target_dims: int = 0) -> Pos
         dtype=motion.dtype,
         rot_w=rot_w,
         pos_w=pos_w,
-        parent=flat(parent_rot, batch, (4,)),
+        parent=frozen(flat(parent_rot, batch, (4,))),
         bone=flat(motion.positions_local[..., joints[1:], :], batch, (n, 3)),
         rot_local=flat(motion.rotations_local[..., joints[:-1], :], batch, (n, 4)),
         root=flat(pos_w[..., 0, :], batch, (3,)),
@@ -230,4 +243,6 @@ def rest_rotations(parent: np.ndarray, n: int) -> np.ndarray:
             got = _REST_ROT[n] = np.ascontiguousarray(np.broadcast_to(IDENTITY[:, None], (1, n, 4)))
             got.flags.writeable = False
         return got
-    return np.ascontiguousarray(np.broadcast_to(parent[:, None, :], (parent.shape[0], n, 4)))
+    return frozen(
+        np.ascontiguousarray(np.broadcast_to(parent[:, None, :], (parent.shape[0], n, 4)))
+    )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._problem import frozen
+
 
 def packable(bones) -> np.ndarray:
     """``bones (..., n, 3)`` as they are, or, for chains whose largest coordinate is beyond
@@ -73,9 +75,9 @@ def rescue(solve, args, opts, outs, world):
     direction = getattr(opts, "direction", None)
     p = pos[idx] if pos.shape[0] > 1 else np.repeat(pos, len(idx), axis=0)
     q, v, s, moved = rescaled(p, target[idx, None, :], direction is None)
-    sub = [a[idx] if a.shape[0] > 1 else a for a in (rot, parent)]
+    sub = [frozen(a[idx]) if a.shape[0] > 1 else a for a in (rot, parent)]
     if packed is not None and packed[1].shape[0] > 1:
-        packed = (packed[0], packed[1][idx])
+        packed = (packed[0], frozen(packed[1][idx]))
     got = solve(np.ascontiguousarray(q), np.ascontiguousarray(v[:, 0]), *sub, packed, opts,
                 world=world)  # fmt: skip
     root = p[:, :1, :]

@@ -35,7 +35,7 @@ from .._numba import notify_compiling
 from ..constraints import AngleLimit2D
 from ..errors import InputError
 from . import _ccd2d_kernels as K
-from ._problem import flat, init_options, result_dtype
+from ._problem import flat, frozen, init_options, result_dtype
 from ._run import finish, per_problem
 from ._single import one_chain
 from .result import SolveResult
@@ -147,7 +147,7 @@ def _limits(n: int, limits_deg, constraints) -> np.ndarray:
         return got
     limited = pairs[:, 1] - pairs[:, 0] < 2 * math.pi - 1e-12
     out[limited] = pairs[limited]
-    return out
+    return frozen(out)
 
 
 def _dim(x, name) -> int:

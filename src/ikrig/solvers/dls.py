@@ -42,7 +42,14 @@ from ..errors import InputError
 from . import _dls_kernels as K
 from ._dls_goals import goal_arrays, goals, target_batch
 from ._packing import pack_pose_constraints, pack_position_constraints, packed_or_free
-from ._problem import PositionsProblem, flat, init_options, parent_rotations, pose_problem
+from ._problem import (
+    PositionsProblem,
+    flat,
+    frozen,
+    init_options,
+    parent_rotations,
+    pose_problem,
+)
 from ._rescale import rescaled, safe_norm, scaled_back
 from ._run import pose_result, positions_result, solve_outputs
 from ._single import rest_frames, solve_one
@@ -352,7 +359,7 @@ def solve_dls(
 
 def _rows(idx, pos, parent, trot, params):
     """Rows ``idx`` of the per-problem kernel inputs (``(1, ...)`` arrays are shared)."""
-    pick = [a[idx] if a.shape[0] > 1 else a for a in (parent, trot, params)]
+    pick = [frozen(a[idx]) if a.shape[0] > 1 else a for a in (parent, trot, params)]
     p = pos[idx] if pos.shape[0] > 1 else np.repeat(pos, len(idx), axis=0)
     return (p, *pick)
 
