@@ -51,7 +51,8 @@ class PlanarState(NamedTuple):
 
     cs: np.ndarray  # (n,) cos and sin of each joint's angle
     sn: np.ndarray
-    theta: np.ndarray  # (n,) joint angles
+    theta: np.ndarray  # (n,) joint angles (a stale one: read it with _angle)
+    stale: np.ndarray  # (n,) bool: theta[i] lags cs[i], sn[i] (a free joint turned)
     P: np.ndarray  # (n + 1, 3) joint positions (z unused), P[0] the root
     best: np.ndarray  # (3, n) scratch: theta, cs, sn of the pose before a kick
 
@@ -66,6 +67,23 @@ def _limit(a, lo, hi):
 
 
 @njit(cache=True)
+def _angle(st, i):
+    """Joint ``i``'s angle, first brought up to date if it is stale: a free joint turns
+    by its cosine and sine alone (no arc tangent per turn), its angle is read back from
+    them when it is needed (kicks, the best pose, the result)."""
+    if st.stale[i]:
+        st.theta[i] = wrap_angle(math.atan2(st.sn[i], st.cs[i]))
+        st.stale[i] = False
+    return st.theta[i]
+
+
+@njit(cache=True)
+def _fresh_angles(st):
+    for i in range(st.theta.shape[0]):
+        _angle(st, i)
+
+
+@njit(cache=True)
 def _planar_fk(ch, st):
     """Joint positions ``st.P[:, :2]`` from the unit complex joint turns ``st.cs``,
     ``st.sn``; ``st.P[0]`` is the root."""
@@ -77,6 +95,16 @@ def _planar_fk(ch, st):
         P[i + 1, 1] = P[i, 1] + lens[i] * S
 
 
+@njit(cache=True, inline="always")
+def _turn(cs, sn, i, cd, sd):
+    """Turn joint ``i``'s unit complex angle ``(cs[i], sn[i])`` by ``(cd, sd)``,
+    renormalised."""
+    c2 = cs[i] * cd - sn[i] * sd
+    s2 = cs[i] * sd + sn[i] * cd
+    inv = 1.0 / math.sqrt(c2 * c2 + s2 * s2)
+    cs[i], sn[i] = c2 * inv, s2 * inv
+
+
 @njit(cache=True)
 def _ccd2d_solve(ch, st, t, s):
     """Solve the planar chain ``ch`` (:class:`PlanarChain`) in place for the target ``t``
@@ -86,8 +114,9 @@ def _ccd2d_solve(ch, st, t, s):
     ``bend_sign`` and the other way if a limit blocks that. Returns ``(error,
     iterations)``."""
     lens, limits, tol_k, tiny = ch.lens, ch.limits, ch.tol_k, ch.tiny
-    cs, sn, theta, P, best = st.cs, st.sn, st.theta, st.P, st.best
+    cs, sn, theta, stale, P, best = st.cs, st.sn, st.theta, st.stale, st.P, st.best
     step, max_iter, bend_sign = s.step, s.max_iter, s.bend_sign
+    unstepped = step >= math.pi  # no largest turn per sweep
     n = lens.shape[0]
     tx, ty = t[0], t[1]
     it = 0
@@ -114,17 +143,30 @@ def _ccd2d_solve(ch, st, t, s):
                 cr = ax * by - ay * bx
                 d = ax * bx + ay * by
                 lo, hi = limits[i, 0], limits[i, 1]
-                old = theta[i]
                 exact = False  # the full turn: the effector lands on the target line
                 if cr * cr <= (EPS * EPS) * (la2 * lb2) and (kick or d < 0.0):
                     if not kick or (d > 0.0 and lb2 >= la2):
                         continue
+                    old = _angle(st, i)
                     turn = min(KICK if d > 0.0 else math.pi - KICK, step)
                     new = _limit(old + bend_sign * turn, lo, hi)
                     if new == old:
                         new = _limit(old - bend_sign * turn, lo, hi)
                     delta = new - old
+                elif unstepped and lo <= -math.pi and hi >= math.pi:
+                    # a free joint's full turn, by its cosine and sine: no arc tangent
+                    if cr == 0.0:
+                        continue
+                    inv = 1.0 / math.sqrt(la2 * lb2)
+                    _turn(cs, sn, i, d * inv, cr * inv)
+                    r = math.sqrt(la2 / lb2)
+                    ex, ey = P[i, 0] + bx * r, P[i, 1] + by * r
+                    stale[i] = True
+                    # the turn's size only meets thresholds far below 1: its sine will do
+                    turned = max(turned, abs(cr * inv) if d > 0.0 else 1.0)
+                    continue
                 else:
+                    old = theta[i]
                     delta = min(max(math.atan2(cr, d), -step), step)
                     new = _limit(old + delta, lo, hi)
                     exact = delta < step and delta > -step
@@ -142,10 +184,7 @@ def _ccd2d_solve(ch, st, t, s):
                     cd, sd = math.cos(delta), math.sin(delta)
                     ex = P[i, 0] + cd * ax - sd * ay
                     ey = P[i, 1] + sd * ax + cd * ay
-                c2 = cs[i] * cd - sn[i] * sd
-                s2 = cs[i] * sd + sn[i] * cd
-                inv = 1.0 / math.sqrt(c2 * c2 + s2 * s2)
-                cs[i], sn[i] = c2 * inv, s2 * inv
+                _turn(cs, sn, i, cd, sd)
                 theta[i] = new
                 turned = max(turned, abs(delta))
             moved = turned > STILL
@@ -156,11 +195,14 @@ def _ccd2d_solve(ch, st, t, s):
             _planar_fk(ch, st)
             if e < best_e:  # only a kick raises the error: keep the pose before it
                 best_e = e
+                _fresh_angles(st)
                 best[0, :], best[1, :], best[2, :] = theta, cs, sn
     if best_e < e:
         theta[:], cs[:], sn[:] = best[0], best[1], best[2]
+        stale[:] = False
         _planar_fk(ch, st)
         e = math.hypot(tx - P[n, 0], ty - P[n, 1])
+    _fresh_angles(st)
     return e, it
 
 
@@ -190,9 +232,10 @@ def ccd2d_kernel(positions, target, limits, settings, pos_out, ang_out, rl_out, 
     sn = np.empty(n)
     theta0 = np.empty(n)
     theta = np.empty(n)
+    stale = np.zeros(n, dtype=np.bool_)
     best = np.empty((3, n))
     P = np.zeros((n + 1, 3))
-    st = PlanarState(cs, sn, theta, P, best)
+    st = PlanarState(cs, sn, theta, stale, P, best)
     s = settings[0]
     tol = s.tol
     for k in range(N):
