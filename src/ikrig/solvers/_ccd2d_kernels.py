@@ -17,7 +17,7 @@ from .._numba import njit
 from ..math._qmath import nearest_angle_in_interval, pick, q_set, row_finite, wrap_angle
 from ._ccd_kernels import EPS, KICK, STILL, TINY, line_saddle
 from ._chain_common import settings_record
-from ._single_kernels import one_problem, status
+from ._single_kernels import status, status_arrays
 
 CCD2D_SETTINGS = np.dtype(
     [
@@ -281,11 +281,11 @@ def ccd2d_kernel(positions, target, limits, settings, pos_out, ang_out, rl_out, 
 
 @njit(cache=True)
 def ccd2d_one(pos, target, limits, settings, out, ang, rl):
-    """:func:`ccd2d_kernel` for one problem, ``pos (m, D)``, ``target (D,)``, into ``out (m,
-    D)`` (zeros), ``ang (n,)`` and ``rl (n, 4)``; returns the status values of
-    :mod:`._single_kernels`."""
+    """:func:`ccd2d_kernel` for one problem (see :mod:`._single_kernels`; ``limits``, the
+    cached free limits, is its ``fixed``), into ``out (m, D)`` (zeros), ``ang (n,)`` and
+    ``rl (n, 4)``."""
     m, D = pos.shape
-    a = one_problem()
+    a = status_arrays()
     bad = ccd2d_kernel(pos.reshape((1, m, D)), target.reshape((1, D)), limits, settings,
                        out.reshape((1, m, D)), ang.reshape((1, m - 1)),
                        rl.reshape((1, m - 1, 4)), a.err, a.iters, a.reached)  # fmt: skip

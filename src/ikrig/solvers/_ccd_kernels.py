@@ -66,7 +66,7 @@ from ..math._qmath import (
 )
 from ._chain_common import settings_record
 from ._frame_chain import IDENTITY_Q, FrameChain, FrameState, Outputs, positions_chain
-from ._single_kernels import one_problem, status
+from ._single_kernels import status, status_arrays
 
 EPS = 1e-7  # sine below which two directions count as collinear
 LINE = 1e-6  # sine below which a bone counts as lying on the effector-target line
@@ -349,7 +349,7 @@ def ccd_positions_one(pos, target, rest, settings, out, rl):
     :mod:`._single_kernels`)."""
     m = pos.shape[0]
     _, parent, kinds, params = rest
-    a = one_problem()
+    a = status_arrays()
     bad = ccd_positions_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), parent, kinds,
                                params, settings, out.reshape((1, m, 3)),
                                rl.reshape((1, m - 1, 4)), a.err, a.iters, a.reached)  # fmt: skip

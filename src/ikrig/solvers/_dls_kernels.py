@@ -70,7 +70,7 @@ from ..math._qmath import (
 from ._chain_common import settings_record
 from ._dls_step import aligned, apply_step, damped_step, jacobian, kick_axis, straight
 from ._frame_chain import FrameChain, FrameState, Outputs, positions_chain
-from ._single_kernels import one_problem, status
+from ._single_kernels import status, status_arrays
 
 KICK = 0.25  # radians
 STALL = 1e-10  # a step below this (radians) counts as no step
@@ -419,7 +419,7 @@ def dls_positions_one(pos, target, goal, settings, out, rl):
     general path makes them; see :mod:`._single_kernels`)."""
     m = pos.shape[0]
     parent, effectors, trot, wpos, wrot, kinds, params = goal
-    a = one_problem()
+    a = status_arrays()
     bad = dls_positions_kernel(pos.reshape((1, m, 3)), parent, effectors,
                                target.reshape((1, 1, 3)), trot, wpos, wrot, kinds, params,
                                settings, out.reshape((1, m, 3)), rl.reshape((1, m - 1, 4)),

@@ -32,7 +32,7 @@ from ._chain_common import (
     snap_all,
     turn_parent,
 )
-from ._single_kernels import one_problem, status
+from ._single_kernels import status, status_arrays
 
 # --------------------------------------------------------------------------------------
 # FABRIK, no constraints
@@ -301,7 +301,7 @@ def fabrik_free_one(pos, target, rest, settings, out, rl):
     :mod:`._single_kernels`)."""
     m = pos.shape[0]
     rot, parent, _, _ = rest
-    a = one_problem()
+    a = status_arrays()
     rl1 = rl.reshape((1, m - 1, 4))
     bad = fabrik_free(pos.reshape((1, m, 3)), target.reshape((1, 3)), rot, parent, settings,
                       out.reshape((1, m, 3)), rl1, rl1, a.err, a.iters, a.reached)  # fmt: skip

@@ -42,7 +42,7 @@ from ._chain_common import (
     skip,
     turn_parent,
 )
-from ._single_kernels import one_problem, status
+from ._single_kernels import status, status_arrays
 
 
 @njit(cache=True)
@@ -176,7 +176,7 @@ def follow_one(pos, target, rest, settings, out, rl):
     :mod:`._single_kernels`); one iteration."""
     m = pos.shape[0]
     rot, parent, kinds, params = rest
-    a = one_problem()
+    a = status_arrays()
     a.iters[0] = 1
     bad = follow_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), rot, parent, kinds,
                         params, False, settings, out.reshape((1, m, 3)),

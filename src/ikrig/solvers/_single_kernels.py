@@ -3,15 +3,20 @@
 A single chain solve from Python (one chain, one target, float64, no constraints, the
 rest frames) should cost little more than its iterations. A batch kernel's call costs the
 dispatch of eleven or more arrays and as many allocations in Python. Each solver's
-``*_one`` kernel instead takes the problem's own arrays and its two outputs,
+``*_one`` kernel instead takes
 
-* ``pos (m, D)``, ``target (D,)``, the solver's ``settings`` record,
-* ``out (m, D)`` the solved positions, ``rl (n, 4)`` the local rotations,
+* ``pos (m, D)`` and ``target (D,)``, the problem's own arrays;
+* ``fixed``: a plain tuple of the read-only arrays every such problem of ``n`` bones
+  shares, cached by the Python side (:func:`~ikrig.solvers._single.rest_frames`, or the
+  solver's own: DLS's goal arrays, ``ccd_2d``'s free limits);
+* the solver's ``settings`` record;
+* its outputs: ``out (m, D)`` the solved positions, ``rl (n, 4)`` the local rotations (and
+  ``ccd_2d``'s angles),
 
-makes the rest of the batch kernel's arrays here (:func:`one_problem`), runs the batch
-kernel on a batch of one and returns the status as values: ``(error, iterations,
-reached, bad)`` (``bad`` as the batch kernel's; the Python side, :mod:`._single`, takes
-the general path unless it is -1).
+makes the batch kernel's status arrays (:func:`status_arrays`), runs the batch kernel on a
+batch of one and returns the status as values: ``(error, iterations, reached, bad)``
+(``bad`` as the batch kernel's; the Python side, :mod:`._single`, takes the general path
+unless it is -1).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import numpy as np
 from .._numba import njit
 
 
-class OneProblem(NamedTuple):
+class StatusArrays(NamedTuple):
     """A batch kernel's status arrays for one problem."""
 
     err: np.ndarray  # (1,)
@@ -32,9 +37,9 @@ class OneProblem(NamedTuple):
 
 
 @njit(cache=True)
-def one_problem():
-    """Fresh :class:`OneProblem` arrays."""
-    return OneProblem(np.zeros(1), np.zeros(1, np.int64), np.zeros(1, np.bool_))
+def status_arrays():
+    """Fresh :class:`StatusArrays` arrays."""
+    return StatusArrays(np.zeros(1), np.zeros(1, np.int64), np.zeros(1, np.bool_))
 
 
 @njit(cache=True)
