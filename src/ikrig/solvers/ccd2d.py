@@ -103,8 +103,20 @@ _DEFAULT = CCD2DOptions()
 _FREE: dict = {}
 
 
+def _free_limits(n: int) -> np.ndarray:
+    """``(n, 2)`` read-only ``(-pi, pi)`` rows, every joint free; cached."""
+    got = _FREE.get(n)
+    if got is None:
+        got = np.empty((n, 2))
+        got[:, 0], got[:, 1] = -math.pi, math.pi
+        _FREE[n] = frozen(got)
+    return got
+
+
 def _limits(n: int, limits_deg, constraints) -> np.ndarray:
     """``(n, 2)`` float64 radian limits for the kernel; ``(-pi, pi)`` marks a free joint."""
+    if limits_deg is None and constraints is None:
+        return _free_limits(n)
     if limits_deg is not None and constraints is not None:
         raise InputError("give either limits_deg or constraints, not both")
     out = np.empty((n, 2))
@@ -139,12 +151,6 @@ def _limits(n: int, limits_deg, constraints) -> np.ndarray:
                 raise InputError(f"constraints[{j}]: the normal must be +Z or -Z, got {c.normal}")
             lo, hi = (c.min_angle, c.max_angle) if nz > 0 else (-c.max_angle, -c.min_angle)
             pairs[j] = lo, hi
-    else:
-        got = _FREE.get(n)
-        if got is None:
-            got = _FREE[n] = out
-            got.flags.writeable = False
-        return got
     limited = pairs[:, 1] - pairs[:, 0] < 2 * math.pi - 1e-12
     out[limited] = pairs[limited]
     return frozen(out)
@@ -165,7 +171,7 @@ def _solve_one(positions_world, target_world, opts: CCD2DOptions) -> CCD2DResult
         return None
     m, D = p.shape
     out, ang, rl = np.zeros((m, D)), np.empty(m - 1), np.empty((m - 1, 4))
-    err, iters, reached, bad = K.ccd2d_one(p, t, _limits(m - 1, None, None), opts._settings,
+    err, iters, reached, bad = K.ccd2d_one(p, t, _free_limits(m - 1), opts._settings,
                                            out, ang, rl)  # fmt: skip
     if bad != -1:
         return None
