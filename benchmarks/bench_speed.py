@@ -13,7 +13,9 @@ Sections (``--only NAME`` runs one):
 * ``wrapper``: one call of each chain solver on a 10-link chain whose end is already on the
   target (0 iterations), CPU time per call; and the floor of this design, what any call
   costs before validation and glue (dispatching a no-op compiled kernel with the arguments
-  of FABRIK's one-problem kernel, its two output arrays, the result object).
+  of FABRIK's one-problem kernel, its two output arrays, the result object), timed
+  interleaved with the calls: each call's row says how far above that floor it is, a
+  figure that moves less with the machine's load than the call itself.
 * ``chains``: FABRIK and ``ccd_2d`` single calls (a Python loop over 1,000 reachable targets,
   each solve from the straight rest pose) against Numba references written here (scalar
   loops, no temporaries; FABRIK is also compared with ``bench_chains.fabrik_nb``), CPU time,
@@ -232,11 +234,16 @@ def sec_wrapper(args):
     for k, fn in calls.items():
         it = getattr(fn(), "iterations", None)  # also warms
         iters[k] = "n/a" if it is None else int(np.max(it))
-    t = clocked(calls, args.repeats * 2, inner=1000)
+    parts = floor_parts(c3)
+    t = clocked(calls | parts, args.repeats * 2, inner=1000)  # interleaved: one machine state
+    floor = sum(t[k][1] for k in parts)
     rows = [row(f"wrapper: {k}, target reached", "<= 3 us CPU", us(t[k][1]),
                 f"{t[k][1] / 3e-6:.2f} x goal", t[k][1] <= 3e-6,
-                f"result.iterations {iters[k]}; wall {us(t[k][0])}") for k in calls]  # fmt: skip
-    return rows + [wrapper_floor(c3, args.repeats)]
+                f"result.iterations {iters[k]}; wall {us(t[k][0])}; the floor below"
+                f" + {us(t[k][1] - floor)}") for k in calls]  # fmt: skip
+    note = "; ".join(f"{k} {us(t[k][1])}" for k in parts) + " (no validation, no glue)"
+    return rows + [row("wrapper floor: dispatch+outputs+result", "-", us(floor),
+                       f"{floor / 3e-6:.2f} x goal", note=note)]  # fmt: skip
 
 
 @numba.njit(cache=False)
@@ -244,12 +251,11 @@ def _no_op(pos, target, rest, settings, out, rl):
     return 0.0, 0, True, -1
 
 
-def wrapper_floor(chain, repeats):
+def floor_parts(chain):
     """What any single FABRIK call costs before its kernel does any work, in this design
-    (the one-problem path, ``ikrig.solvers._single``): the dispatch of a compiled kernel
-    taking ``fabrik_free_one``'s arguments and returning its status (a no-op here), its two
-    output arrays, and the result object with its three scalars. CPU time of each, same
-    run."""
+    (the one-problem path, ``ikrig.solvers._single``), as three calls to time: the dispatch
+    of a compiled kernel taking ``fabrik_free_one``'s arguments and returning its status (a
+    no-op here), its two output arrays, and the result object with its three scalars."""
     from ikrig.solvers._single import rest_frames
     from ikrig.solvers.fabrik import FabrikOptions
     from ikrig.solvers.result import SolveResult
@@ -262,13 +268,8 @@ def wrapper_floor(chain, repeats):
     def result():
         return SolveResult._trusted(out, np.True_, np.float64(0.0), np.int64(0), None, rl)
 
-    parts = {"dispatch": lambda: _no_op(*a), "result": result,
-             "outputs": lambda: (np.empty((m, 3)), np.empty((m - 1, 4)))}  # fmt: skip
-    t = clocked(parts, repeats * 2, inner=2000)
-    floor = sum(c for _, c in t.values())
-    note = "; ".join(f"{k} {us(c)}" for k, (_, c) in t.items())
-    return row("wrapper floor: dispatch+outputs+result", "-", us(floor),
-               f"{floor / 3e-6:.2f} x goal", note=note + " (no validation, no glue)")  # fmt: skip
+    return {"dispatch": lambda: _no_op(*a), "result": result,
+            "outputs": lambda: (np.empty((m, 3)), np.empty((m - 1, 4)))}  # fmt: skip
 
 
 # ------------------------------------------------ 5. FABRIK and ccd_2d vs Numba refs
