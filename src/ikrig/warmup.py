@@ -59,18 +59,16 @@ def _two_bone() -> None:
 
 def _chains() -> None:
     """The iterative chain solvers (CCD, 2D CCD, FABRIK, follow, DLS), float64 and
-    float32, one problem (own arrays: the one-problem path; read-only views) and a batch."""
+    float32, one problem (the one-problem kernels) and a batch (the batch kernels; any
+    other call of them runs the same specialisation, ``tests/test_kernel_types.py``)."""
     from .solvers import ccd, ccd_2d, dls, fabrik, follow
 
     for dtype in (np.float64, np.float32):
         chain = np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], dtype)
         target = np.array([1.0, 2.0, 0.5], dtype)
-        cases = [(chain, target), (chain[:, :2].copy(), target[:2].copy())]
-        for batch in ((), (4,)):
-            joints = np.broadcast_to(chain, batch + chain.shape)
-            goal = np.broadcast_to(target, batch + (3,))
-            cases.append((joints, goal))
-            cases.append((joints[..., :2], goal[..., :2]))
+        joints, goal = np.broadcast_to(chain, (4,) + chain.shape), np.broadcast_to(target, (4, 3))
+        cases = [(chain, target), (chain[:, :2].copy(), target[:2].copy()), (joints, goal),
+                 (joints[..., :2], goal[..., :2])]  # fmt: skip
         for joints, goal in cases:
             if joints.shape[-1] == 3:
                 for solve in (ccd, fabrik, follow, dls):
