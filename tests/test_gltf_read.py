@@ -578,6 +578,44 @@ def test_uniform_joint_scale_folded(tmp_path):
     _check_against_reference(clip, pygltflib.GLTF2.load(path).binary_blob())
 
 
+def test_leaf_nodes_under_joints_are_end_sites(tmp_path):
+    """A leaf node that only marks a point under a joint (a BVH End Site as ikrig writes it,
+    a leaf-bone tip of other exporters) is read as an end site, under an FBX-style armature
+    and a scaled, rotated joint, so it follows its joint in every frame; leaves with a mesh,
+    an animation or a skin of their own, and nodes with children, are not."""
+    b = Builder()
+    arm = b.node("Armature", rotation=_rot("x", -90), scale=[0.01] * 3)
+    hips = b.node("Hips", arm, translation=[0.0, 0.0, 100.0])
+    knee = b.node("Knee", hips, translation=[0.0, 0.0, -50.0], rotation=_rot("x", 10),
+                  scale=[2.0] * 3)  # fmt: skip
+    tip = b.node("Knee_end", knee, translation=[0.0, 5.0, -40.0], rotation=_rot("y", 30))
+    b.doc.meshes = [pygltflib.Mesh(primitives=[])]
+    b.node("Socket", hips, translation=[1.0, 0.0, 0.0], mesh=0)
+    prop = b.node("Prop", hips, translation=[0.0, 1.0, 0.0])
+    b.node("Inner", b.node("Holder", hips))
+    other = b.node("Other", hips, translation=[0.0, 0.0, 1.0])
+    b.skin([hips, knee])
+    b.skin([other])
+    b.anim("walk", [
+        (hips, "translation", [0.0, 1.0], [[0, 0, 100], [20, 0, 100]], "LINEAR"),
+        (knee, "rotation", [0.0, 1.0], [_rot("x", 10), _rot("x", 40)], "LINEAR"),
+        (prop, "translation", [0.0, 1.0], [[0, 1, 0], [0, 2, 0]], "LINEAR"),
+    ])  # fmt: skip
+    path = b.save(tmp_path / "sites.glb")
+    clip = read_gltf(path, fps=10)
+    sk = clip.skeleton
+    assert sk.names == ("Hips", "Knee")
+    np.testing.assert_array_equal(sk.end_site_parents, [1])
+    assert any("1 leaf node(s) under joints read as end sites" in q for q in clip.quirks)
+    doc = pygltflib.GLTF2.load(path)
+    blob = doc.binary_blob()
+    rot_w, pos_w = clip.motion.fk()
+    for f, t in enumerate(clip.times):
+        want = _ref_world(doc, _ref_local(doc, blob, doc.animations[0], t))[tip][:3, 3]
+        got = pos_w[f, 1] + Rotation.from_quat(rot_w[f, 1]).apply(np.array(sk.end_site_offsets[0]))
+        np.testing.assert_allclose(got, want, atol=1e-7)
+
+
 def test_quaternion_sign_flip_takes_the_short_way(tmp_path):
     b = Builder()
     j = _chain(b)

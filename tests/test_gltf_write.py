@@ -35,6 +35,7 @@ from ikrig.skeleton import Skeleton  # noqa: E402
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 GLTF_FILES = sorted((SHARED / "gltf").glob("*.glb")) if (SHARED / "gltf").is_dir() else []
 BVH_FILES = sorted((SHARED / "bvh").glob("*.bvh")) if (SHARED / "bvh").is_dir() else []
+MORE_BVH = sorted((SHARED / "bvh_more").glob("*.bvh")) if (SHARED / "bvh_more").is_dir() else []
 TOL = 1e-5  # of the leg length (or of the skeleton's height without legs)
 
 
@@ -456,10 +457,10 @@ def test_other_times_and_gltf_output(tmp_path, read_clips, path):
 
 @pytest.fixture(scope="module")
 def bvh_motions():
-    return {p.name: read_bvh(p).motion for p in BVH_FILES}
+    return {p.name: read_bvh(p).motion for p in BVH_FILES + MORE_BVH}
 
 
-@pytest.mark.parametrize("path", BVH_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", BVH_FILES + MORE_BVH, ids=lambda p: p.name)
 def test_bvh_to_glb_and_back(tmp_path, bvh_motions, path):
     motion = bvh_motions[path.name]
     unit = _unit(motion.skeleton)
@@ -482,6 +483,11 @@ def test_bvh_to_glb_and_back(tmp_path, bvh_motions, path):
     np.testing.assert_allclose(
         read_bvh(bvh).motion.skeleton.offsets, motion.skeleton.offsets, atol=1e-5 * unit
     )
+    for sk in (back.skeleton, read_bvh(bvh).motion.skeleton):  # end sites kept both ways
+        np.testing.assert_array_equal(sk.end_site_parents, motion.skeleton.end_site_parents)
+        np.testing.assert_allclose(
+            sk.end_site_offsets, motion.skeleton.end_site_offsets, atol=1e-5 * unit
+        )
 
 
 @pytest.mark.parametrize("path", BVH_FILES[:1], ids=lambda p: p.name)
@@ -503,6 +509,7 @@ def test_bvh_to_gltf_with_bin(tmp_path, bvh_motions, path):
 
 def test_shared_bvh_present_or_skipped():
     _needs(BVH_FILES, "bvh")
+    _needs(MORE_BVH, "bvh_more")
     _needs(GLTF_FILES, "gltf")
 
 

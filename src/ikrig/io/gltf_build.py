@@ -7,6 +7,10 @@
 - one node per joint, named as the joint, in skeleton order (node ``j`` is joint ``j``), at
   rest: ``translation`` = the joint's offset, no rotation; the skeleton's roots and the mesh
   node are the scene's nodes;
+- one leaf node per end site (BVH ``End Site``), a child of its joint at the end site's
+  offset, named after the joint (``Head_end``), after the joints' nodes: not a joint, so
+  viewers ignore it, and :func:`~ikrig.io.gltf_read.read_gltf` reads it back as an end
+  site;
 - one skin over all joints, inverse bind matrices from the rest pose;
 - one animation: a ``rotation`` channel per joint and a ``translation`` channel for each
   root and for every joint whose translation moves (BVH position channels), ``LINEAR`` keys
@@ -121,8 +125,10 @@ def _base_document(motion: Motion, name: str):
     nodes: list[dict] = [
         {"name": sk.names[j], "translation": sk.offsets[j].tolist()} for j in range(J)
     ]
+    nodes += _end_site_nodes(sk)
     for j in range(J):
         kids = [int(c) for c in np.flatnonzero(sk.parents == j)]
+        kids += [J + int(e) for e in np.flatnonzero(sk.end_site_parents == j)]
         if kids:
             nodes[j]["children"] = kids
     roots = [int(j) for j in np.flatnonzero(sk.parents < 0)]
@@ -190,6 +196,22 @@ def _base_document(motion: Motion, name: str):
         data["scenes"][0]["nodes"].append(len(nodes) - 1)
     data, blob, _ = pack(data, [], arrays, set())
     return data, blob
+
+
+def _end_site_nodes(sk) -> list[dict]:
+    """One leaf node per end site of ``sk``, at its offset from its joint, named after the
+    joint (``LeftHand_end``; made unique against every other name): what
+    :func:`~ikrig.io.gltf_read.read_gltf` reads back as end sites."""
+    taken = set(sk.names)
+    nodes = []
+    for parent, offset in zip(sk.end_site_parents, sk.end_site_offsets):
+        base = name = f"{sk.names[int(parent)]}_end"
+        k = 1
+        while name in taken:
+            name, k = f"{base}.{k}", k + 1
+        taken.add(name)
+        nodes.append({"name": name, "translation": [float(x) for x in offset]})
+    return nodes
 
 
 def motion_to_gltf(motion: Motion, name: str = "ikrig") -> GltfClip:

@@ -9,6 +9,11 @@ What becomes what:
   them (from their lowest common ancestor), depth first. Names are the node names made
   unique (``name``, ``name.1``, ...; unnamed nodes ``node<k>``). Control bones that are skin
   joints are joints like any other. ``Skeleton.offsets`` are the rest local translations.
+- **End sites.** A child of a joint that only marks a point (outside the skeleton, a joint
+  of no skin, without mesh, camera, children or extensions, moved by no animation) is an
+  end site of that joint: a BVH ``End Site`` as :func:`~ikrig.io.gltf_build.motion_to_gltf`
+  writes it, or a leaf-bone tip of another exporter. So a BVH converted to glTF and back
+  keeps its end sites.
 - **World space.** The nodes above the skeleton's root (armature nodes, often a 90° X
   rotation and a 0.01 scale from FBX conversions) are baked into joint 0, which holds the
   root's world rotation and position; scales are folded into the local translations of
@@ -195,7 +200,12 @@ def clip_from_document(
     names, renamed = unique_names(doc, nodes)
     if renamed:
         quirks.append("node names made unique for the skeleton (empty or repeated names)")
-    skeleton = Skeleton(tuple(names), sk_parents, pl_rest[0])
+    site_parents, site_offsets = _end_sites(
+        doc, (nodes, children), world_rest[0, len(above) :], bufs.fail, where
+    )
+    if len(site_parents):
+        quirks.append(f"{len(site_parents)} leaf node(s) under joints read as end sites")
+    skeleton = Skeleton(tuple(names), sk_parents, pl_rest[0], site_parents, site_offsets)
     motion = Motion(skeleton, _continuous(rl), pl, frame_time)
     return GltfClip(
         document=doc,
@@ -208,6 +218,48 @@ def clip_from_document(
         quirks=tuple(quirks),
         path=None if path is None else os.fspath(path),
     )
+
+
+def _end_sites(doc: Any, tree: tuple, world: np.ndarray, fail, where: str):
+    """The end sites of the skeleton, ``tree = (its nodes, every node's children)``, whose
+    rest world matrices are ``world (J, 4, 4)``:
+    each child of a joint that only marks a point, outside the skeleton, a joint of no
+    skin, with no mesh, camera, children or extension, and moved by no animation (BVH
+    ``End Site`` blocks written by :func:`~ikrig.io.gltf_build.motion_to_gltf`; leaf-bone
+    tips of other exporters). Returns ``(parents (E,), offsets (E, 3))``, the offsets in
+    their joint's rotated frame, scales included, as :class:`~ikrig.skeleton.Skeleton`
+    wants them."""
+    nodes, children = tree
+    skeleton = set(nodes)
+    joints = {j for skin in doc.skins or [] for j in get(skin, "joints", [])}
+    moved = {
+        get(get(ch, "target"), "node")
+        for anim in doc.animations or []
+        for ch in get(anim, "channels", [])
+    }
+    parents, points = [], []
+    for i, k in enumerate(nodes):
+        for c in children[k]:
+            node = doc.nodes[c]
+            if c in skeleton or c in joints or c in moved or get(node, "children"):
+                continue
+            if any(get(node, key) is not None for key in ("mesh", "camera", "skin")):
+                continue
+            if get(node, "extensions"):
+                continue
+            t = rest_trs(node, c, fail, where)[0]
+            parents.append(i)
+            points.append(world[i, :3, :3] @ t)  # from the joint, in world axes
+    if not parents:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 3))
+    index = np.array(parents, dtype=np.int64)
+    rot = quat_from_matrix(_unscaled(world[index, :3, :3]))
+    return index, quat_rotate(quat_conj(rot), np.array(points))
+
+
+def _unscaled(m: np.ndarray) -> np.ndarray:
+    """Rotation matrices ``(..., 3, 3)`` of uniformly scaled ones."""
+    return m / np.cbrt(np.linalg.det(m))[..., None, None]
 
 
 def _skin_joints(doc: Any, skin_index: int, fail) -> list[int]:
