@@ -10,6 +10,7 @@ from conftest import invoke, one_error_line
 
 from ikrig import __version__
 from ikrig.cli import main
+from ikrig.errors import InputError
 from ikrig.io import read_bvh
 
 run = invoke  # the older name of this module's tests
@@ -224,6 +225,36 @@ def test_single_pose_file_without_frame_time(clip, tmp_path):
     one_error_line(invoke("foot", pose, "-g", "flat", "-o", tmp_path / "b.bvh"), "no frame time")
     one_error_line(invoke("demo", "--clip", pose, "-o", tmp_path / "b.bvh"), "no frame time")
     assert not (tmp_path / "b.bvh").exists()
+
+
+def test_file_without_frames(clip, tmp_path):
+    """A BVH with ``Frames: 0`` reads (info says 0 frames); placing its feet or converting
+    it is refused with one line naming the file, from the CLI and from the library."""
+    head, motion = clip.read_text().split("MOTION", 1)
+    empty = tmp_path / "empty.bvh"
+    empty.write_text(f"{head}MOTION\nFrames: 0\nFrame Time: 0.0333333\n")
+    r = invoke("info", empty)
+    assert r.exit_code == 0 and "frames      0 at 30 fps" in r.output, r.output
+    for args in (("foot", empty, "-g", "stairs"), ("demo", "--clip", empty)):
+        out = one_error_line(invoke(*args, "-o", tmp_path / "b.bvh"), "has no frames")
+        assert "empty.bvh" in out
+    assert not (tmp_path / "b.bvh").exists()
+    out = one_error_line(invoke("convert", empty, tmp_path / "b.glb"), "has no frames")
+    assert "empty.bvh" in out and not (tmp_path / "b.glb").exists()
+    from ikrig.foot import FootPlacer, place_feet
+    from ikrig.ground import load_ground
+    from ikrig.io import read_bvh
+    from ikrig.placement import place_clip
+
+    motion = read_bvh(empty).motion
+    ground = load_ground("flat", [[0.0, 0.0]], 1.0)
+    for call in (
+        lambda: place_feet(motion, ground),
+        lambda: place_clip(motion, "stairs", ["full"]),
+        lambda: FootPlacer.from_clip(motion, ground),
+    ):
+        with pytest.raises(InputError, match="clip: has no frames"):
+            call()
 
 
 def _quad_mesh(path, x0, x1, z0, z1, y=0.0):

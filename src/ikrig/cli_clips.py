@@ -10,7 +10,7 @@ import click
 import numpy as np
 
 from .cli_common import ANIMATION_OPTION, check_outputs
-from .errors import IkrigError
+from .errors import IkrigError, InputError
 
 __all__ = ["clip_summary", "convert", "info"]
 
@@ -152,6 +152,8 @@ def convert(input_path, output, animation, fps):
 
     check_outputs([(output, CLIP_SUFFIXES, "output")], inputs=[input_path])
     clip = read_clip(input_path, animation=animation, fps=fps)
-    write_clip(output, clip)
     m = clip.motion
+    if m.batch_shape == (0,):
+        raise InputError(f"{input_path}: the clip has no frames; nothing to convert")
+    write_clip(output, clip)
     click.echo(f"wrote {output} ({m.num_joints} joints, {m.num_frames} frames)")

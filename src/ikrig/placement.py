@@ -53,8 +53,8 @@ def clip_with_time(path: str, animation: str | None = None, data: bytes | None =
     takes ``data``) for foot placement, which needs a frame time.
 
     Raises:
-        InputError: the clip has no frame time (a single pose); file errors as
-            :func:`~ikrig.io.clips.read_clip`.
+        InputError: the clip has no frame time (a single pose) or no frames; file errors
+            as :func:`~ikrig.io.clips.read_clip`.
     """
     from .errors import InputError
     from .io.clips import read_clip
@@ -64,6 +64,8 @@ def clip_with_time(path: str, animation: str | None = None, data: bytes | None =
         raise InputError(
             f"{path}: no frame time (a single pose); foot placement needs a clip with a frame time"
         )
+    if clip.motion.num_frames == 0:
+        raise InputError(f"{path}: the clip has no frames; foot placement needs at least one")
     return clip
 
 
@@ -111,9 +113,11 @@ def place_clip(
     on purpose."""
     from .character.legs import Legs, find_legs, pelvis_joint
     from .foot import FootOptions, LockOptions, place_feet
+    from .foot.context import check_clip
     from .foot.travel import travel, treadmill_contacts
     from .ground import load_ground
 
+    check_clip(motion)
     fk = motion.fk()
     found = legs if isinstance(legs, Legs) else find_legs(motion.skeleton, legs, fk[1])
     p = placement

@@ -196,10 +196,12 @@ def lift_pelvis(
 
 def check_clip(clip: Motion) -> None:
     """Raise :class:`~ikrig.errors.InputError` unless ``clip`` is a clip (batch shape
-    ``(frames,)``) with a frame time."""
+    ``(frames,)``, at least one frame) with a frame time."""
     if clip.rotations_local.ndim != 3:
         raise InputError(
             f"clip: expected a clip with batch shape (frames,), got {clip.batch_shape}"
         )
+    if clip.num_frames == 0:
+        raise InputError("clip: has no frames; foot placement needs at least one")
     if clip.frame_time is None:
         raise InputError("clip: frame_time is needed for foot placement")
