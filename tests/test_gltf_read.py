@@ -527,7 +527,8 @@ def test_errors(tmp_path):
     b.anim("idle", [(j[1], "rotation", [0.0, 1.0], [_rot("y", 0), _rot("y", 5)], "LINEAR")])
     b.anim("walk", [(j[1], "rotation", [0.0, 1.0], [_rot("y", 0), _rot("y", 5)], "LINEAR")])
     path = b.save(tmp_path / "two_anims.glb")
-    with pytest.raises(InputError, match="no animation 'run'; the file has 0 'idle', 1 'walk'"):
+    listed = "no animation 'run'; the file's animations: 0 'idle', 1 'walk'"
+    with pytest.raises(InputError, match=listed):
         read_gltf(path, animation="run")
     with pytest.raises(InputError, match="no animation 7"):
         read_gltf(path, animation=7)

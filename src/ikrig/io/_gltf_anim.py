@@ -62,7 +62,8 @@ def pick_animation(doc: Any, animation: str | int | None, where: str) -> int | N
             return names.index(animation)
         if animation.strip().isdigit() and int(animation) < len(anims):
             return int(animation)
-    raise InputError(f"{where}: no animation {animation!r}; the file has {_listing(names)}")
+    listing = _listing(names)
+    raise InputError(f"{where}: no animation {animation!r}; the file's animations: {listing}")
 
 
 def pick_skin(doc: Any, skin: str | int | None, where: str) -> tuple[int, str | None]:
@@ -87,7 +88,7 @@ def pick_skin(doc: Any, skin: str | int | None, where: str) -> tuple[int, str | 
             return int(skin), None
     elif isinstance(skin, str) and skin in names:
         return names.index(skin), None
-    raise InputError(f"{where}: no skin {skin!r}; the file has {_listing(names)}")
+    raise InputError(f"{where}: no skin {skin!r}; the file's skins: {_listing(names)}")
 
 
 def _check_output(bufs: Buffers, index: int, path: str) -> None:
