@@ -413,3 +413,19 @@ def test_a_mesh_ground_is_hashed_and_placed_as_foot_places_it(tmp_path):
     r = invoke("batch", lib, "-g", mesh, "-o", out, "--jobs", 1, "-q", "--datum", "absolute")
     assert r.exit_code == 0 and "done: 1" in r.output, r.output
     assert (out / "clip.bvh").read_bytes() != (tmp_path / "ref2.bvh").read_bytes()
+
+
+def test_summary_table_keeps_wide_numbers_apart():
+    """Each metric row reads as four fields even where a number fills its column
+    (-0.0009359 is ten characters)."""
+    from ikrig.batch.summary import batch_summary, summary_table
+
+    entries = [
+        {"status": "ok", "relative": name, "frames": 10,
+         "metrics": {"pelvis_rise": rise, "pen_max": 1.234e-15}}
+        for name, rise in (("a.bvh", -0.02637), ("b.bvh", -0.0009359))
+    ]  # fmt: skip
+    rows = summary_table(batch_summary(entries, 0, 1.0)).splitlines()
+    fields = {row.split()[0]: row.split() for row in rows[2:]}
+    assert fields["pelvis_rise"][1:] == ["-0.01365", "-0.0009359", "b.bvh"]
+    assert fields["pen_max"][1:] == ["1.234e-15", "1.234e-15", "b.bvh"]

@@ -71,10 +71,10 @@ def summary_table(summary: dict) -> str:
     stats = summary["metrics"]
     shown = [m for m in TABLE_METRICS if m in stats]
     if shown:
-        lines.append(f"  {'metric':<16}{'median':>10}{'worst':>10}  worst clip")
+        lines.append(f"  {'metric':<16} {'median':>10} {'worst':>10}  worst clip")
         for m in shown:
             s = stats[m]
-            lines.append(f"  {m:<16}{s['median']:>10.4g}{s['worst']:>10.4g}  {s['worst_clip']}")
+            lines.append(f"  {m:<16} {s['median']:>10.4g} {s['worst']:>10.4g}  {s['worst_clip']}")
     for f in summary["failures"]:
         lines.append(f"  FAILED {f['clip']}: {f['error']}")
     return "\n".join(lines)
