@@ -357,6 +357,32 @@ def test_foot_diagnostics_plot(tmp_path, placed):
     assert ink_near(img, ax.transData.transform(np.column_stack([t[ok], c[ok]])), 3).all()
 
 
+def test_four_legged_diagnostics_fit_and_tell_the_legs_apart(tmp_path):
+    """The Fox's four legs: the knee legend stays inside the figure, and each leg's knee
+    lines have a style of their own."""
+    _foot_pipeline()
+    pytest.importorskip("pygltflib")
+    from conftest import FOX_LEGS, SHARED_GLTF
+
+    from ikrig.io import read_gltf
+    from ikrig.placement import place_clip
+
+    path = SHARED_GLTF / "Fox.glb"
+    if not path.is_file():
+        pytest.skip(f"{path} is not present")
+    placed = place_clip(read_gltf(path, animation="Walk").motion, "slope", ["full"], FOX_LEGS)
+    fig = diagnostics.plot_foot_diagnostics(
+        placed.results["full"], placed.source, placed.world(), path=tmp_path / "fox.png"
+    )
+    (knees,) = [a for a in fig.axes if a.get_ylabel() == "knee flexion (deg)"]
+    box = knees.get_legend().get_window_extent()
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.x1, (box, fig.bbox)
+    styles = {}
+    for line in knees.get_lines():
+        styles.setdefault(str(line.get_linestyle()), set()).add(line.get_label().split()[0])
+    assert sorted(len(legs) for legs in styles.values()) == [1, 1, 1, 1], styles
+
+
 def test_skeleton_plot_with_result(tmp_path, placed):
     clip, ground, result = placed
     out = tmp_path / "sk.png"
@@ -397,6 +423,28 @@ def test_cli_plot_movie_skeleton_diagnostics(tmp_path, monkeypatch):
         assert im.n_frames == 3
 
 
+@pytest.mark.parametrize("command", ["skeleton", "diagnostics", "movie"])
+def test_clip_pictures_turn_a_z_up_clip_y_up(tmp_path, monkeypatch, command):
+    """A Z-up clip is placed and drawn Y-up, as ``ikrig foot`` places it: its up axis is
+    detected and printed; ``--up y`` keeps it as recorded."""
+    bvh = stick_bvh(tmp_path, up="z")
+    drawn = []
+    draw = lambda result, motion, ground, *a, **k: drawn.append(motion)  # noqa: E731
+    monkeypatch.setattr(diagnostics, "plot_foot_diagnostics", draw)
+    monkeypatch.setattr(movie, "write_before_after_movie", draw)
+    monkeypatch.setattr(scene3d, "plot_skeleton_3d", lambda motion, *a, **k: drawn.append(motion))
+    out = str(tmp_path / ("m.gif" if command == "movie" else "p.png"))
+    want = stick_walk(frames=20).positions_world()
+    scale = float(np.ptp(want))
+    r = CliRunner().invoke(plot, [command, str(bvh), "-g", "flat", "-o", out])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert "up axis: z (detected)" in r.output
+    np.testing.assert_allclose(drawn[-1].positions_world(), want, atol=1e-5 * scale)
+    r = CliRunner().invoke(plot, [command, str(bvh), "-g", "flat", "--up", "y", "-o", out])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert np.abs(drawn[-1].positions_world() - want).max() > 0.1 * scale  # as recorded
+
+
 def test_missing_extra_is_a_clear_error(monkeypatch):
     import builtins
 
@@ -433,11 +481,13 @@ def one_error_line(r, *needles):
     return lines[0]
 
 
-def stick_bvh(folder, frames=20):
+def stick_bvh(folder, frames=20, up="y"):
+    """The stick walk as a BVH file, recorded with ``up`` as its up axis."""
     _foot_pipeline()
+    from ikrig.character.up import from_y_up
     from ikrig.io.bvh import BvhClip, write_bvh
 
-    clip = stick_walk(frames=frames)
+    clip = from_y_up(stick_walk(frames=frames), up)
     channels = tuple(
         ("Xposition", "Yposition", "Zposition", "Zrotation", "Xrotation", "Yrotation")
         if j == 0

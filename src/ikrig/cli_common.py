@@ -36,14 +36,20 @@ DATUM_OPTION = click.option(
     help="clip: the ground's y = 0 is the clip's recorded floor; absolute: clip and ground "
     "share coordinates (the lowest sole point is planted on the ground).",
 )
-UP_OPTION = click.option(
-    "--up",
-    type=click.Choice(["auto", "y", "z", "x"]),
-    default="auto",
-    show_default=True,
-    help="The clip's (and a mesh file's) up axis; auto reads it off the poses. The result "
-    "is written in the same convention.",
-)
+
+
+def up_option(then: str):
+    """The ``--up`` option; ``then`` says what becomes of the result."""
+    return click.option(
+        "--up",
+        type=click.Choice(["auto", "y", "z", "x"]),
+        default="auto",
+        show_default=True,
+        help=f"The clip's (and a mesh file's) up axis; auto reads it off the poses. {then}",
+    )
+
+
+UP_OPTION = up_option("The result is written in the same convention.")
 ANIMATION_OPTION = click.option(
     "--animation",
     default=None,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import click
 import numpy as np
 
-from .cli_common import ANIMATION_OPTION
+from .cli_common import ANIMATION_OPTION, up_option, y_up_motion
 
 if TYPE_CHECKING:
     from .character.legs import Legs
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 
 GROUNDS_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
 MODES = ("full", "goal-blend", "trace-offset")
+
+
+SHOWN_UP = up_option("It is shown turned Y-up.")
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -46,15 +49,17 @@ def read_source(path, animation=None):
     return read_clip(path, animation=animation)
 
 
-def load_clip(path, animation=None):
-    """The clip's Motion (see :func:`read_source`)."""
+def load_clip(path, animation=None, up="auto"):
+    """``(up axis, the clip's Motion in ikrig's Y-up world)`` (see :func:`read_source`;
+    ``up`` as ``--up`` says, ``auto`` detects it, as ``ikrig foot`` does)."""
     clip = read_source(path, animation)
-    return clip if path is None else clip.motion
+    return y_up_motion(clip if path is None else clip.motion, up)
 
 
-def clip_ground(motion, spec, legs=None, seed=0):
-    """``(ground, legs, sole)`` for a clip: the ground laid out along its root path at its
-    floor, sized by its leg length (legs and sole are None for a clip without legs)."""
+def clip_ground(motion, spec, legs=None, seed=0, up="y"):
+    """``(ground, legs, sole)`` for a Y-up clip: the ground laid out along its root path at
+    its floor, sized by its leg length (legs and sole are None for a clip without legs); a
+    mesh file turned from ``up`` as the clip was."""
     from .errors import IkrigError
     from .ground import load_ground
 
@@ -74,7 +79,7 @@ def clip_ground(motion, spec, legs=None, seed=0):
         found = sole = None
         floor = float(pos[..., 1].min())
         length = max(float(np.ptp(pos[0, :, 1])) / 2.0, 1e-6)
-    ground = load_ground(spec, path_xz, length, floor, seed=seed)
+    ground = load_ground(spec, path_xz, length, floor, seed=seed, up=up)
     return ground, found, sole
 
 
@@ -154,7 +159,7 @@ seed_option = click.option(
 class ClipOnGround(NamedTuple):
     """What a clip command was given: the CLIP path (``None``: the built-in walk), the
     ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override, the
-    ``--seed`` of random grounds and the glTF ``--animation``."""
+    ``--seed`` of random grounds, the glTF ``--animation`` and the clip's ``--up`` axis."""
 
     clip: str | None
     ground_spec: str
@@ -162,16 +167,18 @@ class ClipOnGround(NamedTuple):
     legs: str | None
     seed: int
     animation: str | None
+    up: str
 
 
 def clip_on_ground(command):
-    """Hand the CLIP argument and the ``--ground``, ``--mode``, ``--legs``, ``--seed`` and
-    ``--animation`` options to ``command`` as one :class:`ClipOnGround` (click passes them by
-    name)."""
+    """The options every clip command shares (``--ground``, ``--mode``, ``--legs``,
+    ``--seed``, ``--animation``, ``--up``, after the CLIP argument), handed to ``command``
+    with the argument as one :class:`ClipOnGround` (click passes them by name)."""
 
     @functools.wraps(command)
-    def run(*, clip, ground_spec, mode, legs, seed, animation, **options):
-        return command(ClipOnGround(clip, ground_spec, mode, legs, seed, animation), **options)
+    def run(*, clip, ground_spec, mode, legs, seed, animation, up, **options):
+        given = ClipOnGround(clip, ground_spec, mode, legs, seed, animation, up)
+        return command(given, **options)
 
     return run
 
@@ -262,6 +269,7 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @legs_option
 @seed_option
 @ANIMATION_OPTION
+@SHOWN_UP
 @click.option("--no-rays", is_flag=True, help="Leave out the ray casts.")
 @click.option(
     "-o", "--output", default="skeleton.png", show_default=True, type=click.Path(dir_okay=False)
@@ -269,13 +277,13 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @clip_on_ground
 def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
-    clip, ground_spec, mode, legs, seed, animation = given
+    clip, ground_spec, mode, legs, seed, animation, up = given
     check_picture(output, clip, ground_spec)
     from .viz.options import View
     from .viz.scene3d import plot_skeleton_3d
 
-    motion = load_clip(clip, animation)
-    ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
+    up, motion = load_clip(clip, animation, up)
+    ground, found, _ = clip_ground(motion, ground_spec, legs, seed, up)
     f = motion.num_frames // 2 if frame is None else frame
     result = place(motion, ground, mode, found) if ik and found is not None else None
     title = f"{ground_name(ground_spec)}, frame {f}" + (f", foot IK ({mode})" if result else "")
@@ -291,18 +299,19 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
 @legs_option
 @seed_option
 @ANIMATION_OPTION
+@SHOWN_UP
 @click.option(
     "-o", "--output", default="diagnostics.png", show_default=True, type=click.Path(dir_okay=False)
 )
 @clip_on_ground
 def plot_diagnostics(given: ClipOnGround, output):
     """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
-    clip, ground_spec, mode, legs, seed, animation = given
+    clip, ground_spec, mode, legs, seed, animation, up = given
     check_picture(output, clip, ground_spec)
     from .viz.diagnostics import plot_foot_diagnostics
 
-    motion = load_clip(clip, animation)
-    ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
+    up, motion = load_clip(clip, animation, up)
+    ground, found, _ = clip_ground(motion, ground_spec, legs, seed, up)
     result = place(motion, ground, mode, found)
     title = f"{ground_name(ground_spec)}, mode {mode}"
     plot_foot_diagnostics(result, motion, ground, path=output, title=title)
@@ -316,6 +325,7 @@ def plot_diagnostics(given: ClipOnGround, output):
 @legs_option
 @seed_option
 @ANIMATION_OPTION
+@SHOWN_UP
 @click.option(
     "--max-frames",
     type=click.IntRange(1),
@@ -336,13 +346,13 @@ def plot_diagnostics(given: ClipOnGround, output):
 @clip_on_ground
 def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
     """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
-    clip, ground_spec, mode, legs, seed, animation = given
+    clip, ground_spec, mode, legs, seed, animation, up = given
     check_movie(output, clip, ground_spec)
     from .viz.movie import write_before_after_movie
     from .viz.options import MovieLook
 
-    motion = load_clip(clip, animation)
-    ground, found, _ = clip_ground(motion, ground_spec, legs, seed)
+    up, motion = load_clip(clip, animation, up)
+    ground, found, _ = clip_ground(motion, ground_spec, legs, seed, up)
     result = place(motion, ground, mode, found)
     write_before_after_movie(
         result,
@@ -382,19 +392,22 @@ def plot_batch(summary, output):
 @legs_option
 @seed_option
 @ANIMATION_OPTION
+@SHOWN_UP
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--play", is_flag=True, help="Start playing at once.")
 @clip_on_ground
 def view(given: ClipOnGround, host, port, play):
     """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra."""
-    clip, ground_spec, mode, legs, seed, animation = given
+    clip, ground_spec, mode, legs, seed, animation, up = given
     from .viz._viser import serve_forever
     from .viz.viewer import ClipViewer
 
     source = read_source(clip, animation)
-    motion = source if clip is None else source.motion
-    ground, _, _ = clip_ground(motion, ground_spec, legs, seed)
+    up, motion = y_up_motion(source if clip is None else source.motion, up)
+    if up != "y":  # the file's own frame (a glTF's skinned mesh) is not the one shown
+        source = motion
+    ground, _, _ = clip_ground(motion, ground_spec, legs, seed, up)
     app = ClipViewer(source, ground, host=host, port=port, mode=mode, legs=legs, start_playing=play)
     serve_forever(app, click.echo)
 

@@ -125,17 +125,17 @@ def plot_foot_diagnostics(
     ax = axes[-1]
     k_before = 180.0 - np.degrees(knee_angles(src.positions_world(), legs))
     k_after = 180.0 - np.degrees(knee_angles(result.motion.positions_world(), legs))
-    styles = ("-", "-.")
+    styles = ("-", "-.", ":", (0, (5, 2, 1, 2, 1, 2)))  # four legs apart
     for k, leg in enumerate(legs.legs):
-        ls = styles[k % 2]
+        ls = styles[k % len(styles)]
         ax.plot(t, k_before[:, k], color=BEFORE, lw=1.4, ls=ls, label=f"{leg.side} before")
         ax.plot(t, k_after[:, k], color=AFTER, lw=1.5, ls=ls, label=f"{leg.side} after")
     ax.set_ylabel("knee flexion (deg)", fontsize=9)
     ax.set_xlabel("time (s)", fontsize=9)
     ax.tick_params(labelsize=8)
     ax.legend(
-        loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, ncol=feet * 2, frameon=False
-    )
+        loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8, ncol=4, frameon=False
+    )  # two legs a row: more would run off the figure
     for a in axes:
         a.grid(True, color="0.92", lw=0.8)
         a.set_xlim(t[0], t[-1] if len(t) > 1 else 1.0)
