@@ -21,6 +21,7 @@ from click.testing import CliRunner  # noqa: E402
 from ikrig.character import estimate_sole, find_legs  # noqa: E402
 from ikrig.cli_viz import plot  # noqa: E402
 from ikrig.ground import load_ground  # noqa: E402
+from ikrig.placement import FootPlacement  # noqa: E402
 from ikrig.viz import chain2d, diagnostics, geometry, movie, scene3d  # noqa: E402
 from ikrig.viz.options import MovieLook  # noqa: E402
 
@@ -443,6 +444,35 @@ def test_clip_pictures_turn_a_z_up_clip_y_up(tmp_path, monkeypatch, command):
     r = CliRunner().invoke(plot, [command, str(bvh), "-g", "flat", "--up", "y", "-o", out])
     assert r.exit_code == 0, (r.output, r.exception)
     assert np.abs(drawn[-1].positions_world() - want).max() > 0.1 * scale  # as recorded
+
+
+@pytest.mark.parametrize("command", ["skeleton", "diagnostics", "movie"])
+def test_clip_pictures_show_what_foot_writes(tmp_path, monkeypatch, command):
+    """The pictures are of the placement ``ikrig foot`` writes (``place_clip``: the ground
+    along the pelvis, in-place clips found so), and of the ground it stood the feet on."""
+    from ikrig.io import read_bvh
+    from ikrig.placement import place_clip
+
+    bvh = stick_bvh(tmp_path)
+    drawn = {}
+
+    def draw(result, motion, ground, *a, **k):
+        drawn.update(result=result, motion=motion, ground=ground)
+
+    monkeypatch.setattr(diagnostics, "plot_foot_diagnostics", draw)
+    monkeypatch.setattr(movie, "write_before_after_movie", draw)
+    monkeypatch.setattr(scene3d, "plot_skeleton_3d", lambda m, g, result, **k: draw(result, m, g))
+    out = str(tmp_path / ("m.gif" if command == "movie" else "p.png"))
+    r = CliRunner().invoke(plot, [command, str(bvh), "-g", "bumps", "--seed", "3", "-o", out])
+    assert r.exit_code == 0, (r.output, r.exception)
+    placement = FootPlacement(seed=3)
+    want = place_clip(read_bvh(bvh).motion, "bumps", ["full"], placement=placement)
+    np.testing.assert_array_equal(drawn["result"].motion.positions_local,
+                                  want.results["full"].motion.positions_local)  # fmt: skip
+    np.testing.assert_array_equal(drawn["motion"].positions_local, want.source.positions_local)
+    xz = want.source.positions_world()[:, 0, [0, 2]]
+    np.testing.assert_array_equal(drawn["ground"].height_at(xz)[0],
+                                  want.world().height_at(xz)[0])  # fmt: skip
 
 
 def test_missing_extra_is_a_clear_error(monkeypatch):

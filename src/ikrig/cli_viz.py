@@ -83,13 +83,18 @@ def clip_ground(motion, spec, legs=None, seed=0, up="y"):
     return ground, found, sole
 
 
-def place(motion, ground, mode, legs):
-    """Foot placement of a clip; ground-coverage warnings are echoed as one line each."""
+def place(motion, given: ClipOnGround, up: str):
+    """Foot placement of a Y-up clip as ``ikrig foot`` runs it
+    (:func:`~ikrig.placement.place_clip`: the ground laid along its pelvis, a clip that
+    walks in place found so): ``(result, the clip as placed, the ground the feet were
+    stood on)``. Ground-coverage warnings are echoed as one line each."""
     from .cli_common import echo_warnings
-    from .foot import FootOptions, place_feet
+    from .placement import FootPlacement, place_clip
 
     with echo_warnings():
-        return place_feet(motion, ground, FootOptions(mode=mode), legs=legs, progress=True)
+        placement = FootPlacement(seed=given.seed, up=up)
+        placed = place_clip(motion, given.ground_spec, [given.mode], given.legs, placement, True)
+    return placed.results[given.mode], placed.source, placed.world()
 
 
 def check_picture(output, clip=None, ground_spec=None):
@@ -285,7 +290,9 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     up, motion = load_clip(clip, animation, up)
     ground, found, _ = clip_ground(motion, ground_spec, legs, seed, up)
     f = motion.num_frames // 2 if frame is None else frame
-    result = place(motion, ground, mode, found) if ik and found is not None else None
+    result = None
+    if ik and found is not None:
+        result, motion, ground = place(motion, given, up)
     title = f"{ground_name(ground_spec)}, frame {f}" + (f", foot IK ({mode})" if result else "")
     view = View(rays=not no_rays, title=title)
     plot_skeleton_3d(motion, ground, frame=f, result=result, legs=legs, path=output, view=view)
@@ -311,8 +318,7 @@ def plot_diagnostics(given: ClipOnGround, output):
     from .viz.diagnostics import plot_foot_diagnostics
 
     up, motion = load_clip(clip, animation, up)
-    ground, found, _ = clip_ground(motion, ground_spec, legs, seed, up)
-    result = place(motion, ground, mode, found)
+    result, motion, ground = place(motion, given, up)
     title = f"{ground_name(ground_spec)}, mode {mode}"
     plot_foot_diagnostics(result, motion, ground, path=output, title=title)
     click.echo(f"wrote {_out(output)}")
@@ -352,8 +358,7 @@ def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
     from .viz.options import MovieLook
 
     up, motion = load_clip(clip, animation, up)
-    ground, found, _ = clip_ground(motion, ground_spec, legs, seed, up)
-    result = place(motion, ground, mode, found)
+    result, motion, ground = place(motion, given, up)
     write_before_after_movie(
         result,
         motion,
