@@ -20,6 +20,7 @@ from ikrig.errors import InputError
 from ikrig.math import (
     angle_between,
     any_perpendicular,
+    cross,
     normalize,
     parse_order,
     project_on_plane,
@@ -224,3 +225,49 @@ def test_canonical_and_dtype_promotion():
     a32 = np.array([0, 0, 0, 1], dtype=np.float32)
     assert quat_mul(a32, a32).dtype == np.float32
     assert quat_mul(a32, np.array([0, 0, 0, 1.0])).dtype == np.float64
+
+
+Q, V, M = np.zeros((3, 4)), np.zeros((3, 3)), np.zeros((3, 3, 3))
+HOSTILE = [
+    # (call, what the one-line message says)
+    (lambda: quat_mul(V, Q), "a: expected shape (..., 4), got (3, 3)"),
+    (lambda: quat_mul(np.zeros((3, 5)), Q), "a: expected shape (..., 4), got (3, 5)"),
+    (lambda: quat_mul(Q, np.zeros((2, 4))), "batch shapes do not broadcast: a (3,), b (2,)"),
+    (lambda: quat_rotate(Q, np.zeros((3, 4))), "v: expected shape (..., 3), got (3, 4)"),
+    (lambda: quat_rotate(Q, np.zeros((2, 3))), "batch shapes do not broadcast: q (3,), v (2,)"),
+    (lambda: quat_rotate("abcd", [1, 2, 3]), "q: expected numbers, got dtype <U4"),
+    (lambda: quat_mul([[0, 0, 0, 1], [0, 0]], Q), "a: cannot be read as a numeric array"),
+    (lambda: quat_normalize(V), "q: expected shape (..., 4)"),
+    (lambda: quat_to_matrix(V), "q: expected shape (..., 4)"),
+    (lambda: quat_from_matrix(Q), "m: expected shape (..., 3, 3), got (3, 4)"),
+    (lambda: quat_from_axis_angle(V, np.zeros(2)), "do not broadcast: axis (3,), angle (2,)"),
+    (lambda: quat_from_rotvec(Q), "rotvec: expected shape (..., 3)"),
+    (lambda: quat_between(V, np.zeros((2, 3))), "do not broadcast: u (3,), v (2,)"),
+    (lambda: quat_slerp(Q, Q, np.zeros(2)), "do not broadcast: a (3,), b (3,), t (2,)"),
+    (lambda: quat_nlerp(Q, np.zeros((2, 4)), 0.5), "do not broadcast: a (3,), b (2,), t ()"),
+    (lambda: cross(V, np.zeros((2, 3))), "batch shapes do not broadcast: a (3,), b (2,)"),
+    (lambda: cross(V, Q), "b: expected shape (..., 3), got (3, 4)"),
+    (lambda: angle_between(V, np.zeros((2, 3))), "batch shapes do not broadcast: a (3,), b (2,)"),
+    (lambda: normalize(V, fallback=[1.0, 0.0]), "fallback: shape (2,) does not broadcast"),
+    (lambda: project_on_plane(V, np.zeros((2, 3))), "do not broadcast: v (3,), normal (2,)"),
+    (lambda: signed_angle_2d(V, V), "a: expected shape (..., 2), got (3, 3)"),
+    (lambda: any_perpendicular(np.zeros(2)), "v: expected shape (..., 3), got (2,)"),
+    (lambda: quat_to_euler(V), "q: expected shape (..., 4), got (3, 3)"),
+    (lambda: quat_from_euler(M[..., :2]), "angles: expected shape (..., 3), got (3, 3, 2)"),
+]
+
+
+@pytest.mark.parametrize("call, message", HOSTILE)
+def test_wrong_shapes_and_types_raise_one_clear_line(call, message):
+    """Bad structure (a wrong last axis, batch shapes that do not broadcast, text, ragged
+    lists) raises InputError naming the argument, never NumPy's IndexError or ValueError
+    and never a silent answer from the first four of five components."""
+    with pytest.raises(InputError) as info:
+        call()
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_nan_passes_through_the_math():
+    """Values are not looked at: NaN gives NaN (the solvers and readers check values)."""
+    assert np.isnan(quat_mul([np.nan, 0, 0, 1], [0, 0, 0, 1])).any()
+    assert np.isnan(cross([np.nan, 0, 0], [0, 1, 0])).any()

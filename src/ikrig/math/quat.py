@@ -14,7 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from .._checks import float_dtype
-from .vec import _f, any_perpendicular, cross, dot, norm, tiny
+from ..errors import InputError
+from .vec import _f, _unbroadcastable, any_perpendicular, cross, dot, norm, tiny
 
 
 def quat_identity(shape: int | tuple[int, ...] = (), dtype: DTypeLike = np.float64) -> np.ndarray:
@@ -27,7 +28,7 @@ def quat_identity(shape: int | tuple[int, ...] = (), dtype: DTypeLike = np.float
 
 def quat_normalize(q: ArrayLike) -> np.ndarray:
     """Unit quaternions. ``q: (..., 4)`` -> ``(..., 4)``; a zero quaternion gives identity."""
-    q = _f(q)
+    q = _f(q, last=4, name="q")
     n = norm(q)[..., None]
     ok = n > tiny(q.dtype)
     return np.where(ok, q / np.where(ok, n, 1), quat_identity((), q.dtype))
@@ -35,19 +36,19 @@ def quat_normalize(q: ArrayLike) -> np.ndarray:
 
 def quat_canonical(q: ArrayLike) -> np.ndarray:
     """The same rotation with ``w >= 0``. ``q: (..., 4)`` -> ``(..., 4)``."""
-    q = _f(q)
+    q = _f(q, last=4, name="q")
     return np.where(q[..., 3:4] < 0, -q, q)
 
 
 def quat_conj(q: ArrayLike) -> np.ndarray:
     """Conjugate ``(-x, -y, -z, w)``: the inverse of a unit quaternion."""
-    q = _f(q)
+    q = _f(q, last=4, name="q")
     return q * np.array([-1, -1, -1, 1], dtype=q.dtype)
 
 
 def quat_inv(q: ArrayLike) -> np.ndarray:
     """Inverse ``conj(q) / |q|^2`` of any non-zero quaternion; a zero quaternion gives identity."""
-    q = _f(q)
+    q = _f(q, last=4, name="q")
     n2 = np.sum(q * q, axis=-1, keepdims=True)
     ok = n2 > tiny(q.dtype)
     return np.where(ok, quat_conj(q) / np.where(ok, n2, 1), quat_identity((), q.dtype))
@@ -59,12 +60,17 @@ def quat_mul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     ``a, b: (..., 4)`` xyzw -> ``(..., 4)``.
     """
     dt = float_dtype(a, b)
-    a, b = _f(a, dt), _f(b, dt)
+    a, b = _f(a, dt, 4, "a"), _f(b, dt, 4, "b")
     ax, ay, az, aw = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bx, by, bz, bw = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    try:
+        x = aw * bx + ax * bw + ay * bz - az * by
+    except ValueError:
+        _unbroadcastable(("a", a.shape[:-1]), ("b", b.shape[:-1]))
+        raise
     return np.stack(
         [
-            aw * bx + ax * bw + ay * bz - az * by,
+            x,
             aw * by - ax * bz + ay * bw + az * bx,
             aw * bz + ax * by - ay * bx + az * bw,
             aw * bw - ax * bx - ay * by - az * bz,
@@ -76,9 +82,13 @@ def quat_mul(a: ArrayLike, b: ArrayLike) -> np.ndarray:
 def quat_rotate(q: ArrayLike, v: ArrayLike) -> np.ndarray:
     """Rotate vectors by unit quaternions. ``q: (..., 4)``, ``v: (..., 3)`` -> ``(..., 3)``."""
     dt = float_dtype(q, v)
-    q, v = _f(q, dt), _f(v, dt)
+    q, v = _f(q, dt, 4, "q"), _f(v, dt, 3, "v")
     u = q[..., :3]
-    t = 2 * cross(u, v)
+    try:
+        t = 2 * cross(u, v)
+    except InputError:
+        _unbroadcastable(("q", q.shape[:-1]), ("v", v.shape[:-1]))
+        raise
     return v + q[..., 3:4] * t + cross(u, t)
 
 
@@ -90,18 +100,23 @@ def quat_from_axis_angle(axis: ArrayLike, angle: ArrayLike) -> np.ndarray:
     ``axis`` need not be unit length; a zero axis gives the identity.
     """
     dt = float_dtype(axis, angle)
-    axis, angle = _f(axis, dt), _f(angle, dt)
+    axis, angle = _f(axis, dt, 3, "axis"), _f(angle, dt, name="angle")
     n = norm(axis)[..., None]
     ok = n > tiny(dt)
     unit = axis / np.where(ok, n, 1)
     half = 0.5 * angle[..., None]
-    q = np.concatenate([unit * np.sin(half), np.cos(half) + 0 * unit[..., :1]], axis=-1)
+    try:
+        xyz = unit * np.sin(half)
+    except ValueError:
+        _unbroadcastable(("axis", axis.shape[:-1]), ("angle", angle.shape))
+        raise
+    q = np.concatenate([xyz, np.cos(half) + 0 * unit[..., :1]], axis=-1)
     return np.where(ok, q, quat_identity((), dt))
 
 
 def quat_angle(q: ArrayLike) -> np.ndarray:
     """Rotation angle in ``[0, pi]`` of unit quaternions. ``q: (..., 4)`` -> ``(...)``."""
-    q = _f(q)
+    q = _f(q, last=4, name="q")
     return 2 * np.arctan2(norm(q[..., :3]), np.abs(q[..., 3]))
 
 
@@ -123,7 +138,7 @@ def quat_to_axis_angle(q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 
 def quat_from_rotvec(rotvec: ArrayLike) -> np.ndarray:
     """Quaternions from rotation vectors (axis * angle, radians). ``(..., 3)`` -> ``(..., 4)``."""
-    rv = _f(rotvec)
+    rv = _f(rotvec, last=3, name="rotvec")
     angle = norm(rv)
     small = angle < 1e-4
     # sin(angle/2)/angle, with its Taylor series near zero
@@ -145,7 +160,7 @@ def quat_to_rotvec(q: ArrayLike) -> np.ndarray:
 
 def quat_to_matrix(q: ArrayLike) -> np.ndarray:
     """Rotation matrices (acting on column vectors). ``q: (..., 4)`` -> ``(..., 3, 3)``."""
-    q = _f(q)
+    q = _f(q, last=4, name="q")
     x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
@@ -167,7 +182,9 @@ def quat_from_matrix(m: ArrayLike) -> np.ndarray:
     Uses the numerically stable branch (largest of trace and diagonal) per element, then
     normalises, so slightly non-orthogonal matrices give the nearest-looking rotation.
     """
-    m = _f(m)
+    m = _f(m, name="m")
+    if m.ndim < 2 or m.shape[-2:] != (3, 3):
+        raise InputError(f"m: expected shape (..., 3, 3), got {m.shape}")
     m00, m01, m02 = m[..., 0, 0], m[..., 0, 1], m[..., 0, 2]
     m10, m11, m12 = m[..., 1, 0], m[..., 1, 1], m[..., 1, 2]
     m20, m21, m22 = m[..., 2, 0], m[..., 2, 1], m[..., 2, 2]
@@ -193,9 +210,13 @@ def quat_between(u: ArrayLike, v: ArrayLike) -> np.ndarray:
     turn about a deterministic axis perpendicular to ``u``; a zero vector gives the identity.
     """
     dt = float_dtype(u, v)
-    u, v = _f(u, dt), _f(v, dt)
+    u, v = _f(u, dt, 3, "u"), _f(v, dt, 3, "v")
     nu, nv = norm(u)[..., None], norm(v)[..., None]
-    zero = (nu <= tiny(dt)) | (nv <= tiny(dt))
+    try:
+        zero = (nu <= tiny(dt)) | (nv <= tiny(dt))
+    except ValueError:
+        _unbroadcastable(("u", u.shape[:-1]), ("v", v.shape[:-1]))
+        raise
     un = u / np.where(zero, 1, nu)
     vn = v / np.where(zero, 1, nv)
     q = np.concatenate([cross(un, vn), (1 + dot(un, vn))[..., None]], axis=-1)
@@ -216,9 +237,13 @@ def quat_nlerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> np.ndarray:
     ``a, b: (..., 4)``, ``t: (...)`` (0 gives ``a``, 1 gives ``b`` up to sign) -> ``(..., 4)``.
     """
     dt = float_dtype(a, b, t)
-    a, b, t = _f(a, dt), _f(b, dt), _f(t, dt)[..., None]
-    b = np.where(quat_dot(a, b)[..., None] < 0, -b, b)
-    return quat_normalize(a * (1 - t) + b * t)
+    a, b, t = _f(a, dt, 4, "a"), _f(b, dt, 4, "b"), _f(t, dt, name="t")[..., None]
+    try:
+        b = np.where(quat_dot(a, b)[..., None] < 0, -b, b)
+        return quat_normalize(a * (1 - t) + b * t)
+    except (ValueError, InputError):
+        _unbroadcastable(("a", a.shape[:-1]), ("b", b.shape[:-1]), ("t", t.shape[:-1]))
+        raise
 
 
 def quat_slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> np.ndarray:
@@ -228,7 +253,12 @@ def quat_slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> np.ndarray:
     rotations, where both agree to rounding.
     """
     dt = float_dtype(a, b, t)
-    a, b, t = _f(a, dt), _f(b, dt), _f(t, dt)[..., None]
+    a, b, t = _f(a, dt, 4, "a"), _f(b, dt, 4, "b"), _f(t, dt, name="t")[..., None]
+    try:
+        np.broadcast_shapes(a.shape, b.shape, t.shape)
+    except ValueError:
+        _unbroadcastable(("a", a.shape[:-1]), ("b", b.shape[:-1]), ("t", t.shape[:-1]))
+        raise
     d = quat_dot(a, b)[..., None]
     b = np.where(d < 0, -b, b)
     d = np.abs(d)

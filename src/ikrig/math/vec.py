@@ -9,14 +9,27 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
-from .._checks import float_dtype
+from .._checks import as_float, batch_shape, float_dtype
+from ..errors import InputError
 
 
-def _f(x: ArrayLike, dtype: DTypeLike | None = None) -> np.ndarray:
-    a = np.asarray(x)
-    if dtype is None:
-        dtype = np.float32 if a.dtype == np.float32 else np.float64
-    return a.astype(dtype, copy=False)
+def _f(
+    x: ArrayLike, dtype: DTypeLike | None = None, last: int | None = None, name: str = "x"
+) -> np.ndarray:
+    """``x`` as a float array: float32 kept, anything else float64 (or ``dtype``); ``last``
+    the size its last axis must have. Values are not looked at (NaN passes through).
+
+    Raises:
+        InputError: non-numeric data, or a last axis of another size (naming ``name``).
+    """
+    return as_float(x, name, last, dtype, finite=False)
+
+
+def _unbroadcastable(*named: tuple[str, tuple]) -> None:
+    """After NumPy refused to broadcast: InputError listing the batch shapes ``(name,
+    shape)`` when they do not broadcast (:func:`~ikrig._checks.batch_shape`); returns when
+    they do (the caller re-raises NumPy's error)."""
+    batch_shape(*named)
 
 
 def tiny(dtype: DTypeLike) -> float:
@@ -27,26 +40,37 @@ def tiny(dtype: DTypeLike) -> float:
 def dot(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Dot product over the last axis. ``a, b: (..., D)`` -> ``(...)``."""
     dt = float_dtype(a, b)
-    return np.sum(_f(a, dt) * _f(b, dt), axis=-1)
+    a, b = _f(a, dt, name="a"), _f(b, dt, name="b")
+    if a.ndim and b.ndim and a.shape[-1] != b.shape[-1]:
+        raise InputError(f"a, b: last axes differ: shapes {a.shape} and {b.shape}")
+    try:
+        return np.sum(a * b, axis=-1)
+    except ValueError:
+        _unbroadcastable(("a", a.shape[:-1]), ("b", b.shape[:-1]))
+        raise
 
 
 def cross(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Cross product. ``a, b: (..., 3)`` -> ``(..., 3)``."""
     dt = float_dtype(a, b)
-    a, b = _f(a, dt), _f(b, dt)
-    return np.stack(
-        [
-            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
-        ],
-        axis=-1,
-    )
+    a, b = _f(a, dt, 3, "a"), _f(b, dt, 3, "b")
+    try:
+        return np.stack(
+            [
+                a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
+            ],
+            axis=-1,
+        )
+    except ValueError:
+        _unbroadcastable(("a", a.shape[:-1]), ("b", b.shape[:-1]))
+        raise
 
 
 def norm(v: ArrayLike) -> np.ndarray:
     """Euclidean length over the last axis. ``v: (..., D)`` -> ``(...)``."""
-    v = _f(v)
+    v = _f(v, name="v")
     return np.sqrt(np.sum(v * v, axis=-1))
 
 
@@ -56,12 +80,17 @@ def normalize(v: ArrayLike, fallback: ArrayLike | None = None) -> np.ndarray:
     Vectors shorter than :func:`tiny` give ``fallback`` (broadcast to ``(..., D)``; default
     zeros) instead of NaN.
     """
-    v = _f(v)
+    v = _f(v, name="v")
     n = norm(v)[..., None]
     ok = n > tiny(v.dtype)
     out = v / np.where(ok, n, 1)
-    fb = np.zeros_like(v) if fallback is None else np.broadcast_to(_f(fallback, v.dtype), v.shape)
-    return np.where(ok, out, fb)
+    if fallback is None:
+        return np.where(ok, out, 0)
+    fb = _f(fallback, v.dtype, name="fallback")
+    try:
+        return np.where(ok, out, np.broadcast_to(fb, v.shape))
+    except ValueError:
+        raise InputError(f"fallback: shape {fb.shape} does not broadcast to v {v.shape}") from None
 
 
 def angle_between(a: ArrayLike, b: ArrayLike) -> np.ndarray:
@@ -78,9 +107,13 @@ def project_on_plane(v: ArrayLike, normal: ArrayLike) -> np.ndarray:
     ``normal`` need not be unit length; a zero normal leaves ``v`` unchanged.
     """
     dt = float_dtype(v, normal)
-    v = _f(v, dt)
-    n = normalize(_f(normal, dt))
-    return v - dot(v, n)[..., None] * n
+    v = _f(v, dt, 3, "v")
+    n = normalize(_f(normal, dt, 3, "normal"))
+    try:
+        return v - dot(v, n)[..., None] * n
+    except (ValueError, InputError):
+        _unbroadcastable(("v", v.shape[:-1]), ("normal", n.shape[:-1]))
+        raise
 
 
 def signed_angle_2d(a: ArrayLike, b: ArrayLike) -> np.ndarray:
@@ -89,8 +122,12 @@ def signed_angle_2d(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     ``a, b: (..., 2)`` -> ``(...)``. A zero vector gives 0.
     """
     dt = float_dtype(a, b)
-    a, b = _f(a, dt), _f(b, dt)
-    c = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    a, b = _f(a, dt, 2, "a"), _f(b, dt, 2, "b")
+    try:
+        c = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    except ValueError:
+        _unbroadcastable(("a", a.shape[:-1]), ("b", b.shape[:-1]))
+        raise
     d = a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
     return np.arctan2(c, d)
 
@@ -101,7 +138,7 @@ def any_perpendicular(v: ArrayLike) -> np.ndarray:
     Deterministic: crosses ``v`` with the coordinate axis it is least aligned with. A zero
     ``v`` gives +X.
     """
-    v = _f(v)
+    v = _f(v, last=3, name="v")
     a = np.abs(v)
     axis = np.zeros_like(v)
     k = np.argmin(a, axis=-1)
