@@ -325,6 +325,13 @@ def test_inputs_mirror_the_tree_and_never_read_the_outputs(tmp_path):
         expand_inputs([str(lib / "missing")], out)
     with pytest.raises(InputError, match="matches no clip file"):
         expand_inputs([str(lib / "*.fbx")], out)
+    with pytest.raises(InputError, match="every clip of the inputs lies in the output folder"):
+        expand_inputs([str(lib / "out")], out)  # its own results only
+    with pytest.raises(InputError, match="every clip of the inputs lies in the output folder"):
+        expand_inputs([str(lib)], lib)  # -o the input folder
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match=r"^no clip file \(.bvh, .glb, .gltf\) in the inputs$"):
+        expand_inputs([str(tmp_path / "empty")], out)
 
 
 def test_a_gltf_clip_is_hashed_with_the_files_beside_it(tmp_path):

@@ -92,9 +92,12 @@ def expand_inputs(specs: list[str], out_dir: str | os.PathLike[str]) -> list[Cli
         real = Path(os.path.realpath(f))
         if real not in seen and not _inside(real, out_root):
             seen[real] = f
+    if not files:
+        raise InputError("no clip file (.bvh, .glb, .gltf) in the inputs")
     if not seen:
         raise InputError(
-            "no clip file (.bvh, .glb, .gltf) in the inputs (outside the output folder)"
+            f"every clip of the inputs lies in the output folder {os.fspath(out_dir)!r}, whose"
+            " files a batch never reads; give -o a folder outside the inputs"
         )
     root = Path(os.path.commonpath([*bases, *(r.parent for r in seen)]))
     clips: list[ClipPath] = []
