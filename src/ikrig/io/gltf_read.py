@@ -200,9 +200,8 @@ def clip_from_document(
     names, renamed = unique_names(doc, nodes)
     if renamed:
         quirks.append("node names made unique for the skeleton (empty or repeated names)")
-    site_parents, site_offsets = _end_sites(
-        doc, (nodes, children), world_rest[0, len(above) :], bufs.fail, where
-    )
+    rest_world = (world_rest[0, len(above) :], fk(sk_parents, rl_rest[0], pl_rest[0])[0])
+    site_parents, site_offsets = _end_sites(doc, (nodes, children), rest_world, bufs.fail, where)
     if len(site_parents):
         quirks.append(f"{len(site_parents)} leaf node(s) under joints read as end sites")
     skeleton = Skeleton(tuple(names), sk_parents, pl_rest[0], site_parents, site_offsets)
@@ -220,16 +219,17 @@ def clip_from_document(
     )
 
 
-def _end_sites(doc: Any, tree: tuple, world: np.ndarray, fail, where: str):
-    """The end sites of the skeleton, ``tree = (its nodes, every node's children)``, whose
-    rest world matrices are ``world (J, 4, 4)``:
-    each child of a joint that only marks a point, outside the skeleton, a joint of no
-    skin, with no mesh, camera, children or extension, and moved by no animation (BVH
-    ``End Site`` blocks written by :func:`~ikrig.io.gltf_build.motion_to_gltf`; leaf-bone
-    tips of other exporters). Returns ``(parents (E,), offsets (E, 3))``, the offsets in
-    their joint's rotated frame, scales included, as :class:`~ikrig.skeleton.Skeleton`
-    wants them."""
+def _end_sites(doc: Any, tree: tuple, rest_world: tuple, fail, where: str):
+    """The end sites of the skeleton, ``tree = (its nodes, every node's children)``, at rest
+    ``rest_world = (node matrices (J, 4, 4), the skeleton's world rotations (J, 4))``: each
+    child of a joint that only marks a point, outside the skeleton, a joint of no skin, with
+    no mesh, camera, children or extension, and moved by no animation (BVH ``End Site``
+    blocks written by :func:`~ikrig.io.gltf_build.motion_to_gltf`; leaf-bone tips of other
+    exporters). Returns ``(parents (E,), offsets (E, 3))``: each site's offset from its
+    joint in the joint's frame, scales included, as :class:`~ikrig.skeleton.Skeleton` wants
+    them."""
     nodes, children = tree
+    world, rotations = rest_world
     skeleton = set(nodes)
     joints = {j for skin in doc.skins or [] for j in get(skin, "joints", [])}
     moved = {
@@ -253,13 +253,7 @@ def _end_sites(doc: Any, tree: tuple, world: np.ndarray, fail, where: str):
     if not parents:
         return np.zeros(0, dtype=np.int64), np.zeros((0, 3))
     index = np.array(parents, dtype=np.int64)
-    rot = quat_from_matrix(_unscaled(world[index, :3, :3]))
-    return index, quat_rotate(quat_conj(rot), np.array(points))
-
-
-def _unscaled(m: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``(..., 3, 3)`` of uniformly scaled ones."""
-    return m / np.cbrt(np.linalg.det(m))[..., None, None]
+    return index, quat_rotate(quat_conj(rotations[index]), np.array(points))
 
 
 def _skin_joints(doc: Any, skin_index: int, fail) -> list[int]:
