@@ -446,10 +446,22 @@ def test_clip_pictures_turn_a_z_up_clip_y_up(tmp_path, monkeypatch, command):
     assert np.abs(drawn[-1].positions_world() - want).max() > 0.1 * scale  # as recorded
 
 
+STANDING = {
+    "as recorded": ([], FootPlacement(seed=3)),
+    "moved": (
+        ["--at", "1.5,-2", "--heading", "30", "--cycles", "2", "--datum", "absolute"],
+        FootPlacement(seed=3, datum="absolute", at=(1.5, -2.0), heading=np.radians(30.0),
+                      cycles=2),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("standing", STANDING)
 @pytest.mark.parametrize("command", ["skeleton", "diagnostics", "movie"])
-def test_clip_pictures_show_what_foot_writes(tmp_path, monkeypatch, command):
+def test_clip_pictures_show_what_foot_writes(tmp_path, monkeypatch, command, standing):
     """The pictures are of the placement ``ikrig foot`` writes (``place_clip``: the ground
-    along the pelvis, in-place clips found so), and of the ground it stood the feet on."""
+    along the pelvis, in-place clips found so, moved where ``foot``'s options say), and of
+    the ground it stood the feet on."""
     from ikrig.io import read_bvh
     from ikrig.placement import place_clip
 
@@ -463,9 +475,10 @@ def test_clip_pictures_show_what_foot_writes(tmp_path, monkeypatch, command):
     monkeypatch.setattr(movie, "write_before_after_movie", draw)
     monkeypatch.setattr(scene3d, "plot_skeleton_3d", lambda m, g, result, **k: draw(result, m, g))
     out = str(tmp_path / ("m.gif" if command == "movie" else "p.png"))
-    r = CliRunner().invoke(plot, [command, str(bvh), "-g", "bumps", "--seed", "3", "-o", out])
+    options, placement = STANDING[standing]
+    args = [command, str(bvh), "-g", "bumps", "--seed", "3", *options, "-o", out]
+    r = CliRunner().invoke(plot, args)
     assert r.exit_code == 0, (r.output, r.exception)
-    placement = FootPlacement(seed=3)
     want = place_clip(read_bvh(bvh).motion, "bumps", ["full"], placement=placement)
     np.testing.assert_array_equal(drawn["result"].motion.positions_local,
                                   want.results["full"].motion.positions_local)  # fmt: skip
@@ -473,6 +486,17 @@ def test_clip_pictures_show_what_foot_writes(tmp_path, monkeypatch, command):
     xz = want.source.positions_world()[:, 0, [0, 2]]
     np.testing.assert_array_equal(drawn["ground"].height_at(xz)[0],
                                   want.world().height_at(xz)[0])  # fmt: skip
+
+
+def test_clip_pictures_refuse_at_with_path(tmp_path):
+    bvh = stick_bvh(tmp_path)
+    path = tmp_path / "path.csv"
+    path.write_text("time,x,z\n0,0,0\n1,1,0\n")
+    out = str(tmp_path / "d.png")
+    r = CliRunner().invoke(plot, ["diagnostics", str(bvh), "--at", "0,0", "--path", str(path),
+                                  "-o", out])  # fmt: skip
+    assert r.exit_code == 2 and "--at and --path: give one" in r.output, r.output
+    assert not (tmp_path / "d.png").exists()
 
 
 def test_missing_extra_is_a_clear_error(monkeypatch):

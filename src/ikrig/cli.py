@@ -37,6 +37,8 @@ from .cli_common import (
     datum_line,
     echo_warnings,
     ground_input,
+    placement_from,
+    standing_options,
     y_up_motion,
 )
 from .errors import IkrigError
@@ -240,35 +242,9 @@ def _outputs_as_record(command):
     @functools.wraps(command)
     def run(**options):
         outputs = FootOutputs(*(options.pop(k) for k in ("output", "report_path", "gif_path")))
-        keys = ("seed", "datum", "up", "at", "heading", "path", "walk", "cycles")
-        seed, datum, up, at, heading, path, walk, cycles = (options.pop(k) for k in keys)
-        if path is not None and (at is not None or walk):
-            given = "--at and --path" if at is not None else "--walk and --path"
-            raise click.UsageError(f"{given}: give one (the path says where the clip is)")
-        turn = None if heading is None else float(np.radians(heading))
-        placement = FootPlacement(seed, datum, up, at, turn, path, walk, cycles)
-        return command(outputs=outputs, placement=placement, **options)
+        return command(outputs=outputs, placement=placement_from(options), **options)
 
     return run
-
-
-def _finite(value):
-    if value is not None and not np.isfinite(value):
-        raise click.BadParameter(f"expected a finite number, got {value!r}")
-    return value
-
-
-def _xz(ctx, param, value):
-    """``--at X,Z`` as ``(x, z)`` floats."""
-    if value is None:
-        return None
-    try:
-        x, z = (float(v) for v in value.split(","))
-    except ValueError:
-        raise click.BadParameter(f"expected X,Z (two numbers), got {value!r}") from None
-    if not (np.isfinite(x) and np.isfinite(z)):
-        raise click.BadParameter(f"expected two finite numbers, got {value!r}")
-    return (x, z)
 
 
 @main.command()
@@ -298,34 +274,7 @@ def _xz(ctx, param, value):
     default=None,
     help="Also write a before/after movie (GIF, or MP4) here ([plot] extra).",
 )
-@click.option(
-    "--at", callback=_xz, metavar="X,Z", help="Stand the pelvis here at frame 0 (Y-up world)."
-)
-@click.option(
-    "--heading",
-    type=float,
-    callback=lambda ctx, param, v: _finite(v),
-    metavar="DEG",
-    help="Face this way: 0 is +Z, 90 is +X (default: as recorded).",
-)
-@click.option(
-    "--path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Move the clip along this CSV path: time,x,z[,heading] (s, clip units, degrees).",
-)
-@click.option(
-    "--walk",
-    is_flag=True,
-    help="A cycle that walks in place walks: from --at, facing --heading, at its feet's speed.",
-)
-@click.option(
-    "--cycles",
-    type=click.IntRange(min=1),
-    default=1,
-    show_default=True,
-    help="Play a cycle this many times in a row first (a closed cycle's seam frame once).",
-)
+@standing_options
 @_outputs_as_record
 def foot(
     input_path, ground_spec, mode, compare, legs, animation,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+import numpy as np
 
 from ._files import check_output
 from .errors import InputError
@@ -57,7 +58,88 @@ ANIMATION_OPTION = click.option(
     help="glTF: the animation to use, by name or index (default: the first).",
 )
 
+
+def _finite(value):
+    if value is not None and not np.isfinite(value):
+        raise click.BadParameter(f"expected a finite number, got {value!r}")
+    return value
+
+
+def _xz(ctx, param, value):
+    """``--at X,Z`` as ``(x, z)`` floats."""
+    if value is None:
+        return None
+    try:
+        x, z = (float(v) for v in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected X,Z (two numbers), got {value!r}") from None
+    if not (np.isfinite(x) and np.isfinite(z)):
+        raise click.BadParameter(f"expected two finite numbers, got {value!r}")
+    return (x, z)
+
+
+_STANDING = (
+    click.option(
+        "--at", callback=_xz, metavar="X,Z", help="Stand the pelvis here at frame 0 (Y-up world)."
+    ),
+    click.option(
+        "--heading",
+        type=float,
+        callback=lambda ctx, param, v: _finite(v),
+        metavar="DEG",
+        help="Face this way: 0 is +Z, 90 is +X (default: as recorded).",
+    ),
+    click.option(
+        "--path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Move the clip along this CSV path: time,x,z[,heading] (s, clip units, degrees).",
+    ),
+    click.option(
+        "--walk",
+        is_flag=True,
+        help="A cycle that walks in place walks: from --at, facing --heading, at its feet's speed.",
+    ),
+    click.option(
+        "--cycles",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Play a cycle this many times in a row first (a closed cycle's seam frame once).",
+    ),
+)
+
+
+def standing_options(command):
+    """Where the clip stands (``ikrig foot``'s ``--at``, ``--heading``, ``--path``,
+    ``--walk``, ``--cycles``); :func:`placement_from` reads them."""
+    for option in reversed(_STANDING):
+        command = option(command)
+    return command
+
+
+def placement_from(options: dict) -> FootPlacement:
+    """The :class:`~ikrig.placement.FootPlacement` of a command's options, taken out of
+    ``options``: ``seed``, ``datum``, ``up`` and :func:`standing_options` (``--heading`` in
+    degrees, handed on in radians); the defaults for those a command does not take.
+
+    Raises:
+        click.UsageError: ``--at`` or ``--walk`` with ``--path``.
+    """
+    from .placement import FootPlacement
+
+    keys = ("seed", "datum", "up", "at", "heading", "path", "walk", "cycles")
+    defaults = FootPlacement()._asdict()
+    seed, datum, up, at, heading, path, walk, cycles = (options.pop(k, defaults[k]) for k in keys)
+    if path is not None and (at is not None or walk):
+        given = "--at and --path" if at is not None else "--walk and --path"
+        raise click.UsageError(f"{given}: give one (the path says where the clip is)")
+    turn = None if heading is None else float(np.radians(heading))
+    return FootPlacement(seed, datum, up, at, turn, path, walk, cycles)
+
+
 if TYPE_CHECKING:
+    from .placement import FootPlacement
     from .pose import Motion
 
 StrPath = str | os.PathLike[str] | Path

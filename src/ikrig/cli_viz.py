@@ -19,11 +19,19 @@ from typing import TYPE_CHECKING, NamedTuple
 import click
 import numpy as np
 
-from .cli_common import ANIMATION_OPTION, up_option, y_up_motion
+from .cli_common import (
+    ANIMATION_OPTION,
+    DATUM_OPTION,
+    placement_from,
+    standing_options,
+    up_option,
+    y_up_motion,
+)
 
 if TYPE_CHECKING:
     from .character.legs import Legs
     from .character.sole import FootSole
+    from .placement import FootPlacement
 
 GROUNDS_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
 MODES = ("full", "goal-blend", "trace-offset")
@@ -84,37 +92,41 @@ def clip_ground(motion, spec, legs=None, seed=0, up="y"):
 
 
 def place(motion, given: ClipOnGround, up: str):
-    """Foot placement of a Y-up clip as ``ikrig foot`` runs it
-    (:func:`~ikrig.placement.place_clip`: the ground laid along its pelvis, a clip that
-    walks in place found so): ``(result, the clip as placed, the ground the feet were
-    stood on)``. Ground-coverage warnings are echoed as one line each."""
+    """Foot placement of a Y-up clip (recorded with ``up``) as ``ikrig foot`` runs it
+    (:func:`~ikrig.placement.place_clip` with the command's placement: the ground laid
+    along its pelvis, a clip that walks in place found so, moved or walked where the
+    options say): ``(result, the clip as placed, the ground the feet were stood on)``.
+    Ground-coverage warnings are echoed as one line each."""
     from .cli_common import echo_warnings
-    from .placement import FootPlacement, place_clip
+    from .placement import place_clip
 
+    placement = given.placement._replace(up=up)
     with echo_warnings():
-        placement = FootPlacement(seed=given.seed, up=up)
         placed = place_clip(motion, given.ground_spec, [given.mode], given.legs, placement, True)
     return placed.results[given.mode], placed.source, placed.world()
 
 
-def check_picture(output, clip=None, ground_spec=None):
+def check_picture(output, clip=None, ground_spec=None, path=None):
     """Before any work: the output is a picture ikrig can write (a known suffix, a writable
-    folder, not an input) and matplotlib is installed."""
+    folder, not an input: the clip, a mesh ground or a ``--path`` file) and matplotlib is
+    installed."""
     from .cli_common import check_outputs, ground_input
     from .viz._mpl import IMAGE_SUFFIXES, require
 
     ground = ground_input(ground_spec) if ground_spec is not None else None
-    check_outputs([(output, IMAGE_SUFFIXES, "picture")], inputs=[clip, ground])
+    check_outputs([(output, IMAGE_SUFFIXES, "picture")], inputs=[clip, ground, path])
     require("matplotlib", "plot", "plotting")
 
 
-def check_movie(output, clip=None, ground_spec=None):
+def check_movie(output, clip=None, ground_spec=None, path=None):
     """Before any work: the output is a movie ikrig can write (.gif or .mp4 with its writer
-    installed, a writable folder, not an input)."""
+    installed, a writable folder, not an input: the clip, a mesh ground or a ``--path``
+    file)."""
     from .cli_common import ground_input
     from .viz.movie import check_movie_path
 
-    check_movie_path(output, inputs=[p for p in (clip, ground_input(ground_spec)) if p])
+    inputs = [p for p in (clip, ground_input(ground_spec), path) if p]
+    check_movie_path(output, inputs=inputs)
 
 
 def ground_name(spec: str) -> str:
@@ -163,27 +175,27 @@ seed_option = click.option(
 
 class ClipOnGround(NamedTuple):
     """What a clip command was given: the CLIP path (``None``: the built-in walk), the
-    ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override, the
-    ``--seed`` of random grounds, the glTF ``--animation`` and the clip's ``--up`` axis."""
+    ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override, the glTF
+    ``--animation``, and how the clip meets the ground as ``ikrig foot`` takes it
+    (``--seed``, ``--up``, and for the pictures ``--datum`` and where the clip stands)."""
 
     clip: str | None
     ground_spec: str
     mode: str
     legs: str | None
-    seed: int
     animation: str | None
-    up: str
+    placement: FootPlacement
 
 
 def clip_on_ground(command):
-    """The options every clip command shares (``--ground``, ``--mode``, ``--legs``,
-    ``--seed``, ``--animation``, ``--up``, after the CLIP argument), handed to ``command``
-    with the argument as one :class:`ClipOnGround` (click passes them by name)."""
+    """The options the clip commands share (after the CLIP argument), handed to
+    ``command`` with the argument as one :class:`ClipOnGround` (click passes them by
+    name; :func:`~ikrig.cli_common.placement_from` reads the placement's)."""
 
     @functools.wraps(command)
-    def run(*, clip, ground_spec, mode, legs, seed, animation, up, **options):
-        given = ClipOnGround(clip, ground_spec, mode, legs, seed, animation, up)
-        return command(given, **options)
+    def run(*, clip, ground_spec, mode, legs, animation, **options):
+        placement = placement_from(options)
+        return command(ClipOnGround(clip, ground_spec, mode, legs, animation, placement), **options)
 
     return run
 
@@ -275,6 +287,8 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @seed_option
 @ANIMATION_OPTION
 @SHOWN_UP
+@DATUM_OPTION
+@standing_options
 @click.option("--no-rays", is_flag=True, help="Leave out the ray casts.")
 @click.option(
     "-o", "--output", default="skeleton.png", show_default=True, type=click.Path(dir_okay=False)
@@ -282,13 +296,13 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @clip_on_ground
 def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
-    clip, ground_spec, mode, legs, seed, animation, up = given
-    check_picture(output, clip, ground_spec)
+    clip, ground_spec, mode, legs, animation, placement = given
+    check_picture(output, clip, ground_spec, placement.path)
     from .viz.options import View
     from .viz.scene3d import plot_skeleton_3d
 
-    up, motion = load_clip(clip, animation, up)
-    ground, found, _ = clip_ground(motion, ground_spec, legs, seed, up)
+    up, motion = load_clip(clip, animation, placement.up)
+    ground, found, _ = clip_ground(motion, ground_spec, legs, placement.seed, up)
     f = motion.num_frames // 2 if frame is None else frame
     result = None
     if ik and found is not None:
@@ -307,17 +321,19 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
 @seed_option
 @ANIMATION_OPTION
 @SHOWN_UP
+@DATUM_OPTION
+@standing_options
 @click.option(
     "-o", "--output", default="diagnostics.png", show_default=True, type=click.Path(dir_okay=False)
 )
 @clip_on_ground
 def plot_diagnostics(given: ClipOnGround, output):
     """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
-    clip, ground_spec, mode, legs, seed, animation, up = given
-    check_picture(output, clip, ground_spec)
+    clip, ground_spec, mode, legs, animation, placement = given
+    check_picture(output, clip, ground_spec, placement.path)
     from .viz.diagnostics import plot_foot_diagnostics
 
-    up, motion = load_clip(clip, animation, up)
+    up, motion = load_clip(clip, animation, placement.up)
     result, motion, ground = place(motion, given, up)
     title = f"{ground_name(ground_spec)}, mode {mode}"
     plot_foot_diagnostics(result, motion, ground, path=output, title=title)
@@ -332,6 +348,8 @@ def plot_diagnostics(given: ClipOnGround, output):
 @seed_option
 @ANIMATION_OPTION
 @SHOWN_UP
+@DATUM_OPTION
+@standing_options
 @click.option(
     "--max-frames",
     type=click.IntRange(1),
@@ -352,12 +370,12 @@ def plot_diagnostics(given: ClipOnGround, output):
 @clip_on_ground
 def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
     """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
-    clip, ground_spec, mode, legs, seed, animation, up = given
-    check_movie(output, clip, ground_spec)
+    clip, ground_spec, mode, legs, animation, placement = given
+    check_movie(output, clip, ground_spec, placement.path)
     from .viz.movie import write_before_after_movie
     from .viz.options import MovieLook
 
-    up, motion = load_clip(clip, animation, up)
+    up, motion = load_clip(clip, animation, placement.up)
     result, motion, ground = place(motion, given, up)
     write_before_after_movie(
         result,
@@ -404,15 +422,15 @@ def plot_batch(summary, output):
 @clip_on_ground
 def view(given: ClipOnGround, host, port, play):
     """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra."""
-    clip, ground_spec, mode, legs, seed, animation, up = given
+    clip, ground_spec, mode, legs, animation, placement = given
     from .viz._viser import serve_forever
     from .viz.viewer import ClipViewer
 
     source = read_source(clip, animation)
-    up, motion = y_up_motion(source if clip is None else source.motion, up)
+    up, motion = y_up_motion(source if clip is None else source.motion, placement.up)
     if up != "y":  # the file's own frame (a glTF's skinned mesh) is not the one shown
         source = motion
-    ground, _, _ = clip_ground(motion, ground_spec, legs, seed, up)
+    ground, _, _ = clip_ground(motion, ground_spec, legs, placement.seed, up)
     app = ClipViewer(source, ground, host=host, port=port, mode=mode, legs=legs, start_playing=play)
     serve_forever(app, click.echo)
 
