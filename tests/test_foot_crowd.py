@@ -103,3 +103,25 @@ def test_a_crowd_checks_its_input(walk):
             FootPlacer.from_clip(walk, ground, characters=bad)
     assert FootPlacer.from_clip(walk, ground).update(walk[0], walk.frame_time).batch_shape == ()
     assert find_legs(walk.skeleton).leg_length == pytest.approx(LEG, rel=0.05)
+
+
+def test_a_placer_takes_poses_of_its_own_rig_only(walk):
+    """A pose of another skeleton is refused in one line (it used to index out of range);
+    another clip of the same rig (an equal skeleton, not the same object) is taken."""
+    from ikrig.skeleton import Skeleton
+
+    placer = FootPlacer.from_clip(walk, _ground("flat", walk))
+    other = Skeleton(("root", "tip"), [-1, 0], [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
+    with pytest.raises(InputError, match=r"pose: its skeleton \(2 joints, root 'root'\)"):
+        placer.update(Motion.rest(other), walk.frame_time)
+    sk = walk.skeleton
+    renamed = Skeleton(tuple(n + "_" for n in sk.names), sk.parents, sk.offsets)
+    with pytest.raises(InputError, match="is not the placer's"):
+        placer.update(Motion(renamed, walk.rotations_local[0], walk.positions_local[0]), 0.1)
+    same = Skeleton(sk.names, sk.parents.copy(), sk.offsets.copy())
+    pose = Motion(same, walk.rotations_local[0], walk.positions_local[0])
+    np.testing.assert_array_equal(
+        placer.update(pose, walk.frame_time).rotations_local,
+        FootPlacer.from_clip(walk, _ground("flat", walk)).update(walk[0], walk.frame_time)
+        .rotations_local,
+    )  # fmt: skip

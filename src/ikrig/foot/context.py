@@ -38,6 +38,7 @@ class FootContext:
     """A character on a ground with its options.
 
     Attributes:
+        skeleton: the character's skeleton (the poses placed must be of this rig).
         legs: the legs (step 1) and the leg length, the unit of every threshold.
         sole: sole points and planted heights, and the clip's floor (world Y).
         ground: the ground in the clip's world coordinates and units, after the datum:
@@ -58,6 +59,7 @@ class FootContext:
             clip does not say (then each frame's own bend decides).
     """
 
+    skeleton: Skeleton
     legs: Legs
     sole: FootSole
     ground: Any
@@ -113,8 +115,8 @@ class FootContext:
         if reference_fk is not None:
             axes = usual_bend_axes(joints, *reference_fk)
         return cls(
-            legs, sole, ground, options, lengths, pelvis, pelvis_parent, joints, parents, unit,
-            feet, datum, axes,
+            skeleton, legs, sole, ground, options, lengths, pelvis, pelvis_parent, joints,
+            parents, unit, feet, datum, axes,
         )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from ..character.legs import Legs, find_legs
 from ..character.sole import estimate_sole
 from ..errors import InputError
 from ..pose import Motion
+from ..skeleton import Skeleton
 from .context import FootContext, check_clip, lift_pelvis
 from .offline import FramePlan
 from .options import FootOptions
@@ -115,6 +116,7 @@ class FootPlacer:
             The new pose (batch shape ``()``), or poses (``(K,)``).
         """
         ctx, state, K = self.context, self.state, self.characters
+        _check_rig(pose.skeleton, ctx.skeleton)
         batch = () if K == 1 else (K,)
         if pose.batch_shape != batch:
             what = "a single pose" if K == 1 else f"the poses of {K} characters"
@@ -175,6 +177,19 @@ def _replay(plan: FramePlan) -> LegPlan:
         np.array([plan.pelvis_drop]),
         np.array(plan.targets_world, dtype=np.float64).reshape(1, -1, 3),
         np.array(plan.ground_found, dtype=np.bool_).reshape(1, -1),
+    )
+
+
+def _check_rig(given: Skeleton, placer: Skeleton) -> None:
+    """InputError unless a pose's skeleton is the placer's rig: the same object, or the
+    same joint names and parents (another clip of the same character)."""
+    if given is placer or (
+        given.names == placer.names and np.array_equal(given.parents, placer.parents)
+    ):
+        return
+    raise InputError(
+        f"pose: its skeleton ({given.num_joints} joints, root {given.names[0]!r}) is not the"
+        f" placer's ({placer.num_joints} joints, root {placer.names[0]!r})"
     )
 
 
