@@ -529,6 +529,21 @@ def test_unreadable_mesh_file_one_line_error(tmp_path, content):
     assert "broken.stl" in msg and "\n" not in msg
 
 
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_a_non_finite_vertex_names_its_line(tmp_path, bad):
+    """trimesh drops the faces of a NaN or infinite vertex without a word (a hole in the
+    ground, or 'no triangles'); the loader names the vertex and its OBJ line instead."""
+    pytest.importorskip("trimesh")
+    path = tmp_path / "holed.obj"
+    path.write_text(OBJ.replace("v 1 0.5 1", f"# a comment\nvn 0 1 0\nv 1 {bad} 1", 1))
+    with pytest.raises(FileFormatError) as info:
+        MeshGround.load(path)
+    assert str(info.value) == f"{path}:6: vertex 3 is not finite (NaN or infinite)"
+    unused = tmp_path / "unused.obj"  # a bad vertex no face uses is harmless
+    unused.write_text(OBJ + f"v 5 {bad} 5\n")
+    np.testing.assert_allclose(MeshGround.load(unused).height_at([0.3, 0.6])[0], 0.5)
+
+
 def test_missing_mesh_file(tmp_path):
     pytest.importorskip("trimesh")
     with pytest.raises(FileFormatError, match="nope.obj"):

@@ -46,6 +46,33 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _check_finite_vertices(path: str, mesh: Any) -> None:
+    """FileFormatError naming the first vertex a face uses that is NaN or infinite (and its
+    line in an OBJ file): trimesh would drop its faces without a word, leaving a hole."""
+    faces, vertices = getattr(mesh, "faces", None), getattr(mesh, "vertices", None)
+    if faces is None or vertices is None or len(faces) == 0:
+        return
+    used = np.unique(np.asarray(faces))
+    used = used[(used >= 0) & (used < len(vertices))]
+    bad = used[~np.isfinite(np.asarray(vertices)[used]).all(axis=1)]
+    if len(bad):
+        k = int(bad[0])
+        line = _obj_vertex_line(path, k) if path.lower().endswith(".obj") else None
+        raise FileFormatError(path, line, f"vertex {k + 1} is not finite (NaN or infinite)")
+
+
+def _obj_vertex_line(path: str, k: int) -> int | None:
+    """The 1-based line of the ``k``-th (0-based) ``v`` record of an OBJ file."""
+    seen = -1
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for number, text in enumerate(f, start=1):
+            if text.split(maxsplit=1)[:1] == ["v"]:
+                seen += 1
+                if seen == k:
+                    return number
+    return None
+
+
 def _f32_down(x: np.ndarray) -> np.ndarray:
     """float32 values <= x."""
     f = x.astype(np.float32)
@@ -241,9 +268,12 @@ class MeshGround:
         if not os.path.isfile(path):
             raise FileFormatError(path, None, "not a file")
         try:
-            mesh = trimesh.load_mesh(path)
+            mesh = trimesh.load_mesh(path, process=False)  # as written, to check it first
         except Exception as exc:
             raise FileFormatError(path, None, f"cannot read mesh ({_one_line(exc)})") from None
+        _check_finite_vertices(path, mesh)
+        if hasattr(mesh, "process"):
+            mesh.process()  # duplicate vertices merged, as trimesh loads by default
         faces = getattr(mesh, "faces", None)
         vertices = getattr(mesh, "vertices", None)
         if faces is None or vertices is None or len(faces) == 0:
