@@ -255,17 +255,16 @@ def quat_slerp(a: ArrayLike, b: ArrayLike, t: ArrayLike) -> np.ndarray:
     dt = float_dtype(a, b, t)
     a, b, t = _f(a, dt, 4, "a"), _f(b, dt, 4, "b"), _f(t, dt, name="t")[..., None]
     try:
-        np.broadcast_shapes(a.shape, b.shape, t.shape)
-    except ValueError:
+        d = quat_dot(a, b)[..., None]
+        b = np.where(d < 0, -b, b)
+        d = np.abs(d)
+        theta = np.arctan2(norm(a - b * d)[..., None], d)  # between a and b on the 4D sphere
+        s = np.sin(theta)
+        small = s < 1e-6
+        safe = np.where(small, 1, s)
+        wa = np.where(small, 1 - t, np.sin((1 - t) * theta) / safe)
+        wb = np.where(small, t, np.sin(t * theta) / safe)
+    except (ValueError, InputError):
         _unbroadcastable(("a", a.shape[:-1]), ("b", b.shape[:-1]), ("t", t.shape[:-1]))
         raise
-    d = quat_dot(a, b)[..., None]
-    b = np.where(d < 0, -b, b)
-    d = np.abs(d)
-    theta = np.arctan2(norm(a - b * d)[..., None], d)  # angle between a and b on the 4D sphere
-    s = np.sin(theta)
-    small = s < 1e-6
-    safe = np.where(small, 1, s)
-    wa = np.where(small, 1 - t, np.sin((1 - t) * theta) / safe)
-    wb = np.where(small, t, np.sin(t * theta) / safe)
     return quat_normalize(wa * a + wb * b)
