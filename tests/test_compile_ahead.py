@@ -64,6 +64,7 @@ def spawn(monkeypatch):
     monkeypatch.setenv(cli_ahead.ENV, "1")
     monkeypatch.setattr(cli_ahead, "_cpus", lambda: 2)
     monkeypatch.setattr(cli_ahead, "_started", [])
+    monkeypatch.setattr(cli_ahead, "_cold_cache", lambda: False)  # an edited source
     monkeypatch.setattr(_numba, "_first_compile_hooks", [])
     monkeypatch.setattr(_numba._listener, "printed", False)
     monkeypatch.setattr(
@@ -97,6 +98,38 @@ def test_the_helper_starts_once_when_a_kernel_first_compiles(spawn, capsys):
     ((stop, (proc,)),) = handlers  # stopped when the command exits
     stop(proc)
     assert proc.terminated
+
+
+def test_on_a_cold_cache_the_helper_starts_at_once(spawn, monkeypatch):
+    """With no leg IK kernel in the cache, the command is bound to compile: the helper
+    starts before its first compile, once."""
+    calls, _ = spawn
+    monkeypatch.setattr(cli_ahead, "_cold_cache", lambda: True)
+    cli_ahead.compile_ahead(["full"], "slope")
+    ((args, _),) = calls
+    assert args[-2:] == ["slope", "full"]
+    _compile_event()
+    cli_ahead.compile_ahead(["full"], "slope")
+    assert len(calls) == 1
+
+
+def test_a_cache_is_cold_until_it_holds_the_leg_ik(tmp_path):
+    """``_cold_cache`` reads the leg IK kernel's index in Numba's cache directory (the one
+    ikrig set up): cold when it is empty, warm once that index is there."""
+    code = (
+        "import os\n"
+        "from ikrig.cli_ahead import _cold_cache\n"
+        "from ikrig.foot.stages.legs_ik import legs_run\n"
+        "print(_cold_cache())\n"
+        "index = legs_run._cache._cache_file._index_path\n"
+        "assert index.startswith(os.environ['NUMBA_CACHE_DIR']), index\n"
+        "os.makedirs(os.path.dirname(index), exist_ok=True)\n"
+        "open(index, 'wb').close()\n"
+        "print(_cold_cache())\n"
+    )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.split() == ["True", "False"], out.stderr[-2000:]
 
 
 @pytest.mark.parametrize("why", ["switched off", "one cpu"])
@@ -135,7 +168,8 @@ def _run(code: str, tmp_path) -> list[str]:
 def test_the_helper_job_covers_what_the_demo_calls_after_its_walk(tmp_path):
     """Every kernel specialisation the demo dispatches once its walk is made (placement in
     both modes, the report, the BVH writer) is one the helper's job dispatches too, so a
-    first demo finds each of them compiled by the helper when it is done in time."""
+    first demo finds each of them compiled by the helper when it is done in time; but the
+    ground's own, which the command needs first and the helper leaves to it (no race)."""
     helper = _run(
         "from ikrig.cli_ahead import run_ahead\n"
         "run_ahead(['stairs', 'full', 'trace-offset'])\n"
@@ -155,5 +189,8 @@ def test_the_helper_job_covers_what_the_demo_calls_after_its_walk(tmp_path):
         tmp_path,
     )
     after_walk = set(demo) - set(walk)
-    assert after_walk, "the demo dispatches kernels after its walk"
-    assert after_walk <= set(helper), sorted(after_walk - set(helper))
+    ground = {s for s in after_walk if s.startswith("ikrig.ground.")}
+    assert ground, "the stairs run kernels of their own"
+    assert not any(s.startswith("ikrig.ground.") for s in helper), helper
+    assert after_walk - ground, "the demo dispatches kernels after its walk"
+    assert after_walk - ground <= set(helper), sorted(after_walk - ground - set(helper))

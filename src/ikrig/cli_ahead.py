@@ -4,17 +4,31 @@ fresh machine.
 Numba compiles one kernel at a time in a process, so a first run compiles its kernels one
 after the other on one core, in the order it reaches them: the clip (the built-in walk
 solves its legs with two-bone IK; a file's parser), then every step of foot placement,
-the report's metrics and the writer. When the first of them starts compiling,
-:func:`compile_ahead` starts one helper process that runs the rest of that job on a small
-made-up clip (:func:`stepping_clip`) while the command itself is still busy with its clip:
-the shortest recipe first (it reaches the leg IK, the biggest kernel, soonest), then the
-writer, then the command's other modes. The two share Numba's disk cache: a kernel the
-helper has compiled by the time the command reaches it is loaded, not compiled again.
-Nothing the helper computes is kept but that cache.
+the report's metrics and the writer. On such a first run, :func:`compile_ahead` starts
+one helper process that runs the rest of that job on a small
+made-up clip (:func:`stepping_clip`) while the command itself is still busy with its clip.
+The two share Numba's disk cache: a kernel the helper has compiled by the time the command
+reaches it is loaded, not compiled again. Nothing the helper computes is kept but that
+cache.
 
-The helper starts only in a process that compiles (never on a warm cache), only where a
-second CPU is there, and never when ``IKRIG_COMPILE_AHEAD=0``. It runs at a lower
-priority than the command and is stopped when the command exits. ``ikrig warmup``
+Both cores are busy from the start to the end of a first run, so the helper's order is
+chosen for the two to compile different kernels (``benchmarks/bench_speed.py --only
+cold``; a log of both processes' compiles showed where they overlapped):
+
+1. the shortest recipe (:data:`FIRST`), which reaches the leg IK, the biggest kernel,
+   soonest. Its clip stands on a flat plane, which compiles nothing: the command needs
+   its ground's kernels first and compiles them itself, so the helper never races it on
+   them;
+2. the BVH writer, its row formatter first: the command reaches the writer last and
+   converts rotations to Euler angles before it formats, so the two end on different
+   kernels;
+3. the report's metrics, then the command's other modes.
+
+The helper starts only in a process that compiles, never on a warm cache: at once when the
+cache has no leg IK kernel (the command's imports and clip are its head start), else when
+the command first compiles (an edited source). It starts only where a second CPU is there,
+and never when ``IKRIG_COMPILE_AHEAD=0``. It runs at a lower priority than the command
+and is stopped when the command exits. ``ikrig warmup``
 compiles everything ahead of time instead.
 """
 
@@ -39,16 +53,35 @@ ENV = "IKRIG_COMPILE_AHEAD"
 FIRST = "trace-offset"
 """The helper's first mode: the fewest steps before the leg IK."""
 
+HELPER_GROUND = "flat"
+"""The helper's ground: a plane, which runs no kernel of its own."""
+
 _started: list[subprocess.Popen] = []
 
 
 def compile_ahead(modes: list[str], ground_spec: str) -> None:
-    """Start the helper (see the module) when this process first compiles one of ikrig's
-    kernels: foot placement in ``modes`` on ``ground_spec``, its metrics and a BVH
-    writer."""
+    """Start the helper (see the module): foot placement in ``modes``, its metrics and a
+    BVH writer. At once when the cache has no leg IK kernel, else when this process
+    first compiles one of ikrig's kernels (an edited source)."""
     if os.environ.get(ENV, "1").strip() == "0" or _cpus() < 2:
         return
-    on_first_compile(lambda: _start(modes, ground_spec))
+    if _cold_cache():
+        _start(modes, ground_spec)
+    else:
+        on_first_compile(lambda: _start(modes, ground_spec))
+
+
+def _cold_cache() -> bool:
+    """Whether the cache holds no leg IK kernel, which every placement runs: then the
+    command will compile, and the helper starts before its first compile. Otherwise
+    (including when this Numba keeps its cache elsewhere) the first compile tells."""
+    from .foot.stages.legs_ik import legs_run
+
+    try:
+        index = legs_run._cache._cache_file._index_path
+    except AttributeError:
+        return False
+    return not os.path.exists(index)
 
 
 def _cpus() -> int:
@@ -87,32 +120,29 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def run_ahead(args: list[str]) -> None:
-    """The helper's job, ``args = [ground_spec, *modes]``: place the feet of
-    :func:`stepping_clip` on the ground with the report, as ``ikrig foot`` does, in
-    :data:`FIRST`, then write it as BVH, then place it in the other modes."""
+    """The helper's job, ``args = [ground_spec, *modes]``, in the module's order: place the
+    feet of :func:`stepping_clip` on a flat plane in :data:`FIRST` (as ``ikrig foot``
+    does), write it as BVH, report, then place it in the other modes. ``ground_spec`` is
+    the command's ground, which the helper leaves to the command."""
     if hasattr(os, "nice"):
         os.nice(10)
+    from .io._bvh_write import format_rows
     from .io.bvh import to_bvh_clip
     from .io.clips import write_clip
-
-    ground_spec, modes = args[0], args[1:]
-    clip = stepping_clip()
-    # the shortest recipe reaches the leg IK (the biggest kernel) soonest
-    _place(clip, ground_spec, [FIRST])
-    with tempfile.TemporaryDirectory(prefix="ikrig-ahead-") as tmp:
-        write_clip(Path(tmp, "ahead.bvh"), to_bvh_clip(clip))
-    rest = [m for m in modes if m != FIRST]
-    if rest:
-        _place(clip, ground_spec, rest)
-
-
-def _place(clip: Motion, ground_spec: str, modes: list[str]) -> None:
-    """Placement and report as the commands run them (``ikrig.cli.run_foot``)."""
     from .placement import place_clip
     from .report import foot_report
 
-    placed = place_clip(clip, ground_spec, modes, progress=False)
+    modes = args[1:]
+    clip = stepping_clip()
+    placed = place_clip(clip, HELPER_GROUND, [FIRST], progress=False)
+    format_rows(np.ones((1, 1)), 6)  # the command's writer: float64 rows, an int precision
+    with tempfile.TemporaryDirectory(prefix="ikrig-ahead-") as tmp:
+        write_clip(Path(tmp, "ahead.bvh"), to_bvh_clip(clip))
     foot_report(placed.results, placed.source, placed.world())
+    rest = [m for m in modes if m != FIRST]
+    if rest:
+        placed = place_clip(clip, HELPER_GROUND, rest, progress=False)
+        foot_report(placed.results, placed.source, placed.world())
 
 
 def stepping_clip(seconds: float = 2.0, fps: float = 60.0) -> Motion:

@@ -256,7 +256,7 @@ def _format_rows_kernel(values, precision, out):
     return pos
 
 
-def _format_rows(values: np.ndarray, precision: int) -> bytes:
+def format_rows(values: np.ndarray, precision: int) -> bytes:
     """One line per frame: the values with ``precision`` decimals, separated by spaces.
 
     Compiled when every ``|value| * 10**precision`` is below 2**53 (always, for motion
@@ -293,4 +293,4 @@ def _format_bytes(clip: BvhClip, precision: int) -> bytes:
     frame_time = 0.0 if clip.frame_time is None else float(clip.frame_time)
     lines = _format_hierarchy(skeleton, clip.channels, precision)
     lines += ["MOTION", f"Frames: {len(values)}", f"Frame Time: {frame_time!r}", ""]
-    return "\n".join(lines).encode("utf-8") + _format_rows(values, precision)
+    return "\n".join(lines).encode("utf-8") + format_rows(values, precision)
