@@ -141,6 +141,45 @@ def test_fk_of_real_clips_keeps_bone_lengths(bvh_files):
 
 @given(shape=batch_shapes, dtype=dtypes, seed=seeds)
 @settings(max_examples=30, deadline=None)
+def test_motion_scales_rotations_to_unit_length(shape, dtype, seed):
+    """A quaternion of any non-zero length is its rotation (as SciPy reads it): Motion keeps
+    the unit ones (float rounding included) bit for bit and scales the others, so FK
+    matches the matrix reference of the rotations meant."""
+    rng = np.random.default_rng(seed)
+    sk = random_skeleton(rng)
+    unit = random_quats(rng, shape + (sk.num_joints,), dtype)
+    scale = rng.choice([1.0, 1.0 + 1e-9, 0.5, 3.0, 1e-30, 1e30], size=unit.shape[:-1] + (1,))
+    given_ = (unit * scale).astype(dtype)
+    pl = rng.normal(size=shape + (sk.num_joints, 3)).astype(dtype)
+    motion = Motion(sk, given_, pl)
+    rl = motion.rotations_local
+    assert rl.dtype == dtype
+    kept = np.abs(scale[..., 0] - 1.0) < 1e-6
+    np.testing.assert_array_equal(rl[kept], given_[kept])
+    atol = 1e-5 if dtype == np.float32 else 1e-12
+    norms = np.linalg.norm(rl.astype(float), axis=-1)
+    np.testing.assert_allclose(norms[~kept], 1.0, atol=atol)
+    assert_quat_close(rl[~kept], unit[~kept], 10 * atol)
+    atol = 1e-4 if dtype == np.float32 else 1e-7
+    for idx in np.ndindex(*shape):  # SciPy scales the given quaternions itself
+        ref_p, _ = fk_reference(sk.parents, given_[idx].astype(float), pl[idx].astype(float))
+        np.testing.assert_allclose(motion.positions_world()[idx], ref_p, atol=atol)
+
+
+def test_motion_refuses_a_zero_quaternion_in_one_line():
+    sk = Skeleton(("a", "b"), [-1, 0], [[0, 0, 0], [1, 0, 0]])
+    rot = np.tile([0.0, 0.0, 0.0, 1.0], (4, 2, 1))
+    rot[3, 1] = 0.0
+    with pytest.raises(InputError, match=r"^rotations_local: zero quaternion .* at frame 3, "
+                       r"joint 'b'$"):  # fmt: skip
+        Motion(sk, rot, np.zeros((4, 2, 3)))
+    rot[3, 1] = [0.0, np.inf, 0.0, 1.0]
+    with pytest.raises(InputError, match=r"^rotations_local: NaN or infinite value at frame 3"):
+        Motion(sk, rot, np.zeros((4, 2, 3)))
+
+
+@given(shape=batch_shapes, dtype=dtypes, seed=seeds)
+@settings(max_examples=30, deadline=None)
 def test_bone_length_change_matches_numpy(shape, dtype, seed):
     rng = np.random.default_rng(seed)
     sk = random_skeleton(rng)

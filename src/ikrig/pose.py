@@ -165,6 +165,11 @@ def _check_frame_time(frame_time) -> None:
         )
 
 
+UNIT_TOLERANCE = 1e-6
+"""How far a rotation's squared length may be from 1 for :class:`Motion` to keep it as
+given (float32 rounding stays within this); beyond, it is scaled to unit length."""
+
+
 @dataclass(frozen=True, eq=False)
 class Motion:
     """Local joint transforms of a skeleton over any batch shape: a pose, a clip or a crowd.
@@ -176,12 +181,15 @@ class Motion:
             skeleton's units. For joints that are not animated this is the rest offset.
         frame_time: seconds per frame for clips (batch axis 0 is time), else ``None``.
 
-    The batch shapes of the two arrays must be equal; float32 stays float32.
+    The batch shapes of the two arrays must be equal; float32 stays float32. Rotations are
+    unit quaternions: one whose length is off 1 by more than :data:`UNIT_TOLERANCE` (in the
+    squared length) is scaled to unit length, the same rotation, as SciPy's
+    ``Rotation.from_quat`` does; the others are kept as given, bit for bit.
 
     Raises:
-        InputError: wrong joint count or trailing size, a NaN/infinite value (the message
-            names the frame and joint), or a ``frame_time`` that is not a finite number of
-            seconds > 0 with a finite ``1 / frame_time``.
+        InputError: wrong joint count or trailing size, a NaN/infinite value or a zero
+            quaternion (the message names the frame and joint), or a ``frame_time`` that is
+            not a finite number of seconds > 0 with a finite ``1 / frame_time``.
 
     Example:
         >>> from ikrig.skeleton import Skeleton
@@ -209,19 +217,37 @@ class Motion:
             raise InputError(
                 f"rotations_local {rl.shape} and positions_local {pl.shape} batch shapes differ"
             )
-        for name, a in (("rotations_local", rl), ("positions_local", pl)):
-            bad = ~np.isfinite(a)
-            if bad.any():
-                where = np.argwhere(bad)[0]
-                frame = ", ".join(map(str, where[:-2])) or "-"
-                raise InputError(
-                    f"{name}: NaN or infinite value at frame {frame}, joint"
-                    f" {self.skeleton.names[where[-2]]!r}"
-                )
+        # one pass over the rotations: a NaN or infinite value fails the length test too
+        unit = np.abs(np.einsum("...i,...i->...", rl, rl) - 1.0) <= UNIT_TOLERANCE
+        if not unit.all():
+            rl = self._unit_rotations(rl, unit)
+        if not np.isfinite(pl).all():
+            self._refuse("positions_local", "NaN or infinite value", ~np.isfinite(pl).all(-1))
         if self.frame_time is not None:
             _check_frame_time(self.frame_time)
         object.__setattr__(self, "rotations_local", rl)
         object.__setattr__(self, "positions_local", pl)
+
+    def _refuse(self, name: str, what: str, bad: np.ndarray) -> None:
+        """Raise ``InputError`` naming the first frame and joint where ``bad (..., J)``."""
+        where = np.argwhere(bad)[0]
+        frame = ", ".join(map(str, where[:-1])) or "-"
+        joint = self.skeleton.names[where[-1]]
+        raise InputError(f"{name}: {what} at frame {frame}, joint {joint!r}")
+
+    def _unit_rotations(self, rl: np.ndarray, unit: np.ndarray) -> np.ndarray:
+        """``rl`` with the quaternions not ``unit (..., J)`` scaled to unit length;
+        ``InputError`` at the first NaN, infinite or zero one."""
+        bad = ~np.isfinite(rl).all(axis=-1)
+        if bad.any():
+            self._refuse("rotations_local", "NaN or infinite value", bad)
+        big = np.max(np.abs(rl), axis=-1, keepdims=True)  # no overflow in the squares
+        zero = big[..., 0] == 0.0
+        if zero.any():
+            self._refuse("rotations_local", "zero quaternion (no rotation)", zero)
+        q = rl / big
+        q = q / np.sqrt(np.einsum("...i,...i->...", q, q))[..., None]
+        return np.where(unit[..., None], rl, q)
 
     @classmethod
     def rest(
