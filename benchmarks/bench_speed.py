@@ -6,7 +6,8 @@ Sections (``--only NAME`` runs one):
   (wall time, the median of 3 rounds, 1 with ``--quick``, each beside a run with the
   compile-ahead helper off; the compile notice on stderr; the printed solve time excluding
   compilation), again on the now warm cache, and ``ikrig warmup -q`` on another empty
-  cache followed by a demo that must compile nothing.
+  cache followed by a demo that must compile nothing. Also ``ikrig batch --jobs 2`` of the
+  shared BVH clips on an empty cache, with and without compiling ahead (no goal).
 * ``two_bone``: the public ``(N, 3)`` two-bone API against the ``(3, N)`` one on copies of
   the same N = 100,000 float32 leg problems, wall time.
 * ``single``: one ``(3,)`` float64 two-bone call against a pure-Python scalar solve written
@@ -140,6 +141,7 @@ def sec_cold(args):
         note = f"printed: solve {m.group(1)} s, compile {comp} s" if m else "no 'solved' line"
         rows.append(row("cold: solve time excludes compile", "yes", "yes" if comp else "no",
                         met=comp is not None, note=note))  # fmt: skip
+        rows += cold_batch_rows(args, tmp)
         wall, so, se, rc = run_cli(demo, fresh)  # the last cold round's cache, now warm
         m = SOLVED.search(so)
         notice = "yes" if NOTICE in se else "no"
@@ -153,6 +155,28 @@ def sec_cold(args):
         rows.append(row("demo after warmup compiles nothing", "yes", "yes" if quiet else "no",
                         met=quiet, note=f"wall {wall:.1f} s"))  # fmt: skip
     return rows
+
+
+def cold_batch_rows(args, tmp):
+    """``ikrig batch`` of the shared BVH clips with 2 workers on an empty cache, against
+    the same with compiling ahead off (``IKRIG_COMPILE_AHEAD=0``: both workers compile
+    the same kernels at once); medians of alternating rounds. No goal: a first run."""
+    clips = REPO.parent / "shared" / "data" / "bvh"
+    if not clips.is_dir():
+        return [row("cold: first batch, empty cache", "-", "no ../shared/data/bvh")]
+    ahead, alone = [], []
+    for k in range(args.cold_rounds):
+        for times, env in ((ahead, {}), (alone, {"IKRIG_COMPILE_AHEAD": "0"})):
+            cache, out = Path(tmp, f"batch_cache{k}{len(env)}"), Path(tmp, f"batch{k}{len(env)}")
+            cache.mkdir()
+            args_ = ["batch", str(clips), "-g", "stairs", "-o", str(out), "--jobs", "2", "-q"]
+            wall, so, se, rc = run_cli(args_, cache, **env)
+            times.append(wall if rc == 0 else math.nan)
+    a, b = statistics.median(ahead), statistics.median(alone)
+    n = len(list(clips.glob("*.bvh")))
+    note = (f"{n} clips, --jobs 2, medians of {len(ahead)}; compiling ahead off"
+            f" (IKRIG_COMPILE_AHEAD=0) {b:.1f} s, ratio {a / b:.2f}")  # fmt: skip
+    return [row("cold: first batch, empty cache", "-", f"{a:.1f} s", f"{a / b:.2f}", None, note)]
 
 
 # ------------------------------------------------------------- 2. (N,3) vs (3,N)

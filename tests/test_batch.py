@@ -150,6 +150,50 @@ def test_local_pool_writes_what_foot_writes(reference, tmp_path):
     check_complete(out, reference)
 
 
+def _recorded_pools(monkeypatch, local) -> list[str]:
+    """The names of the functions the batch's pools are handed, in order."""
+    submitted: list[str] = []
+    real = local._new_pool
+
+    def recording(jobs, inherited):
+        pool = real(jobs, inherited)
+        submit = pool.submit
+        pool.submit = lambda fn, *a, **k: submitted.append(fn.__name__) or submit(fn, *a, **k)
+        return pool
+
+    monkeypatch.setattr(local, "_new_pool", recording)
+    return submitted
+
+
+@pytest.mark.compile  # worker processes load the compiled kernels
+@pytest.mark.parametrize("jobs, first_run", [(2, True), (2, False), (1, True)])
+def test_a_first_batch_compiles_ahead_in_one_worker(reference, tmp_path, monkeypatch, jobs,
+                                                    first_run):  # fmt: skip
+    """On a cold cache with two workers or more, the first compiles ahead
+    (``ikrig.warmup.place_ahead``) before any clip, the others take the clips; the
+    outputs are ``ikrig foot``'s all the same. Never on a warm cache or with one worker."""
+    import ikrig.batch.local as local
+
+    monkeypatch.setattr(local, "_first_run", lambda: first_run)
+    submitted = _recorded_pools(monkeypatch, local)
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    r = invoke("batch", lib, *ARGS, "-o", out, "--jobs", jobs, "-q")
+    assert r.exit_code == 1 and "done: 3" in r.output, r.output
+    check_complete(out, reference)
+    ahead = jobs >= 2 and first_run
+    assert submitted == ["_compile_ahead"] * ahead + ["_run_guarded"] * 5, submitted
+
+
+def test_first_run_needs_a_cold_cache_and_compiling_ahead_wanted(monkeypatch):
+    import ikrig.batch.local as local
+    import ikrig.warmup as warmup
+
+    for wanted, cold in [(True, True), (True, False), (False, True)]:
+        monkeypatch.setattr(warmup, "ahead_wanted", lambda w=wanted: w)
+        monkeypatch.setattr(warmup, "cache_is_cold", lambda c=cold: c)
+        assert local._first_run() == (wanted and cold)
+
+
 @pytest.mark.compile  # a spawned worker loads the compiled kernels
 def test_spawned_workers_write_the_same(reference, tmp_path, monkeypatch):
     """Where forking is unsafe (another OS, threads, Numba's pool running) workers are

@@ -1,6 +1,7 @@
-"""Compiling ahead on the second core (``ikrig.cli_ahead``): the helper's made-up walk, when
-the helper starts (once, only on a compile, never when switched off) and that its job
-covers every kernel the demo calls after making its own walk."""
+"""Compiling ahead on the second core (``ikrig.cli_ahead``, ``ikrig.warmup.place_ahead``):
+the helper's made-up walk, when the helper starts (once, only on a compile, never when
+switched off) and that its job covers every kernel the demo calls after making its own
+walk."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from ikrig import _numba, cli_ahead
+from ikrig import _numba, cli_ahead, warmup
 from ikrig._pose_kernels import fk_kernel
 from ikrig.character.legs import find_legs
 from ikrig.character.sole import estimate_sole
@@ -23,7 +24,7 @@ from ikrig.signal.spans import spans
 def test_the_stepping_clip_walks():
     """Feet planted in turn (each stance ankle still, level feet), every foot off the
     ground half the time, the body moving forward: a walk the pipeline can place."""
-    clip = cli_ahead.stepping_clip(seconds=2.0, fps=60.0)
+    clip = warmup.stepping_clip(seconds=2.0, fps=60.0)
     legs = find_legs(clip.skeleton)
     p = clip.positions_world()
     contacts, _ = detect_foot_contacts(
@@ -61,10 +62,9 @@ def spawn(monkeypatch):
     """The helper's ``Popen`` calls and exit handlers, recorded instead of run; the
     process as if it had not compiled anything yet."""
     calls, handlers = [], []
-    monkeypatch.setenv(cli_ahead.ENV, "1")
-    monkeypatch.setattr(cli_ahead, "_cpus", lambda: 2)
+    monkeypatch.setattr(cli_ahead, "ahead_wanted", lambda: True)
     monkeypatch.setattr(cli_ahead, "_started", [])
-    monkeypatch.setattr(cli_ahead, "_cold_cache", lambda: False)  # an edited source
+    monkeypatch.setattr(cli_ahead, "cache_is_cold", lambda: False)  # an edited source
     monkeypatch.setattr(_numba, "_first_compile_hooks", [])
     monkeypatch.setattr(_numba._listener, "printed", False)
     monkeypatch.setattr(
@@ -83,16 +83,16 @@ def _compile_event():
 
 def test_the_helper_starts_once_when_a_kernel_first_compiles(spawn, capsys):
     calls, handlers = spawn
-    cli_ahead.compile_ahead(["full", "trace-offset"], "stairs")
+    cli_ahead.compile_ahead(["full", "trace-offset"])
     assert calls == []  # a warm cache: nothing compiles, nothing starts
     _compile_event()
     assert "compiling numerical kernels" in capsys.readouterr().err
     ((args, kw),) = calls
-    assert args[-3:] == ["stairs", "full", "trace-offset"]
+    assert args[-2:] == ["full", "trace-offset"]
     assert kw["env"][cli_ahead.ENV] == "0"  # the helper starts no helper
     assert kw["env"]["NUMBA_CACHE_DIR"] == str(_numba.CACHE_DIR)  # the same cache
     assert kw["stdout"] == kw["stderr"] == subprocess.DEVNULL
-    cli_ahead.compile_ahead(["full"], "slope")  # already compiling: at once, but only once
+    cli_ahead.compile_ahead(["full"])  # already compiling: at once, but only once
     _compile_event()
     assert len(calls) == 1
     ((stop, (proc,)),) = handlers  # stopped when the command exits
@@ -104,28 +104,28 @@ def test_on_a_cold_cache_the_helper_starts_at_once(spawn, monkeypatch):
     """With no leg IK kernel in the cache, the command is bound to compile: the helper
     starts before its first compile, once."""
     calls, _ = spawn
-    monkeypatch.setattr(cli_ahead, "_cold_cache", lambda: True)
-    cli_ahead.compile_ahead(["full"], "slope")
+    monkeypatch.setattr(cli_ahead, "cache_is_cold", lambda: True)
+    cli_ahead.compile_ahead(["goal-blend"])
     ((args, _),) = calls
-    assert args[-2:] == ["slope", "full"]
+    assert args[-1] == "goal-blend"
     _compile_event()
-    cli_ahead.compile_ahead(["full"], "slope")
+    cli_ahead.compile_ahead(["goal-blend"])
     assert len(calls) == 1
 
 
 def test_a_cache_is_cold_until_it_holds_the_leg_ik(tmp_path):
-    """``_cold_cache`` reads the leg IK kernel's index in Numba's cache directory (the one
+    """``cache_is_cold`` reads the leg IK kernel's index in Numba's cache directory (the one
     ikrig set up): cold when it is empty, warm once that index is there."""
     code = (
         "import os\n"
-        "from ikrig.cli_ahead import _cold_cache\n"
+        "from ikrig.warmup import cache_is_cold\n"
         "from ikrig.foot.stages.legs_ik import legs_run\n"
-        "print(_cold_cache())\n"
+        "print(cache_is_cold())\n"
         "index = legs_run._cache._cache_file._index_path\n"
         "assert index.startswith(os.environ['NUMBA_CACHE_DIR']), index\n"
         "os.makedirs(os.path.dirname(index), exist_ok=True)\n"
         "open(index, 'wb').close()\n"
-        "print(_cold_cache())\n"
+        "print(cache_is_cold())\n"
     )
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
@@ -133,15 +133,20 @@ def test_a_cache_is_cold_until_it_holds_the_leg_ik(tmp_path):
 
 
 @pytest.mark.parametrize("why", ["switched off", "one cpu"])
-def test_no_helper_when_switched_off_or_on_one_cpu(spawn, monkeypatch, why):
-    calls, _ = spawn
-    if why == "switched off":
-        monkeypatch.setenv(cli_ahead.ENV, "0")
-    else:
-        monkeypatch.setattr(cli_ahead, "_cpus", lambda: 1)
-    cli_ahead.compile_ahead(["full"], "stairs")
-    _compile_event()
+def test_no_helper_when_switched_off_or_on_one_cpu(monkeypatch, why):
+    calls = []
+    monkeypatch.setattr(cli_ahead, "_started", [])
+    monkeypatch.setattr(cli_ahead, "cache_is_cold", lambda: True)
+    monkeypatch.setattr(cli_ahead.subprocess, "Popen", lambda args, **kw: calls.append(args))
+    monkeypatch.setenv(warmup.AHEAD_ENV, "0" if why == "switched off" else "1")
+    cpus = {0, 1} if why == "switched off" else {0}
+    monkeypatch.setattr(warmup.os, "sched_getaffinity", lambda pid: cpus, raising=False)
+    assert not warmup.ahead_wanted()
+    cli_ahead.compile_ahead(["full"])
     assert calls == []
+    monkeypatch.setenv(warmup.AHEAD_ENV, "1")
+    monkeypatch.setattr(warmup.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert warmup.ahead_wanted()
 
 
 _SIGNATURES = """
@@ -172,7 +177,7 @@ def test_the_helper_job_covers_what_the_demo_calls_after_its_walk(tmp_path):
     ground's own, which the command needs first and the helper leaves to it (no race)."""
     helper = _run(
         "from ikrig.cli_ahead import run_ahead\n"
-        "run_ahead(['stairs', 'full', 'trace-offset'])\n"
+        "run_ahead(['full', 'trace-offset'])\n"
         "print(json.dumps(signatures()))",
         tmp_path,
     )

@@ -159,7 +159,7 @@ def demo(clip_path, ground_spec, output, report_path, up, gif):
         [(output, BVH, "output"), (report_path, JSON, "report"), (gif_path, None, "GIF")],
         inputs=[clip_path, ground_input(ground_spec)],
     )
-    compile_ahead(["full", "trace-offset"], ground_spec)  # a first run: on the second core
+    compile_ahead(["full", "trace-offset"])  # a first run: on the second core
     if clip_path:
         clip = clip_with_time(clip_path)
         source = str(clip_path)
@@ -297,7 +297,7 @@ def foot(
     modes = [mode] + (
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
-    compile_ahead(modes, ground_spec)  # a first run: on the second core
+    compile_ahead(modes)  # a first run: on the second core
     clip = clip_with_time(input_path, animation)
     up, motion = y_up_motion(clip.motion, placement.up)
     with echo_warnings():

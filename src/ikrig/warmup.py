@@ -32,6 +32,8 @@ import numpy as np
 
 from ._numba import CACHE_DIR, compile_seconds
 from .errors import InputError
+from .math.quat import quat_from_axis_angle
+from .pose import Motion
 
 GROUNDS = ("flat", "stairs", "slope", "bumps", "blocks")
 
@@ -222,3 +224,105 @@ def warm_up(
 def cache_dir() -> str | None:
     """Numba's cache directory, where the compiled kernels are kept (None: no cache)."""
     return CACHE_DIR
+
+
+# ------------------------------------------------------------ compiling ahead of a first run
+AHEAD_ENV = "IKRIG_COMPILE_AHEAD"
+"""Set to ``0``: a first run starts no compile-ahead helper (:func:`place_ahead`)."""
+
+FIRST = "trace-offset"
+""":func:`place_ahead`'s first mode: the fewest steps before the leg IK."""
+
+AHEAD_GROUND = "flat"
+""":func:`place_ahead`'s ground: a plane, which runs no kernel of its own."""
+
+
+def ahead_wanted() -> bool:
+    """Whether a first run may compile ahead on another core: a second CPU is there and
+    ``IKRIG_COMPILE_AHEAD`` is not ``0``."""
+    if os.environ.get(AHEAD_ENV, "1").strip() == "0":
+        return False
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return cpus >= 2
+
+
+def cache_is_cold() -> bool:
+    """Whether the cache holds no leg IK kernel, which every placement runs: a placement
+    in this process would compile. False when this Numba keeps its cache otherwise."""
+    from .foot.stages.legs_ik import legs_run
+
+    try:
+        index = legs_run._cache._cache_file._index_path
+    except AttributeError:
+        return False
+    return not os.path.exists(index)
+
+
+def place_ahead(modes: Iterable[str] = ()) -> None:
+    """Compile, beside a first run busy with its own clip, the kernels it will need last:
+    place the feet of :func:`stepping_clip` as ``ikrig foot`` does, then write and report.
+
+    Both cores are busy from the start to the end of a first run, so the order is chosen
+    for the two processes to compile different kernels (``benchmarks/bench_speed.py
+    --only cold``; a log of both processes' compiles showed where they overlapped):
+
+    1. the shortest recipe (:data:`FIRST`), which reaches the leg IK, the biggest kernel,
+       soonest. Its clip stands on a flat plane, which compiles nothing: the run needs its
+       ground's kernels first and compiles them itself, so the two never race on them;
+    2. the BVH writer, its row formatter first: the run reaches the writer last and
+       converts rotations to Euler angles before it formats, so the two end apart;
+    3. the report's metrics, then ``modes`` other than :data:`FIRST`.
+    """
+    from .io._bvh_write import format_rows
+    from .io.bvh import to_bvh_clip
+    from .io.clips import write_clip
+    from .placement import place_clip
+    from .report import foot_report
+
+    clip = stepping_clip()
+    placed = place_clip(clip, AHEAD_GROUND, [FIRST], progress=False)
+    format_rows(np.ones((1, 1)), 6)  # the run's writer: float64 rows, an int precision
+    with tempfile.TemporaryDirectory(prefix="ikrig-ahead-") as tmp:
+        write_clip(Path(tmp, "ahead.bvh"), to_bvh_clip(clip))
+    foot_report(placed.results, placed.source, placed.world())
+    rest = [m for m in modes if m != FIRST]
+    if rest:
+        placed = place_clip(clip, AHEAD_GROUND, rest, progress=False)
+        foot_report(placed.results, placed.source, placed.world())
+
+
+def stepping_clip(seconds: float = 2.0, fps: float = 60.0) -> Motion:
+    """A made-up walk of the built-in humanoid without IK (so without the two-bone solver
+    the built-in walk compiles first): a compass gait along +Z at 1.2 m/s. Each stance leg
+    is straight, its ankle planted while the hip vaults over it; the swing leg's hip turns
+    forward on a smootherstep with its knee bent; the feet stay level."""
+    from .data.humanoid import JOINT_INDEX, LEGS, X_AXIS, humanoid_skeleton
+
+    sk = humanoid_skeleton()
+    frames = max(int(round(seconds * fps)), 2)
+    t = np.arange(frames) / fps
+    step, period = 0.6, 1.0  # metres, seconds (a stance per leg and half-cycle)
+    speed = 2.0 * step / period
+    leg = float(sum(np.linalg.norm(sk.offsets[JOINT_INDEX[j]]) for j in (LEGS[0][1], LEGS[0][2])))
+    rot = np.tile([0.0, 0.0, 0.0, 1.0], (frames, sk.num_joints, 1))
+    pos = np.broadcast_to(sk.offsets, (frames, sk.num_joints, 3)).copy()
+    pos[:, 0, 2] = speed * t
+    lowest = np.zeros(frames)
+    for k, (hip, knee, ankle, _, _) in enumerate(LEGS):
+        u = (t / period + 0.5 * k) % 1.0  # stance for u < 0.5, then swing
+        stance = u < 0.5
+        reach = step * (0.5 - 2.0 * u)  # the planted ankle's lead over the hip, in stance
+        w = np.clip(2.0 * u - 1.0, 0.0, 1.0)
+        w = w * w * w * (w * (6.0 * w - 15.0) + 10.0)
+        swing = np.arcsin(0.5 * step / leg) * (2.0 * w - 1.0)  # from behind to ahead
+        a = np.where(stance, np.arcsin(np.clip(reach / leg, -1.0, 1.0)), swing)
+        b = np.where(stance, 0.0, np.sin(np.pi * w))  # the knee bends up to 1 rad
+        rot[:, JOINT_INDEX[hip]] = quat_from_axis_angle(X_AXIS, -a)
+        rot[:, JOINT_INDEX[knee]] = quat_from_axis_angle(X_AXIS, b)
+        rot[:, JOINT_INDEX[ankle]] = quat_from_axis_angle(X_AXIS, a - b)
+        lowest = np.where(stance, leg * (1.0 - np.cos(a)), lowest)
+    pos[:, 0, 1] -= lowest  # the hips vault over the stance ankle
+    return Motion(sk, rot, pos, 1.0 / fps)

@@ -6,6 +6,12 @@ A worker that dies (killed, out of memory, a crash in compiled code) breaks the 
 the runner starts a new pool and hands the unfinished clips out again, at most
 :data:`MAX_TRIES` times each; a clip that keeps killing workers is recorded as failed.
 
+On a cold cache (a first batch after installing) every worker would compile the same
+kernels at once, each as slowly as one process alone. So the first worker compiles ahead
+instead (:func:`ikrig.warmup.place_ahead`, the job ``ikrig foot``'s helper runs) while the
+next takes the first clip: the two compile different kernels, and the clips after them
+find the cache warm. ``IKRIG_COMPILE_AHEAD=0`` switches this off.
+
 Workers do not wait for the disk: their tasks have ``sync=False``, so each output is
 written and renamed atomically and the batch process flushes it to disk before recording
 the clip (:func:`ikrig.batch.run.run_batch`), while the worker goes on with its next clip.
@@ -118,16 +124,32 @@ def _new_pool(jobs: int, inherited: tuple[int, ...]) -> ProcessPoolExecutor:
     )
 
 
+def _compile_ahead() -> None:
+    """Pool task on a cold cache: :func:`ikrig.warmup.place_ahead`, best effort (a
+    failure here costs only time: the clips compile what it did not)."""
+    from ..warmup import place_ahead
+
+    try:
+        with _BUSY:
+            place_ahead()
+    except Exception:
+        pass
+
+
 def _one_pool(
     jobs: int,
     todo: deque[ClipTask],
     tries: dict[str, int],
     on_done: OnDone,
     inherited: tuple[int, ...],
+    ahead: bool = False,
 ) -> None:
     """Run clips from ``todo`` on one pool until it is empty or the pool breaks; clips a
-    broken pool lost go back to the front of ``todo``."""
+    broken pool lost go back to the front of ``todo``. ``ahead``: one worker compiles
+    ahead first (:func:`_compile_ahead`) while the next takes the first clip."""
     pool = _new_pool(jobs, inherited)
+    if ahead:
+        pool.submit(_compile_ahead)  # handed out first: the clips queue behind it
     running: dict[Future[ClipOutcome], ClipTask] = {}
     broken = False
     try:
@@ -190,5 +212,16 @@ def run_local(
     docstring): the outcomes list the files for ``on_done`` to flush to disk."""
     todo: deque[ClipTask] = deque(t._replace(sync=False) for t in tasks)
     tries: dict[str, int] = {}
+    ahead = jobs >= 2 and bool(todo) and _first_run()
     while todo:
-        _one_pool(jobs, todo, tries, on_done, inherited)
+        _one_pool(jobs, todo, tries, on_done, inherited, ahead)
+        ahead = False  # a pool that broke: its kernels are compiled by now
+
+
+def _first_run() -> bool:
+    """Whether the workers would all compile the same kernels at once: a cold cache
+    (:func:`ikrig.warmup.cache_is_cold`), where compiling ahead is wanted
+    (:func:`ikrig.warmup.ahead_wanted`)."""
+    from ..warmup import ahead_wanted, cache_is_cold
+
+    return ahead_wanted() and cache_is_cold()
