@@ -148,8 +148,8 @@ def _one_pool(
     broken pool lost go back to the front of ``todo``. ``ahead``: one worker compiles
     ahead first (:func:`_compile_ahead`) while the next takes the first clip."""
     pool = _new_pool(jobs, inherited)
-    if ahead:
-        pool.submit(_compile_ahead)  # handed out first: the clips queue behind it
+    # handed out first: the clips queue behind it
+    helper = pool.submit(_compile_ahead) if ahead else None
     running: dict[Future[ClipOutcome], ClipTask] = {}
     broken = False
     try:
@@ -184,7 +184,9 @@ def _one_pool(
                         lost.append(task)
             todo.extendleft(reversed(lost))
     finally:
-        _close(pool)
+        # the clips are done: a helper still compiling is not waited for (a batch of
+        # broken clips would wait for it), it is stopped; its cache files are whole
+        _close(pool, 10.0 if helper is None or helper.done() else 0.5)
 
 
 def _close(pool: ProcessPoolExecutor, timeout: float = 10.0) -> None:
