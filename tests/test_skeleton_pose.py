@@ -154,7 +154,7 @@ def test_motion_scales_rotations_to_unit_length(shape, dtype, seed):
     motion = Motion(sk, given_, pl)
     rl = motion.rotations_local
     assert rl.dtype == dtype
-    kept = np.abs(scale[..., 0] - 1.0) < 1e-6
+    kept = np.abs(scale[..., 0] - 1.0) < 1e-6  # within UNIT_TOLERANCE
     np.testing.assert_array_equal(rl[kept], given_[kept])
     atol = 1e-5 if dtype == np.float32 else 1e-12
     norms = np.linalg.norm(rl.astype(float), axis=-1)

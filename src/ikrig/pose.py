@@ -165,9 +165,10 @@ def _check_frame_time(frame_time) -> None:
         )
 
 
-UNIT_TOLERANCE = 1e-6
+UNIT_TOLERANCE = 1e-5
 """How far a rotation's squared length may be from 1 for :class:`Motion` to keep it as
-given (float32 rounding stays within this); beyond, it is scaled to unit length."""
+given (float32 rounding over a few products stays within this); beyond, it is scaled to
+unit length."""
 
 
 @dataclass(frozen=True, eq=False)

@@ -133,7 +133,8 @@ def write_chain(motion: Motion, chain: Chain, rotations_world_new, keep_effector
     if keep_effector_world:
         eff = chain.joints[-1]
         rl[..., eff, :] = quat_mul(quat_conj(new_w[..., -1, :]), rot_w[..., -1, :])
-    return motion.replace(rotations_local=rl), local
+    new = motion.replace(rotations_local=rl)
+    return new, new.rotations_local[..., idx, :]  # as the Motion keeps them (unit length)
 
 
 def bone_vectors_local(skeleton: Skeleton, chain: Chain) -> np.ndarray:
