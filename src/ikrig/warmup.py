@@ -15,6 +15,10 @@ Example (a warm cache takes a few seconds: everything loads)::
 
     from ikrig.warmup import warm_up
     seconds = warm_up(["two-bone"], jobs=1, progress=False)
+
+Without a warm-up, a first run compiles as it goes; :func:`place_ahead` is the job another
+core runs beside it meanwhile (``ikrig foot``'s helper process, ``ikrig batch``'s first
+worker), and :func:`cache_is_cold` tells when that is.
 """
 
 from __future__ import annotations
