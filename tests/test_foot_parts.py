@@ -314,3 +314,38 @@ def test_every_foot_option_is_checked_against_its_rule(key):
         with pytest.raises(InputError, match=name):
             dataclasses.replace(group, **{name: bad})
     dataclasses.replace(group, **{name: getattr(group, name)})  # the default passes
+
+
+def _sliding_paw(frames: int = 60):
+    """A foot that never counts as a contact, sliding back and forth on a slope: the ground
+    under it wiggles (period 8 frames, 3 % of a leg) while it touches down every 16 frames."""
+    t = np.arange(frames)
+    ground = 0.03 * np.sin(2 * np.pi * t / 8) + 0.002 * t
+    clearance = 0.08 * (1 - np.cos(2 * np.pi * t / 16)) / 2  # 0 at t = 0, 16, 32, ...
+    return ground, clearance, np.zeros((frames, 1), dtype=bool)
+
+
+def test_a_foot_without_contacts_follows_the_ground_where_it_touches_it():
+    """Smoothing a ground-following plan averages in the ground under the foot's other
+    frames: where the foot touches down, the old plan lifted it off (the Fox's front left
+    paw on the slope, 0.79 % of a leg). Near the ground the plan is now the ground itself,
+    never below where the sole touches; feet with contacts are unchanged."""
+    from ikrig.foot.stages.swing import PlanHeights, plan_foot_offsets
+
+    ground, clearance, contacts = _sliding_paw()
+    planted = (ground - clearance)[:, None]
+    args = (planted, clearance[:, None], contacts, 3.0, 0.2, 3)
+    old_heights, heights = PlanHeights(0.005, 0.01), PlanHeights(0.005, 0.01, 0.06)
+    exact = ground[:, None]  # the offset that keeps the recorded clearance over the ground
+    down = clearance < 1e-9
+    old = plan_foot_offsets(*args, old_heights)
+    assert np.max(np.abs(old - exact)[down]) > 0.005  # lifted off (or sunk) by the smoothing
+    new = plan_foot_offsets(*args, heights)
+    np.testing.assert_allclose(new[down], exact[down], atol=1e-12)
+    assert np.all(new >= planted - 1e-12)
+    walking = contacts.copy()
+    walking[20:26] = True
+    with_contacts = (planted, clearance[:, None], walking) + args[3:]
+    np.testing.assert_array_equal(
+        plan_foot_offsets(*with_contacts, heights), plan_foot_offsets(*with_contacts, old_heights)
+    )

@@ -157,8 +157,8 @@ def test_float_on_a_slope_is_no_more_than_the_animations_own(name, animation):
     "ground",
     [
         "flat",
-        pytest.param("slope", marks=_open("planted shift 0.21-2.15 % per foot")),
-        pytest.param("stairs", marks=_open("planted shift 1.19-3.99 % per foot")),
+        pytest.param("slope", marks=_open("hocks 2.15 and 1.81 %; the paws 0.00-0.21")),
+        pytest.param("stairs", marks=_open("front paws 2.04-2.58 %, hocks 1.19-3.99 %")),
     ],
 )
 def test_the_fox_keeps_its_four_feet_on_the_ground(ground):
@@ -256,51 +256,52 @@ def _fox_walked(ground, placement=FOX_WALK):
     return result_metrics(placed.results["full"], placed.source, placed.world())
 
 
-@pytest.mark.parametrize(
-    "ground",
-    [
-        "flat",
-        pytest.param("slope", marks=_open("front left paw 0.79 %, hind left hock 1.76 %")),
-        "stairs",
-    ],
-)
+HOCKS = {"b_LeftFoot01_017": "b_LeftFoot02_018", "b_RightFoot01_021": "b_RightFoot02_022"}
+"""The Fox's hind ankles (hocks, ``FOX_LEGS``' ankle joints) and the paw (toe) below each."""
+PAWS = ["b_LeftFoot02_018", "b_RightFoot02_022", "b_LeftHand_011", "b_RightHand_08"]
+"""The joints the Fox stands on: the hind legs' toes and the front legs' hands."""
+
+
+def hock_allowance(ground: str, legs_unit: float) -> dict[str, float]:
+    """How high (% of a leg) each hock may rest over the ground under it, its paw on the
+    ground: 0.5 as for any foot joint, and on the slope the slope's rise over the hock's
+    largest horizontal offset from its paw (the leg's pose kept, the hock stands that much
+    higher over the ground under it than over a flat floor)."""
+    motion = _clip("Fox", "Walk").motion
+    p, names = motion.positions_world(), list(motion.skeleton.names)
+    rise = np.tan(np.radians(12.0)) if ground == "slope" else 0.0  # procedural.SLOPE_DEG
+    out = {}
+    for hock, paw in HOCKS.items():
+        d = p[:, names.index(paw)] - p[:, names.index(hock)]
+        offset = float(np.max(np.hypot(d[:, 0], d[:, 2]))) * legs_unit
+        out[hock] = max(0.5, rise * offset)
+    return out
+
+
+@pytest.mark.parametrize("ground", ["flat", "slope", "stairs"])
 def test_the_fox_walked_keeps_its_four_feet_on_the_ground(ground):
     """The Fox's walk with its four legs, three cycles walked on their belt from ``WALK``:
-    no foot sinks, every foot joint comes down to the ground (planted shift <= 0.5 % per
-    joint), and the standard measure finds contacts.
+    no foot sinks, every paw comes down to the ground (planted shift <= 0.5 % of a leg: the
+    level it rests on is its recorded floor), and the standard measure finds contacts.
 
-    On the slope two joints stay above: the front left paw (0.79 %) and the hind left hock
-    (1.76 %). The hock is no sole point: it stands 37 % of a leg above the toe and 10-15 %
-    behind it, so with the paw on a 12 degree slope and the leg's pose kept it is higher over
-    the ground under it than over a flat floor by about tan(12 deg) times that offset, 2-3 %
-    (``test_the_fox_hocks_on_the_slope``)."""
+    The hocks are measured too, but they are no sole points: a hock stands 37 % of a leg
+    above its paw and 10-15 % behind it, so on a 12 degree slope, with the paw on the ground
+    and the leg's pose kept, it is higher over the ground under it than over a flat floor by
+    about tan(12 deg) times that offset (measured 1.76 % left, 0.31 % right, against 2.1-3.2
+    allowed); elsewhere they keep the 0.5 % bar. Until the no-contact plan was fixed the
+    front left paw rested 0.79 % above the slope (it slides through every stance, so no
+    contact is found for it and its plan was smoothed off the ground where it touches)."""
     m = _fox_walked(ground)
     assert m["bone_drift"] < 1e-6 and m["pelvis_dev"] < 1e-9, m
     assert m["pen_p95"] <= 0.5 and m["skate_source"] is not None, m
     assert m["skate"] <= m["skate_source"], m
     for side, foot in m["per_foot"].items():
         assert foot["pen_p95"] <= 0.5 and foot["pen_max"] <= 2.0, (side, foot)
-    for name, joint in m["per_joint"].items():
-        assert joint["planted_shift"] <= 0.5, (ground, name, joint["planted_shift"])
-
-
-def test_the_fox_paws_and_hocks_on_the_slope():
-    """On the slope each paw (hind toes, front hands) but the front left comes down to the
-    ground (planted shift <= 0.5 %), and each hock stands no higher over the ground than the
-    slope's rise over its offset behind the toe allows (the toe on the ground)."""
-    clip = _clip("Fox", "Walk")
-    m = _fox_walked("slope")
-    p = clip.motion.positions_world()
-    hocks = {"b_LeftFoot01_017": "b_LeftFoot02_018", "b_RightFoot01_021": "b_RightFoot02_022"}
-    names = list(clip.motion.skeleton.names)
-    rise = np.tan(np.radians(12.0))  # ikrig.ground.procedural.SLOPE_DEG
-    unit = 100.0 / m["leg_length"]
-    for hock, toe in hocks.items():
-        d = p[:, names.index(toe)] - p[:, names.index(hock)]
-        offset = float(np.max(np.hypot(d[:, 0], d[:, 2]))) * unit
-        assert m["per_joint"][toe]["planted_shift"] <= 0.5, (toe, m["per_joint"][toe])
-        assert m["per_joint"][hock]["planted_shift"] <= rise * offset, (hock, offset)
-    assert m["per_joint"]["b_RightHand_08"]["planted_shift"] <= 0.5
+    assert sorted(m["per_joint"]) == sorted(PAWS + list(HOCKS))
+    for paw in PAWS:
+        assert m["per_joint"][paw]["planted_shift"] <= 0.5, (ground, paw, m["per_joint"][paw])
+    for hock, allowed in hock_allowance(ground, 100.0 / m["leg_length"]).items():
+        assert m["per_joint"][hock]["planted_shift"] <= allowed, (ground, hock, allowed)
 
 
 @pytest.mark.parametrize("ground", ["flat", "slope", "stairs"])

@@ -7,12 +7,12 @@ swinging foot at its lift-off offset, raised to clear the ground beneath it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from ..._numba import njit
-from ...signal.easing import smootherstep, swing_bump
+from ...signal.easing import smootherstep, smoothstep, swing_bump
 from ...signal.filters import upper_envelope, zero_lag_smooth
 from ...signal.spans import spans_of
 from ...signal.springs import SpringBank, as_lanes, lane, spring_advance, spring_rate
@@ -30,6 +30,24 @@ lifted ahead (:func:`plan_foot_offsets`)."""
 
 KEEP_DIP = 0.01
 """Leg lengths: how deep a recorded dip below the floor is kept (:func:`plan_foot_offsets`)."""
+
+
+class PlanHeights(NamedTuple):
+    """The heights (data units) :func:`plan_foot_offsets` works with; 0 turns each off."""
+
+    lift_above: float = 0.0
+    """Deficits up to this are only held at ``planted``, not lifted ahead: the smoothing's
+    own small dips must not lift a planted foot early."""
+    keep_dip: float = 0.0
+    """Where the animation dips below its floor by up to this the dip is kept, as recorded;
+    deeper dips are kept to this depth."""
+    free_height: float = 0.0
+    """The clearance from which a foot without contacts is smoothed in full; below it the
+    smoothing fades out towards the ground (0: smoothed everywhere)."""
+
+
+NO_HEIGHTS = PlanHeights()
+"""Every height of :class:`PlanHeights` off."""
 
 
 @njit(cache=True)
@@ -76,8 +94,7 @@ def plan_foot_offsets(
     ramp_frames: float,
     max_bump: float,
     smooth_frames: int = 0,
-    lift_above: float = 0.0,
-    keep_dip: float = 0.0,
+    heights: PlanHeights = NO_HEIGHTS,
 ) -> np.ndarray:
     """Offline: the vertical offset of each foot over the whole clip.
 
@@ -97,7 +114,13 @@ def plan_foot_offsets(
     upper envelope of the deficit, which starts rising ``smooth_frames`` ahead (a toe that
     reaches a riser's edge right after lift-off, where the bump is still low). The smoothing
     rounds off the plan's kinks (plant ramps, the lowest sole point switching, a foot
-    slapping flat), which show as knee pops. Offline it replaces the causal target spring
+    slapping flat), which show as knee pops. A foot without any contact keeps its exact
+    ground-following offset where it is near the ground, the smoothed one from
+    ``free_height`` of clearance up (blended by smoothstep): with no stance held level,
+    averaging in the ground under its other frames would lift it off the ground just where
+    it touches it (a paw that slides back and forth on a slope, never slow enough to count
+    as a contact). Feet with contacts are smoothed everywhere: the smoothing's lift ahead of
+    a riser is what keeps their landings out of it. Offline it replaces the causal target spring
     (``live.target_halflife``), whose lag lets a path sink below ``planted`` where that
     rises. The lift is rarely active: a symmetric window lowers a curve only near its peaks,
     and there by a second-order amount, while the kinks of ``planted`` (a maximum over sole
@@ -111,14 +134,12 @@ def plan_foot_offsets(
         ramp_frames: frames over which the clearance is blended out and back in.
         max_bump: the largest bump, in the data's units.
         smooth_frames: half-width (frames) of the final zero-lag smoothing (0: off).
-        lift_above: deficits up to this (data units) are only held at ``planted``, not lifted
-            ahead: the smoothing's own small dips must not lift a planted foot early.
-        keep_dip: where the animation dips below its floor by up to this (data units) the
-            dip is kept, as recorded; deeper dips are kept to this depth.
+        heights: :class:`PlanHeights` (data units).
 
     Returns:
         ``(F, feet)`` offsets. A foot with no contact at all follows the ground under it.
     """
+    lift_above, keep_dip, free_height = heights
     # a shallow dip below the floor (mocap noise, up to ``keep_dip``) is the recorded height
     # and stays; a deeper one is lifted out of the ground
     signed = np.asarray(source_clearance, dtype=np.float64)
@@ -138,7 +159,9 @@ def plan_foot_offsets(
         )
     out = out.T
     if smooth_frames >= 1:
-        out = zero_lag_smooth(out, smooth_frames)
+        smoothed = zero_lag_smooth(out, smooth_frames)
+        weight = np.where(flags.any(axis=0), 1.0, _fade(clearance, free_height))
+        out = out + weight * (smoothed - out)
     # where the sole would still cut into the ground (a toe reaching a riser's edge right
     # after lift-off), lift the foot by a smooth envelope of the deficit that starts
     # rising ``smooth_frames`` ahead of it, instead of snapping it up there
@@ -147,6 +170,14 @@ def plan_foot_offsets(
     if deficit.any():
         out = out + upper_envelope(deficit, max(smooth_frames, 1))
     return np.maximum(out, planted)
+
+
+def _fade(clearance: np.ndarray, height: float) -> np.ndarray:
+    """0 on the ground, 1 from ``height`` of ``clearance`` up (smoothstep); 1 everywhere
+    when ``height <= 0``."""
+    if not height > 0:
+        return np.ones_like(clearance)
+    return smoothstep(clearance / height)
 
 
 def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
@@ -160,8 +191,11 @@ def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         o.plant_ramp / dt,
         o.max_swing_bump * ctx.unit,
         round(o.smoothing / dt),
-        LIFT_ABOVE * ctx.unit,
-        KEEP_DIP * ctx.unit,
+        PlanHeights(
+            LIFT_ABOVE * ctx.unit,
+            KEEP_DIP * ctx.unit,
+            ctx.options.contacts.height_off * ctx.unit,
+        ),
     )
 
 
