@@ -153,20 +153,57 @@ def test_float_on_a_slope_is_no_more_than_the_animations_own(name, animation):
     assert f["float_mean"] <= own, (name, animation, f["float_mean"], own)
 
 
+HOCKS = {"b_LeftFoot01_017": "b_LeftFoot02_018", "b_RightFoot01_021": "b_RightFoot02_022"}
+"""The Fox's hind ankles (hocks, ``FOX_LEGS``' ankle joints) and the paw (toe) below each."""
+PAWS = ["b_LeftFoot02_018", "b_RightFoot02_022", "b_LeftHand_011", "b_RightHand_08"]
+"""The joints the Fox stands on: the hind legs' toes and the front legs' hands."""
+
+
+def hock_allowance(ground: str, legs_unit: float) -> dict[str, float]:
+    """How high (% of a leg) each hock may rest over the ground under it, its paw on the
+    ground: 0.5 as for any foot joint, and on the slope the slope's rise over the hock's
+    largest horizontal offset from its paw while the paw is down (within the metrics'
+    contact height of its floor): the leg's pose kept, the hock stands that much higher over
+    the ground under it than over a flat floor."""
+    motion = _clip("Fox", "Walk").motion
+    p, names = motion.positions_world(), list(motion.skeleton.names)
+    rise = np.tan(np.radians(12.0)) if ground == "slope" else 0.0  # procedural.SLOPE_DEG
+    out = {}
+    for hock, paw in HOCKS.items():
+        d = p[:, names.index(paw)] - p[:, names.index(hock)]
+        y = p[:, names.index(paw), 1]
+        down = (y - np.percentile(y, FLOOR_PERCENTILE)) * legs_unit <= 100 * CONTACT_HEIGHT
+        offset = float(np.max(np.hypot(d[down, 0], d[down, 2]))) * legs_unit
+        out[hock] = max(0.5, rise * offset)
+    return out
+
+
+def assert_feet_down(m: dict, ground: str) -> None:
+    """Every paw of ``m`` (the Fox's :func:`~ikrig.placement.result_metrics`) rests on the
+    ground (planted shift <= 0.5 % of a leg), every hock within :func:`hock_allowance`."""
+    assert sorted(m["per_joint"]) == sorted(PAWS + list(HOCKS))
+    for paw in PAWS:
+        assert m["per_joint"][paw]["planted_shift"] <= 0.5, (ground, paw, m["per_joint"][paw])
+    for hock, allowed in hock_allowance(ground, 100.0 / m["leg_length"]).items():
+        assert m["per_joint"][hock]["planted_shift"] <= allowed, (ground, hock, allowed)
+
+
 @pytest.mark.parametrize(
     "ground",
     [
         "flat",
-        pytest.param("slope", marks=_open("hocks 2.15 and 1.81 %; the paws 0.00-0.21")),
-        pytest.param("stairs", marks=_open("front paws 2.04-2.58 %, hocks 1.19-3.99 %")),
+        "slope",
+        pytest.param("stairs", marks=_open("paws 0.88-2.58 % (front left sinks 2.04)")),
     ],
 )
 def test_the_fox_keeps_its_four_feet_on_the_ground(ground):
     """Fox.glb's walk (18 frames, 0.71 s, in place) with its four legs named: no foot sinks
-    (penetration p95 and max per foot within the bar) and every foot comes down to the
+    (penetration p95 and max per foot within the bar) and every paw comes down to the
     ground (``planted_shift``, the 5th percentile of its height over the ground, within the
-    flat-ground bar of 0.5 %). Float over contacts cannot be read here: in 18 frames the
-    metrics' rule finds contacts on one foot only."""
+    flat-ground bar of 0.5 %), the hocks as :func:`assert_feet_down` allows (on the slope
+    2.15 and 1.81 % against 3.1 and 3.4). Float over contacts cannot be read here: in 18
+    frames the metrics' rule finds contacts on one foot only. On the stairs the paws slide
+    across the risers while down (the treadmill), as the in-place cycles above do."""
     clip = _clip("Fox", "Walk")
     placed = place_clip(clip.motion, ground, ["full"], FOX_LEGS)
     assert placed.walks_in_place
@@ -176,8 +213,7 @@ def test_the_fox_keeps_its_four_feet_on_the_ground(ground):
     assert m["pops"] == 0 and m["bone_drift"] < 1e-6 and m["pelvis_dev"] < 1e-9, m
     for side, foot in m["per_foot"].items():
         assert foot["pen_p95"] <= 0.5 and foot["pen_max"] <= 2.0, (side, foot)
-    for side, foot in m["per_foot"].items():
-        assert foot["planted_shift"] <= 0.5, (ground, side, foot["planted_shift"])
+    assert_feet_down(m, ground)
 
 
 WALK = FootPlacement(at=(0.0, 0.0), heading=0.5, walk=True)
@@ -256,28 +292,6 @@ def _fox_walked(ground, placement=FOX_WALK):
     return result_metrics(placed.results["full"], placed.source, placed.world())
 
 
-HOCKS = {"b_LeftFoot01_017": "b_LeftFoot02_018", "b_RightFoot01_021": "b_RightFoot02_022"}
-"""The Fox's hind ankles (hocks, ``FOX_LEGS``' ankle joints) and the paw (toe) below each."""
-PAWS = ["b_LeftFoot02_018", "b_RightFoot02_022", "b_LeftHand_011", "b_RightHand_08"]
-"""The joints the Fox stands on: the hind legs' toes and the front legs' hands."""
-
-
-def hock_allowance(ground: str, legs_unit: float) -> dict[str, float]:
-    """How high (% of a leg) each hock may rest over the ground under it, its paw on the
-    ground: 0.5 as for any foot joint, and on the slope the slope's rise over the hock's
-    largest horizontal offset from its paw (the leg's pose kept, the hock stands that much
-    higher over the ground under it than over a flat floor)."""
-    motion = _clip("Fox", "Walk").motion
-    p, names = motion.positions_world(), list(motion.skeleton.names)
-    rise = np.tan(np.radians(12.0)) if ground == "slope" else 0.0  # procedural.SLOPE_DEG
-    out = {}
-    for hock, paw in HOCKS.items():
-        d = p[:, names.index(paw)] - p[:, names.index(hock)]
-        offset = float(np.max(np.hypot(d[:, 0], d[:, 2]))) * legs_unit
-        out[hock] = max(0.5, rise * offset)
-    return out
-
-
 @pytest.mark.parametrize("ground", ["flat", "slope", "stairs"])
 def test_the_fox_walked_keeps_its_four_feet_on_the_ground(ground):
     """The Fox's walk with its four legs, three cycles walked on their belt from ``WALK``:
@@ -297,11 +311,7 @@ def test_the_fox_walked_keeps_its_four_feet_on_the_ground(ground):
     assert m["skate"] <= m["skate_source"], m
     for side, foot in m["per_foot"].items():
         assert foot["pen_p95"] <= 0.5 and foot["pen_max"] <= 2.0, (side, foot)
-    assert sorted(m["per_joint"]) == sorted(PAWS + list(HOCKS))
-    for paw in PAWS:
-        assert m["per_joint"][paw]["planted_shift"] <= 0.5, (ground, paw, m["per_joint"][paw])
-    for hock, allowed in hock_allowance(ground, 100.0 / m["leg_length"]).items():
-        assert m["per_joint"][hock]["planted_shift"] <= allowed, (ground, hock, allowed)
+    assert_feet_down(m, ground)
 
 
 @pytest.mark.parametrize("ground", ["flat", "slope", "stairs"])
