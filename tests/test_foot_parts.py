@@ -329,7 +329,8 @@ def test_a_foot_without_contacts_follows_the_ground_where_it_touches_it():
     """Smoothing a ground-following plan averages in the ground under the foot's other
     frames: where the foot touches down, the old plan lifted it off (the Fox's front left
     paw on the slope, 0.79 % of a leg). Near the ground the plan is now the ground itself,
-    never below where the sole touches; feet with contacts are unchanged."""
+    never below where the sole touches; near a riser and for feet with contacts it is
+    unchanged."""
     from ikrig.foot.stages.swing import PlanHeights, plan_foot_offsets
 
     ground, clearance, contacts = _sliding_paw()
@@ -343,6 +344,14 @@ def test_a_foot_without_contacts_follows_the_ground_where_it_touches_it():
     new = plan_foot_offsets(*args, heights)
     np.testing.assert_allclose(new[down], exact[down], atol=1e-12)
     assert np.all(new >= planted - 1e-12)
+    # across a riser's edge (the ground steps by 0.15 between two frames) the plan keeps
+    # the smoothing, whose lift ahead keeps the foot out of the riser
+    stepped = ground + 0.15 * (np.arange(len(ground)) >= 30)
+    riser = ((stepped - clearance)[:, None], clearance[:, None], contacts) + args[3:]
+    near = slice(30 - 3, 30 + 3)
+    np.testing.assert_array_equal(
+        plan_foot_offsets(*riser, heights)[near], plan_foot_offsets(*riser, old_heights)[near]
+    )
     walking = contacts.copy()
     walking[20:26] = True
     with_contacts = (planted, clearance[:, None], walking) + args[3:]

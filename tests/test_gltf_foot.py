@@ -193,7 +193,7 @@ def assert_feet_down(m: dict, ground: str) -> None:
     [
         "flat",
         "slope",
-        pytest.param("stairs", marks=_open("paws 0.88-2.58 % (front left sinks 2.04)")),
+        pytest.param("stairs", marks=_open("paws 0.88-2.58 % (the treadmill across risers)")),
     ],
 )
 def test_the_fox_keeps_its_four_feet_on_the_ground(ground):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..._numba import njit
 from ...signal.easing import smootherstep, smoothstep, swing_bump
-from ...signal.filters import upper_envelope, zero_lag_smooth
+from ...signal.filters import running_max, upper_envelope, zero_lag_smooth
 from ...signal.spans import spans_of
 from ...signal.springs import SpringBank, as_lanes, lane, spring_advance, spring_rate
 from ..context import FootContext
@@ -119,8 +119,9 @@ def plan_foot_offsets(
     ``free_height`` of clearance up (blended by smoothstep): with no stance held level,
     averaging in the ground under its other frames would lift it off the ground just where
     it touches it (a paw that slides back and forth on a slope, never slow enough to count
-    as a contact). Feet with contacts are smoothed everywhere: the smoothing's lift ahead of
-    a riser is what keeps their landings out of it. Offline it replaces the causal target spring
+    as a contact). Near a step in the ground under it (a riser's edge), and for every foot
+    with contacts, the plan is smoothed everywhere: the smoothing's lift ahead of a riser is
+    what keeps a foot out of it. Offline it replaces the causal target spring
     (``live.target_halflife``), whose lag lets a path sink below ``planted`` where that
     rises. The lift is rarely active: a symmetric window lowers a curve only near its peaks,
     and there by a second-order amount, while the kinks of ``planted`` (a maximum over sole
@@ -160,7 +161,7 @@ def plan_foot_offsets(
     out = out.T
     if smooth_frames >= 1:
         smoothed = zero_lag_smooth(out, smooth_frames)
-        weight = np.where(flags.any(axis=0), 1.0, _fade(clearance, free_height))
+        weight = _smoothing_weights(out, clearance, flags, free_height, smooth_frames)
         out = out + weight * (smoothed - out)
     # where the sole would still cut into the ground (a toe reaching a riser's edge right
     # after lift-off), lift the foot by a smooth envelope of the deficit that starts
@@ -172,12 +173,26 @@ def plan_foot_offsets(
     return np.maximum(out, planted)
 
 
-def _fade(clearance: np.ndarray, height: float) -> np.ndarray:
-    """0 on the ground, 1 from ``height`` of ``clearance`` up (smoothstep); 1 everywhere
-    when ``height <= 0``."""
-    if not height > 0:
-        return np.ones_like(clearance)
-    return smoothstep(clearance / height)
+def _smoothing_weights(
+    plan: np.ndarray, clearance: np.ndarray, contacts: np.ndarray, height: float, radius: int
+) -> np.ndarray:
+    """``(F, feet)`` how much of the smoothed plan each frame takes (see
+    :func:`plan_foot_offsets`): 1 for feet with contacts; for a foot without, 0 on the
+    ground and 1 from ``height`` of ``clearance`` up (smoothstep), but 1 within ``radius``
+    frames of a step in the ground under it (``plan`` changing by more than ``height`` in a
+    frame: a riser's edge), where the smoothing's lift keeps it out of the riser. All 1 when
+    ``height <= 0``."""
+    weight = np.ones_like(clearance)
+    free = ~contacts.any(axis=0)
+    if not height > 0 or not free.any():
+        return weight
+    step = np.abs(np.diff(plan[:, free], axis=0)) > height
+    edge = np.zeros((len(plan), int(free.sum())), dtype=bool)
+    edge[1:] |= step
+    edge[:-1] |= step
+    edge = running_max(edge, radius)
+    weight[:, free] = np.where(edge, 1.0, smoothstep(clearance[:, free] / height))
+    return weight
 
 
 def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
