@@ -136,6 +136,36 @@ def test_gltf_walks_in_place_float_over_their_contacts(name, animation, ground):
     assert f["float_mean"] <= 1.0, (name, animation, ground, f["float_mean"], f["float_p95"])
 
 
+ALONG_THE_TREADS = FootPlacement(at=(0.0, 0.0), heading=np.pi / 2)
+"""In place, facing +X: along the treads of the built-in stairs, which rise along +Z under a
+clip that does not travel (``ground.procedural.STILL_PATH``)."""
+
+
+@pytest.mark.parametrize("name, animation", [("CesiumMan", None),
+                                             ("GodotPlatformerPlayer", "walk"),
+                                             ("GodotPlatformerPlayer", "run")])  # fmt: skip
+def test_in_place_on_stairs_along_the_treads_floats_no_more_than_the_animation(name, animation):
+    """Facing up the stairs, a cycle in place slides each stance foot back by half a stride
+    (0.5-0.7 of a leg) while it is down, so with the foot's length it crosses a riser
+    (treads are 0.6 of a leg): the strict xfails above. Facing along the treads, as the
+    README advises, no stance crosses an edge: the bar holds as in place on the slope, and
+    the float over the carried contacts is at most the animation's own on a flat floor
+    (measured 1.11 against 1.55, 1.36 against 1.58, 0.60 against 0.70)."""
+    clip = _clip(name, animation)
+    placed = place_clip(clip.motion, "stairs", ["full"], placement=ALONG_THE_TREADS)
+    assert placed.walks_in_place
+    m, f, s = measures(placed)
+    key = (name, animation)
+    assert m["pen_p95"] <= 0.5 and m["pen_max"] <= 2.0, (key, m)
+    assert m["pops"] == 0 and m["bone_drift"] < 1e-6 and m["pelvis_dev"] < 1e-9, (key, m)
+    assert m["pelvis_acc_ratio"] <= 3.0, (key, m)
+    assert s["skate"] <= s["skate_source"] + 1e-9, (key, s)
+    walking = carried(placed.source, belt(placed.source, placed.legs))
+    own = foot_metrics(walking, walking, None, placed.legs)["float_mean"]
+    assert f["float_mean"] is not None and own is not None
+    assert f["float_mean"] <= own, (key, f["float_mean"], own)
+
+
 @pytest.mark.parametrize("name, animation", [("CesiumMan", None),
                                              ("GodotPlatformerPlayer", "walk"),
                                              ("GodotPlatformerPlayer", "run")])  # fmt: skip

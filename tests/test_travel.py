@@ -286,7 +286,9 @@ def test_foot_at_and_heading(cycle_bvh, tmp_path):
     assert "walks in place" in r.output
     data = json.loads(report.read_text())
     assert data["placed"] == {"at": [2.0, -1.5], "heading": 90.0, "path": None,
-                              "walk": False, "cycles": 1, "walks_in_place": True}  # fmt: skip
+                              "walk": False, "cycles": 1, "walks_in_place": True,
+                              "slides_over_steps": False}  # fmt: skip
+    assert "over a step's edge" not in r.output  # facing along the treads
     assert data["rows"]["full"]["pen_p95"] <= 0.5
     motion = read_bvh(out).motion
     legs = find_legs(motion.skeleton)
@@ -294,6 +296,23 @@ def test_foot_at_and_heading(cycle_bvh, tmp_path):
         pytest.approx([2.0, -1.5], abs=1e-4)  # BVH text precision
     )
     assert math.degrees(facing(motion, legs)) == pytest.approx(90.0, abs=0.01)
+
+
+@pytest.mark.parametrize("heading", ["0", "180", "30"])
+def test_foot_in_place_up_the_stairs_says_its_feet_slide_over_edges(cycle_bvh, tmp_path, heading):
+    """On the spot facing up, down or within 45 degrees of the built-in stairs' rise, each
+    stance foot slides over a riser while down: ``ikrig foot`` says so and what to do;
+    walking the cycle, or on a slope, it does not."""
+    out, report = tmp_path / "out.bvh", tmp_path / "r.json"
+    r = run("foot", cycle_bvh, "-g", "stairs", "--heading", heading, "-o", out, "--report", report)
+    assert r.exit_code == 0, r.output
+    assert "walks in place" in r.output and "over a step's edge" in r.output, r.output
+    assert "--walk walks the cycle up them" in r.output
+    assert json.loads(report.read_text())["placed"]["slides_over_steps"] is True
+    for other in (["-g", "stairs", "--walk"], ["-g", "slope"], ["-g", "stairs", "--heading", "60"]):
+        r = run("foot", cycle_bvh, *other, "-o", tmp_path / "other.bvh")
+        assert r.exit_code == 0, r.output
+        assert "over a step's edge" not in r.output, (other, r.output)
 
 
 def test_foot_path(cycle_bvh, walk, tmp_path):

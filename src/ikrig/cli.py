@@ -312,6 +312,12 @@ def foot(
     click.echo(datum_line(report["datum"]))
     if report["placed"]["walks_in_place"]:
         click.echo("walks in place: contacts found relative to its sliding feet, no foot lock")
+    if report["placed"].get("slides_over_steps"):
+        click.echo(
+            "  facing up or down the stairs, each stance foot slides over a step's edge while"
+            " down and floats there: --walk walks the cycle up them, --heading along the"
+            " treads keeps it on one"
+        )
     source = report.pop("_source")
     result, ground = _write_results(clip, report, table, (mode, up), output, report_path)
     if gif_path:
@@ -327,7 +333,7 @@ def run_foot(
 ):  # fmt: skip
     """Load the ground for a clip (in ikrig's Y-up world), run foot placement in each mode
     (:func:`ikrig.placement.place_clip`), and build the report."""
-    from .placement import place_clip
+    from .placement import place_clip, slides_over_steps
     from .report import foot_report
 
     placed = place_clip(motion, ground_spec, modes, legs, placement, progress)
@@ -348,6 +354,7 @@ def run_foot(
         "walk": placement.walk,
         "cycles": placement.cycles,
         "walks_in_place": placed.walks_in_place,
+        "slides_over_steps": slides_over_steps(placed, ground_spec),
     }
     report["_results"], report["_ground"] = results, world
     report["_source"] = placed.source

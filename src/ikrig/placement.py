@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the pipeline loads when a clip is placed, not when the CLI 
 __all__ = [
     "DEFAULT_PLACEMENT", "FootPlacement", "Placed", "clip_with_time", "place_clip",
     "result_metrics",
-    "result_summary",
+    "result_summary", "slides_over_steps",
 ]  # fmt: skip
 
 
@@ -136,6 +136,32 @@ def place_clip(
         for m in modes
     }
     return Placed(found, ground, results, motion, treadmill is not None, fk)
+
+
+STEP_GROUNDS = ("stairs",)
+"""Built-in grounds whose steps rise along the walking direction: a stance foot sliding
+along it while down crosses a riser."""
+
+
+def slides_over_steps(placed: Placed, ground_spec: str) -> bool:
+    """Whether a clip placed in place (:attr:`Placed.walks_in_place`) on a built-in flight
+    of stairs slides its stance feet up or down the flight: its belt (the median of
+    :func:`~ikrig.foot.belt.belt_velocity`) within 45 degrees of the direction the steps
+    rise along. A stance foot then slides back by half a stride while down, longer with the
+    foot than a tread (0.6 of a leg), and crosses a riser, where one end of the sole floats;
+    walking the cycle, or facing along the treads, does not."""
+    import numpy as np
+
+    from .foot.belt import belt_velocity
+
+    direction = getattr(placed.ground, "direction_xz", None)
+    if not placed.walks_in_place or ground_spec not in STEP_GROUNDS or direction is None:
+        return False
+    sole = next(iter(placed.results.values())).sole
+    v = belt_velocity(placed.source, placed.legs, sole, fk=placed.source_fk)
+    belt = np.median(v, axis=0)
+    norm = float(np.hypot(*belt) * np.hypot(*direction))
+    return bool(norm > 0 and abs(float(belt @ direction)) > np.cos(np.pi / 4) * norm)
 
 
 def result_metrics(
