@@ -312,7 +312,7 @@ def foot(
     click.echo(datum_line(report["datum"]))
     if report["placed"]["walks_in_place"]:
         click.echo("walks in place: contacts found relative to its sliding feet, no foot lock")
-    if report["placed"].get("slides_over_steps"):
+    if report["placed"]["slides_over_steps"]:
         click.echo(
             "  facing up or down the stairs, each stance foot slides over a step's edge while"
             " down and floats there: --walk walks the cycle up them, --heading along the"

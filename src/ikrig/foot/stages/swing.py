@@ -190,7 +190,7 @@ def _smoothing_weights(
     edge = np.zeros((len(plan), int(free.sum())), dtype=bool)
     edge[1:] |= step
     edge[:-1] |= step
-    edge = running_max(edge, radius)
+    edge = running_max(edge.astype(np.float64), radius) > 0  # (the float64 kernel)
     weight[:, free] = np.where(edge, 1.0, smoothstep(clearance[:, free] / height))
     return weight
 
