@@ -41,6 +41,11 @@ Contacts (per foot joint, from the source alone), in this order
 
 ``float_mean``, ``float_p95``: float ``max(0, h)`` over the joint's contact frames.
 
+``float_mean_source``, ``float_p95_source``
+    The source's own float on its floor, ``max(0, source height - floor)`` over the same
+    contact frames (no ground read): a clip recorded without toe joints floats on its own,
+    and a placement need not float less (issue 34: the goal is ``<= max(1 %, this)``).
+
 ``height_dev_p95``, ``height_dev_max``
     Over the contact frames, ``|h - (source height - floor)|``: how far a planted joint is
     from its recorded height above its floor (0 for ``result == source`` on flat ground at 0).
@@ -85,6 +90,10 @@ Contacts (per foot joint, from the source alone), in this order
 
 ``misses``: the (frame, foot joint) pairs left out because the ground query missed.
 
+What changed in the animation (pelvis height change, joint displacement, upper-body change,
+leg extension): :mod:`ikrig.metrics_fidelity`, its keys (:data:`FIDELITY_KEYS`) among the
+body values.
+
 Values without samples (no contact frames, every query missed, a clip of ``2 W`` frames or
 fewer for the acceleration) are ``None``, never NaN. Structural problems raise
 :class:`~ikrig.errors.InputError`: clips that are not ``(F,)`` with ``F >= 1``, frame
@@ -101,6 +110,7 @@ import numpy as np
 
 from .character.legs import Legs, pelvis_joint
 from .errors import InputError
+from .metrics_fidelity import FIDELITY_KEYS, fidelity_values
 from .metrics_joints import (
     CONTACT_HEIGHT,
     CONTACT_MIN_SPAN,
@@ -122,6 +132,7 @@ __all__ = [
     "CONTACT_HEIGHT",
     "CONTACT_MIN_SPAN",
     "CONTACT_SPEED",
+    "FIDELITY_KEYS",
     "FLOOR_PERCENTILE",
     "POP_THRESHOLD",
     "POP_WINDOW",
@@ -160,10 +171,9 @@ def _rel(skate: float | None, skate_source: float | None) -> float | None:
     return 1.0 if skate == 0.0 else None
 
 
-def _checked(
-    result: Motion, source: Motion, legs: Legs, source_fk: Any = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """World positions ``(F, J, 3)`` of both clips after the structural checks."""
+def _checked(result: Motion, source: Motion, legs: Legs, source_fk: Any = None) -> tuple:
+    """World rotations and positions (:meth:`~ikrig.pose.Motion.fk`, float64) of both clips
+    after the structural checks."""
     if not isinstance(result, Motion) or not isinstance(source, Motion):
         raise InputError("result and source: expected ikrig Motion clips")
     if not isinstance(legs, Legs):
@@ -185,8 +195,8 @@ def _checked(
     for leg in legs.legs:
         if not all(0 <= j < J for j in leg.joints) or leg.toe >= J:
             raise InputError(f"legs: leg {leg.side!r} names a joint outside the {J}-joint skeleton")
-    pos_r = np.asarray(result.positions_world(), dtype=np.float64)
-    return pos_r, np.asarray(source.fk(source_fk)[1], dtype=np.float64)
+    f64 = lambda fk: tuple(np.asarray(a, dtype=np.float64) for a in fk)  # noqa: E731
+    return f64(result.fk()), f64(source.fk(source_fk))
 
 
 def _ground_heights(ground, xz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -221,6 +231,7 @@ def _joint_samples(h: np.ndarray, rec: np.ndarray, c: np.ndarray, found: np.ndar
     return {
         "pen": np.maximum(0.0, -h_all),
         "float": np.maximum(0.0, h_c),
+        "float_source": np.maximum(0.0, rec[c]),
         "height_dev": np.abs(h_c - rec[found & c]),
         "shift": abs(percentile(h_all, FLOOR_PERCENTILE)) if h_all.size else None,
         "misses": int(np.count_nonzero(~found)),
@@ -233,7 +244,7 @@ def _values(parts: list[dict]) -> dict[str, Any]:
     def cat(key: str) -> np.ndarray:
         return np.concatenate([p[key] for p in parts]) if parts else np.zeros(0)
 
-    pen, flt, dev = cat("pen"), cat("float"), cat("height_dev")
+    pen, flt, dev, flt_s = cat("pen"), cat("float"), cat("height_dev"), cat("float_source")
     skate, skate_source = _stat(cat("skate"), "mean"), _stat(cat("skate_source"), "mean")
     shifts = [p["shift"] for p in parts if p["shift"] is not None]
     return {
@@ -242,6 +253,8 @@ def _values(parts: list[dict]) -> dict[str, Any]:
         "pen_max": _stat(pen, "max"),
         "float_mean": _stat(flt, "mean"),
         "float_p95": _stat(flt, "p95"),
+        "float_mean_source": _stat(flt_s, "mean"),
+        "float_p95_source": _stat(flt_s, "p95"),
         "height_dev_p95": _stat(dev, "p95"),
         "height_dev_max": _stat(dev, "max"),
         "skate": skate,
@@ -358,7 +371,8 @@ class _Measured(NamedTuple):
 
 
 def _measure(result: Motion, source: Motion, ground, legs: Legs, source_fk: Any) -> _Measured:
-    pos_r, pos_s = _checked(result, source, legs, source_fk)
+    fk_r, fk_s = _checked(result, source, legs, source_fk)
+    pos_r, pos_s = fk_r[1], fk_s[1]
     dt, unit = float(source.frame_time or 0.0), float(legs.leg_length)
     scale = 100.0 / unit
     joints = [(leg.side, j) for leg in legs.legs for j in (leg.ankle, leg.toe) if j >= 0]
@@ -376,7 +390,10 @@ def _measure(result: Motion, source: Motion, ground, legs: Legs, source_fk: Any)
         part["skate"], part["skate_source"] = steps_r[both[:, k], k], steps_s[both[:, k], k]
         parts.append(part)
     top = np.where(found.all(axis=1), gh.max(axis=1, initial=-np.inf), np.nan)
+    sides = np.array([side for side, _ in joints])
+    stance = np.stack([contacts[:, sides == leg.side].any(axis=1) for leg in legs.legs], axis=1)
     body = _body(pos_r, pos_s, source, legs, top)
+    body.update(fidelity_values(fk_r, fk_s, source.skeleton, legs, stance, dt))
     pops, _ = knee_pops(knee_angles(pos_r, legs), knee_angles(pos_s, legs), dt)
     return _Measured(joints, floors, contacts, parts, body, pops, int(pos_r.shape[0]), dt)
 

@@ -18,6 +18,10 @@ TABLE_COLUMNS = (  # (key, header, format)
     ("bone_drift", "bone drift", "{:.1e}"),
     ("pelvis_dev", "pelvis dev", "{:.3f}"),
     ("pelvis_acc_ratio", "acc ratio", "{:.2f}"),
+    ("pelvis_change_mean", "pelvis dy", "{:+.2f}"),
+    ("joint_disp_p95", "joints p95", "{:.2f}"),
+    ("upper_body_change", "upper body", "{:.1e}"),
+    ("leg_extension_max", "ext max", "{:.4f}"),
     ("misses", "misses", "{:d}"),
 )
 """The columns of :func:`metrics_table` (and the benchmark's table): ``(key, header, format)``."""
@@ -55,7 +59,8 @@ def metrics_table(rows) -> str:
         header,
         "(% of leg length against each foot joint's floor in the source, contacts from the"
         " source; hdev: a planted joint's height off its recorded one; acc ratio: pelvis"
-        " vertical acceleration p99 over the source's)",
+        " vertical acceleration p99 over the source's; pelvis dy, joints p95, upper body: what"
+        " changed, ikrig.metrics_fidelity; ext max: straightest leg, 1 is straight)",
         "-" * len(header),
     ]
     for (label, _), row in zip(rows, cells):

@@ -49,7 +49,6 @@ LIMITS: dict[str, Rule] = {
     "root.halflife": TIME,
     "root.softness": POSITIVE,
     "pelvis.max_extension": Rule(0.5, 1.0),
-    "pelvis.extension_cap": FRACTION,  # and >= max_extension (checked by PelvisOptions)
     "pelvis.max_drop": FRACTION,
     "ik.soften": FRACTION,
     "ik.weight_halflife": TIME,
@@ -62,6 +61,7 @@ LIMITS: dict[str, Rule] = {
     "plan.knee_smoothing": TIME,
     "plan.knee_jerk_limit": POSITIVE,
     "plan.plant_ramp": TIME,
+    "plan.plant_clearance": FRACTION,
     "plan.max_swing_bump": POSITIVE,
     "plan.footprint_reach": Rule(0.0, 0.5),
     "live.pelvis_halflife": TIME,
@@ -140,20 +140,17 @@ class PelvisOptions:
 
     Attributes:
         max_extension: a leg may straighten to this fraction of its length, or to what the
-            source already had, before the pelvis drops (0.97).
-        extension_cap: no leg straightens beyond this fraction of its length, even where
-            the source did (0.995): near full extension the knee angle swings wildly with the
-            smallest change of hip height, which shows as knee pops.
+            source had at that moment, whichever is more, before the pelvis drops (0.97).
+            There is no margin below the source's own extension: a leg the animation holds
+            straight may stay straight, so flat ground leaves the pelvis as recorded.
         max_drop: the largest pelvis drop (0.35 leg lengths).
     """
 
     max_extension: float = 0.97
-    extension_cap: float = 0.995
     max_drop: float = 0.35
 
     def __post_init__(self) -> None:
         _check_group(self, "pelvis")
-        in_range(self.extension_cap, "extension_cap", self.max_extension, 1.0)
 
 
 @dataclass(frozen=True)
@@ -226,12 +223,16 @@ class PlanOptions:
         knee_jerk_limit: the largest change of angular velocity over 1/30 s (rad/s) a
             knee's correction may have before it is smoothed (1.5; knee pops are counted
             above 2 rad/s beyond the source's own).
-        plant_ramp: a planted foot may keep the animation's own clearance over its floor
-            near the ends of a contact, blended out over this long after the contact starts
-            and back in before it ends (0 s: by default a foot in contact stands on the
-            ground throughout; contact detection keeps a foot rising by up to
-            ``height_off`` in contact, and keeping that hover shows as float).
-            ``smoothing`` rounds the plan's corners off either way.
+        plant_clearance: the share of the animation's own clearance over its floor that a
+            planted foot keeps over the ground (1: all of it, the default: a foot stands as
+            high over the ground as it stood over its recorded floor, so flat ground at the
+            clip's floor leaves it as recorded, and a clip whose contacts float floats no
+            more than it did; 0: every planted foot stands exactly on the ground mid-contact,
+            pressing down the hover contact detection allows, up to ``height_off``, with the
+            pose of the leg, or the pelvis, paying for it).
+        plant_ramp: with ``plant_clearance < 1``, the clearance a planted foot gives up is
+            blended out over this long after the contact starts and back in before it ends
+            (0 s). ``smoothing`` rounds the plan's corners off either way.
         max_swing_bump: the highest a swinging foot is lifted above its planned path to
             clear the ground (0.4 leg lengths).
         footprint_reach: how far a footprint may slide to rest on one surface instead of
@@ -243,6 +244,7 @@ class PlanOptions:
     smoothing: float = 0.12
     knee_smoothing: float = 0.06
     knee_jerk_limit: float = 1.5
+    plant_clearance: float = 1.0
     plant_ramp: float = 0.0
     max_swing_bump: float = 0.4
     footprint_reach: float = 0.2

@@ -3,9 +3,13 @@
 During a contact span the foot's planted sole point (heel or toe, whichever is lower) keeps
 the horizontal position it had when it was planted: the lock adds a horizontal correction
 ``delta`` to the whole foot. When the planted point switches (heel to toe as the foot rolls),
-the anchor moves to the new point without changing ``delta``, so nothing jumps. The lock is
-released when the correction grows past ``radius`` (the recording moved the foot too far to
-be skating) or when the span ends; ``delta`` then returns to zero on a critically damped
+the anchor moves to the new point without changing ``delta``, so nothing jumps. A lock gives
+way where holding it would take the leg straighter than the source had it at that moment (or
+``pelvis.max_extension``, :func:`~ikrig.foot.stages.pelvis.allowed_reach`): the foot falls
+back toward the source's, just enough, its anchor moving with it, so the pelvis never comes down to
+keep a lock (on flat ground the pelvis stays as recorded). The lock is released when the
+correction grows past ``radius`` (the recording moved the foot too far to be skating) or
+when the span ends; ``delta`` then returns to zero on a critically damped
 spring with ``halflife``, so position and velocity stay continuous.
 
 Offline runs the kernel over all frames; live runs it over one frame with the carried
@@ -14,6 +18,7 @@ state; both use the same code and give the same frames.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +27,7 @@ from ..._numba import njit
 from ...signal.springs import as_lanes, lane, spring_rate, spring_step
 from ..context import FootContext
 from .goals import FootGoals, ground_heights
+from .pelvis import allowed_reach, pelvis_reach
 
 if TYPE_CHECKING:
     from ..state import FootState
@@ -53,14 +59,39 @@ def new_lock_state(feet: int, lanes: int | None = None) -> LockBank:
     return np.zeros(feet if lanes is None else (lanes, feet), LOCK)
 
 
+NO_DISK = (0.0, 0.0, math.inf)
+"""A :func:`lock_step` ``disk`` that never limits the correction."""
+
+
 @njit(cache=True)
-def lock_step(lock, contact, p, pxz, radius, rate):
+def onto_disk(dx, dz, disk):
+    """The correction ``(dx, dz)`` shortened, toward no correction, until it lies in
+    ``disk = (cx, cz, r)`` (which holds ``(0, 0)``): the foot falls back toward the
+    source's, never past it."""
+    cx, cz, r = disk
+    ex, ez = cx - dx, cz - dz
+    dd = dx * dx + dz * dz
+    if ex * ex + ez * ez <= r * r or dd <= 0.0:  # (no correction lies in it, to rounding)
+        return dx, dz
+    # the largest t in [0, 1] with |c - t d| <= r
+    cd = cx * dx + cz * dz
+    cc = cx * cx + cz * cz
+    t = (cd + math.sqrt(max(cd * cd - dd * (cc - r * r), 0.0))) / dd
+    t = min(max(t, 0.0), 1.0)
+    return t * dx, t * dz
+
+
+@njit(cache=True)
+def lock_step(lock, contact, p, pxz, radius, rate, disk):
     """One frame of one foot's ``lock`` (a :data:`LOCK` record, in place).
 
     ``contact``: in contact this frame; ``p``: the planted point (0 heel, 1 toe) at
     ``pxz = (x, z)``; ``radius``: past it the lock lets go (data units); ``rate``: the
-    return spring's :data:`~ikrig.signal.springs.RATE` record. Returns the correction
-    ``(delta_x, delta_z)``.
+    return spring's :data:`~ikrig.signal.springs.RATE` record; ``disk``: ``(cx, cz, r)``,
+    the corrections the leg can reach (within ``r`` of ``(cx, cz)``; :data:`NO_DISK`: any),
+    beyond which the correction is shortened onto the disk (:func:`onto_disk`) and the
+    anchor moves with it; a correction returning to zero is held on the disk too. Returns
+    the correction ``(delta_x, delta_z)``.
     """
     anchor, delta, vel = lock.anchor, lock.delta, lock.velocity
     px, pz = pxz
@@ -71,8 +102,10 @@ def lock_step(lock, contact, p, pxz, radius, rate):
             lock.point = p
             anchor[0] = px + delta[0]
             anchor[1] = pz + delta[1]
-        dx = anchor[0] - px
-        dz = anchor[1] - pz
+        # out of the leg's reach, the foot slides along, just enough
+        dx, dz = onto_disk(anchor[0] - px, anchor[1] - pz, disk)
+        anchor[0] = px + dx
+        anchor[1] = pz + dz
         if dx * dx + dz * dz > radius * radius:
             lock.released = True  # released until this span ends
         else:
@@ -87,6 +120,7 @@ def lock_step(lock, contact, p, pxz, radius, rate):
         # delta returns to zero on the spring
         for c in range(2):
             delta[c], vel[c] = spring_step(delta[c], vel[c], 0.0, 0.0, rate)
+        delta[0], delta[1] = onto_disk(delta[0], delta[1], disk)
     return delta[0], delta[1]
 
 
@@ -100,7 +134,9 @@ def _lock_run(contact, planted, points_xz, radius, rate, bank, out):
         for k in range(contact.shape[1]):
             p = planted[f, k]
             pxz = (points_xz[f, k, p, 0], points_xz[f, k, p, 1])
-            out[f, k, 0], out[f, k, 1] = lock_step(locks[k], contact[f, k], p, pxz, radius, r)
+            out[f, k, 0], out[f, k, 1] = lock_step(
+                locks[k], contact[f, k], p, pxz, radius, r, NO_DISK
+            )
 
 
 def lock_feet(
@@ -143,19 +179,46 @@ def lock_feet(
 
 
 @njit(cache=True)
-def lock_run(points, heights, ground, contacts, radius, rate, bank, shift):
+def reach_disk(joints, length, reach, raised):
+    """The :func:`lock_step` ``disk`` of one leg in one frame: the horizontal corrections
+    ``d`` of its ankle that keep the hip-to-ankle distance within
+    :func:`~ikrig.foot.stages.pelvis.allowed_reach`: ``|c - d| <= r``, ``c`` the hip less
+    the ankle (X, Z), ``r`` at least ``|c|`` (no correction is always within reach).
+    ``joints (3, 3)``: hip, knee, ankle (world, source); ``length`` thigh plus shin;
+    ``reach`` a :data:`~ikrig.foot.stages.pelvis.REACH` record; ``raised``: how far the
+    ground under the foot stands above the clip's floor (the hip taken to stay: the root
+    follows the lower foot; ground below the floor counts as 0, where the pelvis comes
+    down instead)."""
+    cx = joints[0, 0] - joints[2, 0]
+    cy = joints[0, 1] - joints[2, 1]
+    cz = joints[0, 2] - joints[2, 2]
+    src = math.sqrt(cx * cx + cy * cy + cz * cz)
+    r = allowed_reach(src, length, reach.max_extension, 0.01 * reach.unit)
+    gap = max(cy - max(raised, 0.0), 0.0)
+    flat = math.sqrt(max(r * r - gap * gap, 0.0))
+    return (cx, cz, max(flat, math.sqrt(cx * cx + cz * cz)))
+
+
+@njit(cache=True)
+def lock_run(points, heights, ground, contacts, radius, rate, legs, bank, shift):
     """Locking applied to the sole points.
 
     Args:
         points: ``(F, K, 2, 3)`` heel and toe (world), shifted in place.
         heights: ``(K, 2)`` the points' planted heights.
-        ground: ``(heights (F, K, 2), hit (F, K, 2))`` the ground under each point.
+        ground: ``(heights (F, K, 2), hit (F, K, 2), floor)`` the ground under each point,
+            and the clip's floor (world Y).
         contacts: ``(F, K)`` bool; a foot locks only where the ground is under both points.
         radius: past it a lock lets go; rate: the return spring's ``(1,)`` RATE.
+        legs: ``(joints (F, K, 3, 3), lengths (K,), reach)``: the source's hip, knee and
+            ankle (world), each leg's thigh plus shin, and the ``(1,)``
+            :data:`~ikrig.foot.stages.pelvis.REACH` record: how far each leg may reach
+            (:func:`reach_disk`).
         bank: ``(lanes, K)`` :data:`LOCK` records, in place (frame ``f``: lane ``f % lanes``).
         shift: ``(F, K, 2)`` out: the X and Z correction of each foot.
     """
-    gh, hit = ground
+    gh, hit, floor = ground
+    joints, lengths, reach = legs
     r = rate[0]
     for f in range(points.shape[0]):
         locks = lane(bank, f)
@@ -165,7 +228,8 @@ def lock_run(points, heights, ground, contacts, radius, rate, bank, shift):
             p = 1 if c1 < c0 else 0  # the lower point is the planted one (heel on a tie)
             on = contacts[f, k] and hit[f, k, 0] and hit[f, k, 1]
             pxz = (points[f, k, p, 0], points[f, k, p, 2])
-            dx, dz = lock_step(locks[k], on, p, pxz, radius, r)
+            disk = reach_disk(joints[f, k], lengths[k], reach[0], gh[f, k, p] - floor)
+            dx, dz = lock_step(locks[k], on, p, pxz, radius, r, disk)
             shift[f, k, 0] = dx
             shift[f, k, 1] = dz
             for q in range(2):
@@ -182,10 +246,11 @@ def hold_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     lock_run(
         goals.points,
         ctx.sole.heights,
-        (np.ascontiguousarray(gh, dtype=np.float64), hit),
+        (np.ascontiguousarray(gh, dtype=np.float64), hit, float(ctx.sole.floor)),
         np.ascontiguousarray(goals.contacts, dtype=np.bool_),
         o.radius * ctx.unit,
         spring_rate(o.halflife, goals.frame_time),
+        (goals.positions_world[:, ctx.leg_joints], ctx.leg_lengths, pelvis_reach(ctx)),
         state.lock,
         goals.shift,
     )

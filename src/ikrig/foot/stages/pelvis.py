@@ -1,8 +1,8 @@
 """Step 5: the pelvis comes down (limited) when a foot target would need the leg straighter
-than the source or ``pelvis.max_extension``; the other leg bends. :func:`pelvis_needs`
-measures how far (5a); offline the drop is a smooth upper envelope of that need, coming
-down ahead of it (:func:`plan_pelvis`), live it follows the need and comes back on a
-spring (:func:`hold_pelvis`) (5b)."""
+than the source at that moment and ``pelvis.max_extension``; the other leg bends.
+:func:`pelvis_needs` measures how far (5a); offline the drop is a smooth upper envelope of
+that need, coming down ahead of it (:func:`plan_pelvis`), live it follows the need and comes
+back on a spring (:func:`hold_pelvis`) (5b)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._numba import njit
-from ...signal.easing import smooth_max, smooth_min
+from ...signal.easing import smooth_max
 from ...signal.filters import upper_envelope
 from ...signal.springs import lane, spring_advance, spring_rate
 from ..context import FootContext
@@ -28,22 +28,30 @@ REACH = np.dtype(
     [
         ("unit", np.float64),
         ("max_extension", np.float64),
-        ("extension_cap", np.float64),
         ("max_drop", np.float64),
     ]
 )
-"""How far legs may straighten: ``unit`` (the leg length, data units), ``max_extension``
-and ``extension_cap`` (fractions of each leg's length) and ``max_drop`` (the largest pelvis
-drop, data units)."""
+"""How far legs may straighten: ``unit`` (the leg length, data units), ``max_extension`` (a
+fraction of each leg's length) and ``max_drop`` (the largest pelvis drop, data units)."""
 
 
 @functools.lru_cache(maxsize=32)
 def reach_of(options: PelvisOptions, unit: float) -> np.ndarray:
     """The ``(1,)`` :data:`REACH` record of ``options`` for legs of length ``unit``."""
     o = options
-    reach = np.array([(unit, o.max_extension, o.extension_cap, o.max_drop * unit)], REACH)
+    reach = np.array([(unit, o.max_extension, o.max_drop * unit)], REACH)
     reach.flags.writeable = False
     return reach
+
+
+@njit(cache=True)
+def allowed_reach(src, length, max_extension, band):
+    """How far a leg of ``length`` (thigh plus shin) may reach, hip to ankle, where the
+    source reaches ``src``: the more of ``src`` and ``max_extension * length`` (a smooth
+    maximum of width ``band``, no kink; never below ``src``), at most a straight leg, or the
+    source's own reach where the rig stretches."""
+    r = smooth_max(src, max_extension * length, band)
+    return min(r, max(src, length))
 
 
 @njit(cache=True)
@@ -60,9 +68,10 @@ def pelvis_drop(hip, target, reach):
 @njit(cache=True)
 def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
     """Step 5a: how far the pelvis must come down so that no leg straightens beyond the
-    source's extension or ``max_extension`` (smooth maxima of the two, then a smooth minimum
-    with ``extension_cap``: no kinks), the largest over the legs, clipped to ``[0,
-    max_drop]``.
+    source's extension at that frame or ``max_extension`` (a smooth maximum of the two: no
+    kink, never below the source's, so a leg the source holds straight needs no drop; at
+    most a straight leg, or the source's stretch), the largest over the legs, clipped to
+    ``[0, max_drop]``.
 
     Args:
         joints_p: ``(F, K, 3, 3)`` hip, knee and ankle world positions (source).
@@ -81,9 +90,7 @@ def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
             sy = joints_p[f, k, 2, 1] - joints_p[f, k, 0, 1]
             sz = joints_p[f, k, 2, 2] - joints_p[f, k, 0, 2]
             src = math.sqrt(sx * sx + sy * sy + sz * sz)
-            # (a smooth max less half its band: never above the larger of the two, no kink)
-            r = smooth_max(src, reach.max_extension * lengths[k], band)
-            r = smooth_min(r - 0.5 * band, reach.extension_cap * lengths[k], band)
+            r = allowed_reach(src, lengths[k], reach.max_extension, band)
             hip = (joints_p[f, k, 0, 0], joints_p[f, k, 0, 1] + root[f], joints_p[f, k, 0, 2])
             tgt = (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2])
             top = max(top, pelvis_drop(hip, tgt, r))
@@ -94,19 +101,23 @@ def pelvis_needs(
     ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, targets: np.ndarray
 ) -> np.ndarray:
     """Step 5a: how far the pelvis must come down ``(F,)`` so that no leg straightens beyond
-    the source's extension or ``max_extension`` (never beyond ``extension_cap``), at most
-    ``max_drop``, with the root at ``root_offset (F,)`` and the ankles at ``targets (F,
-    feet, 3)``."""
+    the source's extension at that frame or ``max_extension``, at most ``max_drop``, with
+    the root at ``root_offset (F,)`` and the ankles at ``targets (F, feet, 3)``."""
     need = np.zeros(len(root_offset))
     pelvis_need_run(
         goals.positions_world[:, ctx.leg_joints],
         targets,
         np.ascontiguousarray(root_offset, dtype=np.float64),
         ctx.leg_lengths,
-        ctx.memo("reach", lambda: reach_of(ctx.options.pelvis, ctx.unit)),
+        pelvis_reach(ctx),
         need,
     )
     return need
+
+
+def pelvis_reach(ctx: FootContext) -> np.ndarray:
+    """The context's ``(1,)`` :data:`REACH` record (:func:`reach_of`)."""
+    return ctx.memo("reach", lambda: reach_of(ctx.options.pelvis, ctx.unit))
 
 
 def no_pelvis_need(

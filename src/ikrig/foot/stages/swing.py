@@ -51,9 +51,10 @@ NO_HEIGHTS = PlanHeights()
 
 
 @njit(cache=True)
-def plan_run(planted, clearance, contacts, ramp, max_bump, out):
+def plan_run(planted, clearance, contacts, ramp, keep_share, max_bump, out):
     """One foot's plan (see :func:`plan_foot_offsets`): ``planted, clearance (F,)``,
-    ``contacts (F,)`` bool, ``ramp`` frames, ``max_bump`` in data units; ``out (F,)``."""
+    ``contacts (F,)`` bool, ``ramp`` frames, ``keep_share`` the share of the clearance kept
+    mid-contact, ``max_bump`` in data units; ``out (F,)``."""
     starts, ends = spans_of(contacts)
     # in contact, and where no contact bounds the air phase (before the first, after the
     # last): the ground under the foot plus the animation's own clearance
@@ -61,10 +62,11 @@ def plan_run(planted, clearance, contacts, ramp, max_bump, out):
     for f in range(len(planted)):  # (loops, not array expressions: these compile faster)
         stance[f] = planted[f] + clearance[f]
         out[f] = stance[f]
-    for i in range(len(starts)):  # the animation's own clearance blended out mid-contact
+    give = 1.0 - keep_share
+    for i in range(len(starts)):  # what is given up of the clearance, blended out mid-contact
         s, e = starts[i], ends[i]
         for f in range(s, e):
-            keep = 1.0 - smootherstep((f - s + 1) / ramp) * smootherstep((e - f) / ramp)
+            keep = 1.0 - give * smootherstep((f - s + 1) / ramp) * smootherstep((e - f) / ramp)
             stance[f] = planted[f] + clearance[f] * keep
             out[f] = stance[f]
     # air phases between two contacts: from the lift-off offset to the landing offset
@@ -95,13 +97,16 @@ def plan_foot_offsets(
     max_bump: float,
     smooth_frames: int = 0,
     heights: PlanHeights = NO_HEIGHTS,
+    keep_share: float = 1.0,
 ) -> np.ndarray:
     """Offline: the vertical offset of each foot over the whole clip.
 
-    In contact a foot stands on the ground: the planted offset, plus the animation's own
-    clearance (``source_clearance``) blended out over ``ramp_frames`` after the contact
-    starts and back in before it ends, so heel strike and push-off keep the animation's
-    motion while a flat foot stands exactly on the ground. Between two contacts the offset
+    In contact a foot stands on the ground plus the animation's own clearance over its floor
+    (``source_clearance``): as high over the ground as it stood over its recorded floor, so
+    flat ground at the floor leaves it as recorded. With ``keep_share < 1`` the rest of the
+    clearance is blended out over ``ramp_frames`` after the contact starts and back in
+    before it ends (``keep_share = 0``: heel strike and push-off keep the animation's
+    motion while a flat foot stands exactly on the ground). Between two contacts the offset
     moves from the lift-off value to the landing value on a smootherstep (zero velocity and
     acceleration at both ends), plus a smooth bump just high enough that the sole clears
     the ground all along (``planted``, the offset at which the sole would touch it), at
@@ -136,6 +141,7 @@ def plan_foot_offsets(
         max_bump: the largest bump, in the data's units.
         smooth_frames: half-width (frames) of the final zero-lag smoothing (0: off).
         heights: :class:`PlanHeights` (data units).
+        keep_share: the share of the clearance a foot keeps mid-contact, in ``[0, 1]``.
 
     Returns:
         ``(F, feet)`` offsets. A foot with no contact at all follows the ground under it.
@@ -155,12 +161,15 @@ def plan_foot_offsets(
             np.ascontiguousarray(clearance[:, k]),
             np.ascontiguousarray(flags[:, k]),
             ramp,
+            float(keep_share),
             float(max_bump),
             out[k],
         )
     out = out.T
     if smooth_frames >= 1:
         smoothed = zero_lag_smooth(out, smooth_frames)
+        if free_height > 0:  # out of contact, near the ground: the ground under the foot
+            out = np.where(flags, out, planted + clearance)
         weight = _smoothing_weights(out, clearance, flags, free_height, smooth_frames)
         out = out + weight * (smoothed - out)
     # where the sole would still cut into the ground (a toe reaching a riser's edge right
@@ -177,22 +186,20 @@ def _smoothing_weights(
     plan: np.ndarray, clearance: np.ndarray, contacts: np.ndarray, height: float, radius: int
 ) -> np.ndarray:
     """``(F, feet)`` how much of the smoothed plan each frame takes (see
-    :func:`plan_foot_offsets`): 1 for feet with contacts; for a foot without, 0 on the
-    ground and 1 from ``height`` of ``clearance`` up (smoothstep), but 1 within ``radius``
-    frames of a step in the ground under it (``plan`` changing by more than ``height`` in a
-    frame: a riser's edge), where the smoothing's lift keeps it out of the riser. All 1 when
-    ``height <= 0``."""
+    :func:`plan_foot_offsets`): 1 in contact; out of contact 0 on the ground and 1 from
+    ``height`` of ``clearance`` up (smoothstep), but 1 within ``radius`` frames of a step in
+    the ground under it (``plan`` changing by more than ``height`` in a frame: a riser's
+    edge), where the smoothing's lift keeps it out of the riser. All 1 when ``height <=
+    0``."""
     weight = np.ones_like(clearance)
-    free = ~contacts.any(axis=0)
-    if not height > 0 or not free.any():
+    if not height > 0:
         return weight
-    step = np.abs(np.diff(plan[:, free], axis=0)) > height
-    edge = np.zeros((len(plan), int(free.sum())), dtype=bool)
+    step = np.abs(np.diff(plan, axis=0)) > height
+    edge = np.zeros(plan.shape, dtype=bool)
     edge[1:] |= step
     edge[:-1] |= step
     edge = running_max(edge.astype(np.float64), radius) > 0  # (the float64 kernel)
-    weight[:, free] = np.where(edge, 1.0, smoothstep(clearance[:, free] / height))
-    return weight
+    return np.where(edge | contacts, 1.0, smoothstep(clearance / height))
 
 
 def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
@@ -211,6 +218,7 @@ def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
             KEEP_DIP * ctx.unit,
             ctx.options.contacts.height_off * ctx.unit,
         ),
+        o.plant_clearance,
     )
 
 

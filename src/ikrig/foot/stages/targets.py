@@ -18,6 +18,7 @@ from ..._numba import njit
 from ...signal.springs import SpringBank, as_lanes, lane, smooth, spring_advance, spring_rate
 from ..context import UP, FootContext
 from .goals import FootGoals, ground_heights
+from .swing import KEEP_DIP
 
 if TYPE_CHECKING:
     from ..state import FootState
@@ -98,12 +99,24 @@ def full_targets_run(ankles, offsets, planted, shift, rate, spring, targets):
             targets[f, k, 2] = ankles[f, k, 2] + shift[f, k, 1]
 
 
+def ground_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
+    """``(F, feet)`` the feet's planned offsets less what lifts a foot out of a dip below the
+    clip's floor (deeper than :data:`~.swing.KEEP_DIP`): what the root follows (step 3).
+    Lifting a sinking foot mends the recording, not the ground: the leg bends for it, the
+    body stays, so flat ground at the floor leaves the pelvis as recorded."""
+    sink = np.maximum(-goals.source_clearance - KEEP_DIP * ctx.unit, 0.0)
+    return goals.offsets - sink
+
+
 def full_targets(ctx: FootContext, goals: FootGoals, state: FootState, halflife: float) -> Targets:
-    """Steps 3, 4c and 8 (``full``): the root follows the ground under the planted feet;
+    """Steps 3, 4c and 8 (``full``): the root follows the ground under the planted feet
+    (:func:`ground_offsets`);
     each ankle moves by its vertical offset (``goals.offsets``) and its lock shift, live on
     a short spring (``halflife``) that never lets a sole sink into the ground."""
     weights = goals.pins * goals.found
-    root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, state.root)
+    root_offset = root_offsets(
+        ctx, ground_offsets(ctx, goals), weights, goals.frame_time, state.root
+    )
     targets = np.empty(goals.ankles.shape)
     full_targets_run(
         goals.ankles,
@@ -125,7 +138,9 @@ def goal_blend_targets(
     the ankle goal sits above the hit by the ankle's height over the sole; the pinning
     curve blends animated and goal positions. (``halflife``: unused.)"""
     weights = goals.pins * goals.found
-    root_offset = root_offsets(ctx, goals.offsets, weights, goals.frame_time, state.root)
+    root_offset = root_offsets(
+        ctx, ground_offsets(ctx, goals), weights, goals.frame_time, state.root
+    )
     pos_w = goals.positions_world
     shift = root_offset[:, None, None] * UP
     hips = pos_w[:, ctx.leg_joints[:, 0]] + shift
