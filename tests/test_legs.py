@@ -381,14 +381,14 @@ def test_six_channels_on_every_joint_survive_read_and_write(six_channels, tmp_pa
 
 
 def test_ikrig_foot_keeps_every_joints_position_channels(six_channels, tmp_path):
-    """``ikrig foot FILE --ground flat -o out.bvh``: 6 channels on every joint still; the
+    """``ikrig foot FILE --ground slope -o out.bvh``: 6 channels on every joint still; the
     position channels of every joint but the pelvis unchanged (foot placement moves the
     body by the pelvis, here ``Hips`` under the static ``joint_Root``), and the pelvis's
-    horizontal path unchanged."""
+    horizontal path unchanged. (On flat ground the pelvis stays as recorded, issue 34.)"""
     from ikrig.cli import main
 
     out = tmp_path / "out.bvh"
-    r = CliRunner().invoke(main, ["foot", str(SIX), "--ground", "flat", "-o", str(out)])
+    r = CliRunner().invoke(main, ["foot", str(SIX), "--ground", "slope", "-o", str(out)])
     assert r.exit_code == 0, r.output
     src, res = six_channels, read_bvh(out)
     assert res.channels == src.channels and res.num_frames == src.num_frames
