@@ -152,10 +152,16 @@ def float_goal(own: float | None) -> float:
     return max(1.0, own or 0.0) + FLOAT_SLACK
 
 
-SKATE_ALLOWED = {("bandai1_sidestep_left.bvh", "blocks"): 1.03}
+SKATE_ALLOWED = {
+    ("bandai1_sidestep_left.bvh", "blocks"): 1.03,
+    ("bandai1_walk_back_short.bvh", "blocks"): 1.09,
+}
 """Issue 34, open: where a lock gives way (holding it would take the leg straighter than the
-source), the foot falls back toward the source's; on the blocks the sidestep, whose locks
-give way through most stances, then skates 5.94 against the source's 5.81 % leg/s."""
+source had it), the foot falls back toward the source's. The lock reckons with the source's
+geometry, not with the footprint shift that step 9b adds after it (up to 10 % of a leg on
+the blocks), so on the blocks these two clips skate a little more than their sources (5.96
+against 5.81, and 8.62 against 7.96 % leg/s; 0.59x and 0.64x before the lock gave way),
+while their pelvis no longer comes down for the locks."""
 
 
 def assert_foot_bar(m: dict, key, exact: bool = True) -> None:

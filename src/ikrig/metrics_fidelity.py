@@ -11,9 +11,10 @@ no pipeline model). Lengths are in **% of the leg length**; extensions are plain
 ``joint_disp_p95``, ``joint_disp_worst``, ``joint_disp_worst_joint``, ``joint_disp_p95_all``
     The world distance of every joint and end site from its place in the source, per frame,
     except a leg below its hip (knee, ankle, toes, their end sites) while that leg stands:
-    from :data:`STANCE_MARGIN` before to as long after any of its foot joints' contacts in
-    the source (the metrics' own contacts, :func:`~ikrig.metrics_joints.joint_contacts`),
-    where planting a sliding foot moves it on purpose (skate says how well). Given: the 95th
+    from :data:`STANCE_MARGIN` before to as long after any of its foot joints is within the
+    contact height of its floor in the source (:data:`~ikrig.metrics_joints.CONTACT_HEIGHT`
+    over the metrics' own floor, however fast it moves), where planting a sliding foot moves
+    it on purpose (skate says how well). Given: the 95th
     percentile over all those samples pooled; the largest of the per-joint 95th
     percentiles, and that joint's name (end sites are named ``"<parent> end"``); and the
     95th percentile over every joint, end site and frame, stance legs included.
@@ -129,7 +130,8 @@ def fidelity_values(
         result_fk, source_fk: world rotations ``(F, J, 4)`` xyzw and positions ``(F, J, 3)``
             of the result and its source (:meth:`~ikrig.pose.Motion.fk`), same ``F``.
         skeleton: their skeleton; legs: the legs (``leg_length`` is the unit).
-        stance: ``(F, legs)`` bool, any foot joint of the leg in contact in the source.
+        stance: ``(F, legs)`` bool, any foot joint of the leg down in the source (within the
+            contact height of its floor).
         frame_time: seconds per frame (for :data:`STANCE_MARGIN`).
 
     Returns:

@@ -65,7 +65,11 @@ def _unevenness_kernel(heights, x, out):
 
 
 def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
-    """The horizontal shift ``(F, feet, 2)`` (X, Z) of every footprint, see the module."""
+    """The horizontal shift ``(F, feet, 2)`` (X, Z) of every footprint, see the module.
+
+    A footprint is read at the first, middle and last frame of its contact (a lock that
+    gives way, or a recorded slide, moves it a little within the contact): each candidate
+    shift is judged by the most uneven of the three."""
     F, K = goals.contacts.shape
     reach = ctx.options.plan.footprint_reach * ctx.unit
     out = np.zeros((F, K, 2))
@@ -75,19 +79,20 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         runs = spans(goals.contacts[:, k])
         if not runs:
             continue
-        mids = np.array([(a + b - 1) // 2 for a, b in runs])
-        heel = goals.points[mids, k, 0][:, [0, 2]]
-        toe = goals.points[mids, k, 1][:, [0, 2]]
-        axis = toe - heel
+        when = np.array([(a, (a + b - 1) // 2, b - 1) for a, b in runs])  # (spans, 3)
+        heel = goals.points[when, k, 0][..., [0, 2]]  # (spans, 3, 2)
+        toe = goals.points[when, k, 1][..., [0, 2]]
+        axis = toe[:, 1] - heel[:, 1]  # the middle frame's
         length = np.linalg.norm(axis, axis=-1, keepdims=True)
         along = np.where(length > 1e-9, axis / np.maximum(length, 1e-12), [1.0, 0.0])
         across = along[:, ::-1] * [-1.0, 1.0]
-        sole = heel[:, None, :] + SAMPLES[:, None] * axis[:, None, :]  # (spans, S, 2)
-        ceiling = goals.ceiling[mids]
+        # (spans, 3, S, 2): the sole samples at each of the three frames
+        sole = heel[:, :, None, :] + SAMPLES[:, None] * (toe - heel)[:, :, None, :]
+        ceiling = goals.ceiling[when[:, 1]]
         picked = np.zeros((len(runs), 2))
         # a footprint whose ground is already flat stays (no other candidate costs 0)
-        h, _, hit = heights_below(ctx.ground, sole, ceiling[:, None])
-        uneven = (_unevenness(h) / ctx.unit > FLAT_ENOUGH) | ~hit.all(axis=-1)
+        h, _, hit = heights_below(ctx.ground, sole, ceiling[:, None, None])
+        uneven = (_unevenness(h).max(axis=-1) / ctx.unit > FLAT_ENOUGH) | ~hit.all(axis=(-2, -1))
         if uneven.any():
             picked[uneven] = _best_shifts(
                 ctx, sole[uneven], ceiling[uneven], along[uneven], across[uneven], reach
@@ -98,21 +103,22 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 
 def _best_shifts(ctx: FootContext, sole, ceiling, along, across, reach) -> np.ndarray:
     """The cheapest shift ``(spans, 2)`` of each footprint among the :data:`ALONG` x
-    :data:`ACROSS` candidates: unevenness past :data:`FLAT_ENOUGH` costs 50 per leg length,
-    distance 1 per leg length; zero where no candidate has the ground under every sample.
-    ``sole (spans, S, 2)`` the samples' X and Z, ``ceiling (spans,)``, ``along``, ``across``
-    ``(spans, 2)`` unit axes."""
+    :data:`ACROSS` candidates: unevenness past :data:`FLAT_ENOUGH` (the most uneven of the
+    footprint's frames) costs 50 per leg length, distance 1 per leg length; zero where no
+    candidate has the ground under every sample. ``sole (spans, n, S, 2)`` the samples' X
+    and Z at ``n`` frames, ``ceiling (spans,)``, ``along``, ``across`` ``(spans, 2)`` unit
+    axes."""
     n = len(sole)
-    # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, S, 2)
+    # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, n, S, 2)
     shift = reach * (
         ALONG[None, :, None, None] * along[:, None, None, :]
         + ACROSS[None, None, :, None] * across[:, None, None, :]
     )
-    xz = shift[:, :, :, None, :] + sole[:, None, None, :, :]
-    h, _, hit = heights_below(ctx.ground, xz, ceiling[:, None, None, None])
-    bad = _unevenness(h) / ctx.unit - FLAT_ENOUGH
+    xz = shift[:, :, :, None, None, :] + sole[:, None, None, :, :, :]
+    h, _, hit = heights_below(ctx.ground, xz, ceiling[:, None, None, None, None])
+    bad = _unevenness(h).max(axis=-1) / ctx.unit - FLAT_ENOUGH
     cost = np.maximum(bad, 0.0) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
-    cost = np.where(hit.all(axis=-1), cost, np.inf)
+    cost = np.where(hit.all(axis=(-2, -1)), cost, np.inf)
     flat = cost.reshape(n, -1)
     best = np.argmin(flat, axis=-1)
     picked = shift.reshape(n, -1, 2)[np.arange(n), best]

@@ -179,23 +179,22 @@ def lock_feet(
 
 
 @njit(cache=True)
-def reach_disk(joints, length, reach, raised):
+def reach_disk(joints, length, reach):
     """The :func:`lock_step` ``disk`` of one leg in one frame: the horizontal corrections
     ``d`` of its ankle that keep the hip-to-ankle distance within
     :func:`~ikrig.foot.stages.pelvis.allowed_reach`: ``|c - d| <= r``, ``c`` the hip less
     the ankle (X, Z), ``r`` at least ``|c|`` (no correction is always within reach).
     ``joints (3, 3)``: hip, knee, ankle (world, source); ``length`` thigh plus shin;
-    ``reach`` a :data:`~ikrig.foot.stages.pelvis.REACH` record; ``raised``: how far the
-    ground under the foot stands above the clip's floor (the hip taken to stay: the root
-    follows the lower foot; ground below the floor counts as 0, where the pelvis comes
-    down instead)."""
+    ``reach`` a :data:`~ikrig.foot.stages.pelvis.REACH` record. The heights are the
+    source's: on uneven ground the root and the pelvis then move as the ground asks (giving
+    a raised foot more room by its ground's height let locks on blocks hold feet the body
+    then had to skate after)."""
     cx = joints[0, 0] - joints[2, 0]
     cy = joints[0, 1] - joints[2, 1]
     cz = joints[0, 2] - joints[2, 2]
     src = math.sqrt(cx * cx + cy * cy + cz * cz)
     r = allowed_reach(src, length, reach.max_extension, 0.01 * reach.unit)
-    gap = max(cy - max(raised, 0.0), 0.0)
-    flat = math.sqrt(max(r * r - gap * gap, 0.0))
+    flat = math.sqrt(max(r * r - cy * cy, 0.0))
     return (cx, cz, max(flat, math.sqrt(cx * cx + cz * cz)))
 
 
@@ -206,8 +205,7 @@ def lock_run(points, heights, ground, contacts, radius, rate, legs, bank, shift)
     Args:
         points: ``(F, K, 2, 3)`` heel and toe (world), shifted in place.
         heights: ``(K, 2)`` the points' planted heights.
-        ground: ``(heights (F, K, 2), hit (F, K, 2), floor)`` the ground under each point,
-            and the clip's floor (world Y).
+        ground: ``(heights (F, K, 2), hit (F, K, 2))`` the ground under each point.
         contacts: ``(F, K)`` bool; a foot locks only where the ground is under both points.
         radius: past it a lock lets go; rate: the return spring's ``(1,)`` RATE.
         legs: ``(joints (F, K, 3, 3), lengths (K,), reach)``: the source's hip, knee and
@@ -217,7 +215,7 @@ def lock_run(points, heights, ground, contacts, radius, rate, legs, bank, shift)
         bank: ``(lanes, K)`` :data:`LOCK` records, in place (frame ``f``: lane ``f % lanes``).
         shift: ``(F, K, 2)`` out: the X and Z correction of each foot.
     """
-    gh, hit, floor = ground
+    gh, hit = ground
     joints, lengths, reach = legs
     r = rate[0]
     for f in range(points.shape[0]):
@@ -228,7 +226,7 @@ def lock_run(points, heights, ground, contacts, radius, rate, legs, bank, shift)
             p = 1 if c1 < c0 else 0  # the lower point is the planted one (heel on a tie)
             on = contacts[f, k] and hit[f, k, 0] and hit[f, k, 1]
             pxz = (points[f, k, p, 0], points[f, k, p, 2])
-            disk = reach_disk(joints[f, k], lengths[k], reach[0], gh[f, k, p] - floor)
+            disk = reach_disk(joints[f, k], lengths[k], reach[0])
             dx, dz = lock_step(locks[k], on, p, pxz, radius, r, disk)
             shift[f, k, 0] = dx
             shift[f, k, 1] = dz
@@ -246,7 +244,7 @@ def hold_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     lock_run(
         goals.points,
         ctx.sole.heights,
-        (np.ascontiguousarray(gh, dtype=np.float64), hit, float(ctx.sole.floor)),
+        (np.ascontiguousarray(gh, dtype=np.float64), hit),
         np.ascontiguousarray(goals.contacts, dtype=np.bool_),
         o.radius * ctx.unit,
         spring_rate(o.halflife, goals.frame_time),
