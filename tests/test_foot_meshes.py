@@ -73,3 +73,15 @@ def test_every_clip_over_every_mesh_file_meets_the_bar(mesh_runs):
     for key, (source, result, ground, legs) in mesh_runs.items():
         # the pelvis path is kept to the file's decimals
         assert_foot_bar(foot_metrics(result, source, ground, legs), key, exact=False)
+
+
+def test_a_flat_mesh_at_the_floor_leaves_every_clip_as_recorded(mesh_runs):
+    """Issue 34 through the CLI: a flat mesh file at each clip's floor asks for nothing, so
+    the pelvis keeps its height and nothing outside a planted leg moves (in the file's
+    decimals)."""
+    for (clip, name), (source, result, ground, legs) in mesh_runs.items():
+        if name != "flat":
+            continue
+        m = foot_metrics(result, source, ground, legs)
+        assert abs(m["pelvis_change_mean"]) <= 0.2 and m["pelvis_change_p95"] <= 0.5, (clip, m)
+        assert m["joint_disp_p95"] <= 1.0 and m["upper_body_change"] <= 1e-3, (clip, m)
