@@ -28,16 +28,31 @@ SAMPLES = np.linspace(-0.1, 1.1, 9)
 FLAT_ENOUGH = 0.004
 """A footprint whose ground departs from a straight line by less than this (leg lengths)
 needs no shift."""
+LEVEL_SPREAD = 0.02
+"""... and whose ground's mean level, read at the start, middle and end of the contact,
+spreads by less than this (leg lengths): gentle ground under a slowly sliding foot, not a
+step."""
 
 
-def _unevenness(heights: np.ndarray) -> np.ndarray:
-    """How far ``heights (..., S)`` (at :data:`SAMPLES`) depart from their straight-line
-    fit: the largest absolute residual ``(...)``."""
+def _unevenness(heights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """How far ``heights (..., n, S)`` (at :data:`SAMPLES` along the sole, at ``n`` frames of
+    one contact) depart from flat: at each frame the largest residual of their straight-line
+    fit, the largest over the frames; and across the frames the spread of their mean levels
+    (a foot that slides off a block within its contact: flat at each frame, on two levels).
+    Both ``(...)``, in the units of ``heights``."""
     h = np.ascontiguousarray(heights, dtype=np.float64)
     out = np.empty(h.shape[:-1])
     notify_compiling()
     _unevenness_kernel(h.reshape(-1, h.shape[-1]), SAMPLES - SAMPLES.mean(), out.reshape(-1))
-    return out
+    return out.max(axis=-1), np.ptp(h.mean(axis=-1), axis=-1)
+
+
+def _excess(heights: np.ndarray, unit: float) -> np.ndarray:
+    """How far past flat enough a footprint's ``heights (..., n, S)`` are (leg lengths of
+    ``unit``, ``(...)``, 0 where flat enough): the residual past :data:`FLAT_ENOUGH` or the
+    spread of levels past :data:`LEVEL_SPREAD` (:func:`_unevenness`), the larger."""
+    residual, spread = _unevenness(heights)
+    return np.maximum(np.maximum(residual / unit - FLAT_ENOUGH, spread / unit - LEVEL_SPREAD), 0)
 
 
 @njit(cache=True)
@@ -69,7 +84,7 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 
     A footprint is read at the first, middle and last frame of its contact (a lock that
     gives way, or a recorded slide, moves it a little within the contact): each candidate
-    shift is judged by the most uneven of the three."""
+    shift is judged at all three (:func:`_excess`)."""
     F, K = goals.contacts.shape
     reach = ctx.options.plan.footprint_reach * ctx.unit
     out = np.zeros((F, K, 2))
@@ -92,7 +107,7 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         picked = np.zeros((len(runs), 2))
         # a footprint whose ground is already flat stays (no other candidate costs 0)
         h, _, hit = heights_below(ctx.ground, sole, ceiling[:, None, None])
-        uneven = (_unevenness(h).max(axis=-1) / ctx.unit > FLAT_ENOUGH) | ~hit.all(axis=(-2, -1))
+        uneven = (_excess(h, ctx.unit) > 0.0) | ~hit.all(axis=(-2, -1))
         if uneven.any():
             picked[uneven] = _best_shifts(
                 ctx, sole[uneven], ceiling[uneven], along[uneven], across[uneven], reach
@@ -103,11 +118,10 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 
 def _best_shifts(ctx: FootContext, sole, ceiling, along, across, reach) -> np.ndarray:
     """The cheapest shift ``(spans, 2)`` of each footprint among the :data:`ALONG` x
-    :data:`ACROSS` candidates: unevenness past :data:`FLAT_ENOUGH` (the most uneven of the
-    footprint's frames) costs 50 per leg length, distance 1 per leg length; zero where no
-    candidate has the ground under every sample. ``sole (spans, n, S, 2)`` the samples' X
-    and Z at ``n`` frames, ``ceiling (spans,)``, ``along``, ``across`` ``(spans, 2)`` unit
-    axes."""
+    :data:`ACROSS` candidates: unevenness past flat enough (:func:`_excess`) costs 50 per
+    leg length, distance 1 per leg length; zero where no candidate has the ground under
+    every sample. ``sole (spans, n, S, 2)`` the samples' X and Z at ``n`` frames,
+    ``ceiling (spans,)``, ``along``, ``across`` ``(spans, 2)`` unit axes."""
     n = len(sole)
     # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, n, S, 2)
     shift = reach * (
@@ -116,8 +130,7 @@ def _best_shifts(ctx: FootContext, sole, ceiling, along, across, reach) -> np.nd
     )
     xz = shift[:, :, :, None, None, :] + sole[:, None, None, :, :, :]
     h, _, hit = heights_below(ctx.ground, xz, ceiling[:, None, None, None, None])
-    bad = _unevenness(h).max(axis=-1) / ctx.unit - FLAT_ENOUGH
-    cost = np.maximum(bad, 0.0) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
+    cost = _excess(h, ctx.unit) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
     cost = np.where(hit.all(axis=(-2, -1)), cost, np.inf)
     flat = cost.reshape(n, -1)
     best = np.argmin(flat, axis=-1)
