@@ -20,6 +20,7 @@ __all__ = ["batch_summary", "summary_table", "write_report"]
 TABLE_METRICS = (
     "pen_p95", "pen_max", "float_p95", "skate", "skate_rel", "height_dev_p95",
     "planted_shift", "pops", "bone_drift", "pelvis_dev", "pelvis_rise",
+    "pelvis_change_p95", "joint_disp_p95", "upper_body_change",
 )  # fmt: skip
 
 
