@@ -199,13 +199,28 @@ def reach_disk(joints, length, reach):
 
 
 @njit(cache=True)
+def _over_plane(point, plane):
+    """How far ``point (3,)`` stands over ``plane = (nx, ny, nz, x, y, z)``, the plane
+    through ``(x, y, z)`` with unit normal ``n`` (``ny > 0``), vertically: on planar ground
+    the same as over the ground below the point."""
+    along = (
+        (point[0] - plane[3]) * plane[0]
+        + (point[1] - plane[4]) * plane[1]
+        + (point[2] - plane[5]) * plane[2]
+    )
+    return along / max(plane[1], 1e-6)
+
+
+@njit(cache=True)
 def lock_run(points, heights, ground, contacts, radius, rate, legs, bank, shift):
     """Locking applied to the sole points.
 
     Args:
         points: ``(F, K, 2, 3)`` heel and toe (world), shifted in place.
         heights: ``(K, 2)`` the points' planted heights.
-        ground: ``(heights (F, K, 2), hit (F, K, 2))`` the ground under each point.
+        ground: ``(hit (F, K, 2), plane (F, K, 6))``: the ground was found under each
+            point; the ground's plane under the middle of each foot (its normal, then the
+            ground point below the middle).
         contacts: ``(F, K)`` bool; a foot locks only where the ground is under both points.
         radius: past it a lock lets go; rate: the return spring's ``(1,)`` RATE.
         legs: ``(joints (F, K, 3, 3), lengths (K,), reach)``: the source's hip, knee and
@@ -215,15 +230,17 @@ def lock_run(points, heights, ground, contacts, radius, rate, legs, bank, shift)
         bank: ``(lanes, K)`` :data:`LOCK` records, in place (frame ``f``: lane ``f % lanes``).
         shift: ``(F, K, 2)`` out: the X and Z correction of each foot.
     """
-    gh, hit = ground
+    hit, plane = ground
     joints, lengths, reach = legs
     r = rate[0]
     for f in range(points.shape[0]):
         locks = lane(bank, f)
         for k in range(points.shape[1]):
-            c0 = points[f, k, 0, 1] - heights[k, 0] - gh[f, k, 0]
-            c1 = points[f, k, 1, 1] - heights[k, 1] - gh[f, k, 1]
-            p = 1 if c1 < c0 else 0  # the lower point is the planted one (heel on a tie)
+            # the planted point: the lower of heel and toe over the ground's plane under the
+            # middle of the foot (over a step's edge the ground under each would mislead)
+            c0 = _over_plane(points[f, k, 0], plane[f, k]) - heights[k, 0]
+            c1 = _over_plane(points[f, k, 1], plane[f, k]) - heights[k, 1]
+            p = 1 if c1 < c0 else 0  # (heel on a tie)
             on = contacts[f, k] and hit[f, k, 0] and hit[f, k, 1]
             pxz = (points[f, k, p, 0], points[f, k, p, 2])
             disk = reach_disk(joints[f, k], lengths[k], reach[0])
@@ -240,11 +257,15 @@ def hold_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
     and moves ``goals.points`` (``state.lock``: :data:`LOCK` records)."""
     o = ctx.options.lock
     ceiling = goals.ceiling[:, None, None]
-    gh, _, hit = ground_heights(ctx.ground, goals.points, ctx.sole.floor, ceiling)
+    _, _, hit = ground_heights(ctx.ground, goals.points, ctx.sole.floor, ceiling)
+    mid = goals.points.mean(axis=2)
+    gm, nm, _ = ground_heights(ctx.ground, mid, ctx.sole.floor, goals.ceiling[:, None])
+    below = np.concatenate([mid[..., :1], gm[..., None], mid[..., 2:]], axis=-1)
+    plane = np.concatenate([nm, below], axis=-1)
     lock_run(
         goals.points,
         ctx.sole.heights,
-        (np.ascontiguousarray(gh, dtype=np.float64), hit),
+        (hit, np.ascontiguousarray(plane, dtype=np.float64)),
         np.ascontiguousarray(goals.contacts, dtype=np.bool_),
         o.radius * ctx.unit,
         spring_rate(o.halflife, goals.frame_time),
