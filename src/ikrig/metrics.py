@@ -110,7 +110,7 @@ import numpy as np
 
 from .character.legs import Legs, pelvis_joint
 from .errors import InputError
-from .metrics_fidelity import FIDELITY_KEYS, fidelity_values
+from .metrics_fidelity import FIDELITY_KEYS, fidelity_values, legs_down
 from .metrics_joints import (
     CONTACT_HEIGHT,
     CONTACT_MIN_SPAN,
@@ -390,9 +390,7 @@ def _measure(result: Motion, source: Motion, ground, legs: Legs, source_fk: Any)
         part["skate"], part["skate_source"] = steps_r[both[:, k], k], steps_s[both[:, k], k]
         parts.append(part)
     top = np.where(found.all(axis=1), gh.max(axis=1, initial=-np.inf), np.nan)
-    sides = np.array([side for side, _ in joints])
-    down = rec <= 100.0 * CONTACT_HEIGHT  # (near the floor, however fast: sliding counts)
-    stance = np.stack([down[:, sides == leg.side].any(axis=1) for leg in legs.legs], axis=1)
+    stance = legs_down(source.skeleton, legs, *fk_s)
     body = _body(pos_r, pos_s, source, legs, top)
     body.update(fidelity_values(fk_r, fk_s, source.skeleton, legs, stance, dt))
     pops, _ = knee_pops(knee_angles(pos_r, legs), knee_angles(pos_s, legs), dt)

@@ -10,11 +10,12 @@ no pipeline model). Lengths are in **% of the leg length**; extensions are plain
 
 ``joint_disp_p95``, ``joint_disp_worst``, ``joint_disp_worst_joint``, ``joint_disp_p95_all``
     The world distance of every joint and end site from its place in the source, per frame,
-    except a leg below its hip (knee, ankle, toes, their end sites) while that leg stands:
-    from :data:`STANCE_MARGIN` before to as long after any of its foot joints is within the
-    contact height of its floor in the source (:data:`~ikrig.metrics_joints.CONTACT_HEIGHT`
-    over the metrics' own floor, however fast it moves), where planting a sliding foot moves
-    it on purpose (skate says how well). Given: the 95th
+    except a leg below its hip (knee, ankle, toes, their end sites) while that leg stands
+    (:func:`legs_down`): from :data:`STANCE_MARGIN` before to as long after any point of its
+    foot (the ankle, the toe, an end site below the ankle) is within the contact height of
+    its own floor in the source (:data:`~ikrig.metrics_joints.CONTACT_HEIGHT` over the 5th
+    percentile of its height, however fast it moves), where planting a sliding foot moves it
+    on purpose (skate says how well). Given: the 95th
     percentile over all those samples pooled; the largest of the per-joint 95th
     percentiles, and that joint's name (end sites are named ``"<parent> end"``); and the
     95th percentile over every joint, end site and frame, stance legs included.
@@ -38,12 +39,14 @@ import numpy as np
 
 from .character.legs import Legs, pelvis_joint
 from .math.quat import quat_conj, quat_rotate
+from .metrics_joints import CONTACT_HEIGHT, FLOOR_PERCENTILE
 from .pose import end_site_positions
 from .signal.stats import percentile
 from .skeleton import Skeleton
 
 __all__ = [
-    "FIDELITY_KEYS", "STANCE_MARGIN", "fidelity_values", "leg_extensions", "upper_body_joints",
+    "FIDELITY_KEYS", "STANCE_MARGIN", "fidelity_values", "leg_extensions", "legs_down",
+    "upper_body_joints",
 ]  # fmt: skip
 
 STANCE_MARGIN = 0.25
@@ -100,6 +103,25 @@ def _point_names(skeleton: Skeleton) -> list[str]:
     return names + [f"{names[p]} end" for p in skeleton.end_site_parents]
 
 
+def legs_down(
+    skeleton: Skeleton, legs: Legs, rotations_world: np.ndarray, positions_world: np.ndarray
+) -> np.ndarray:
+    """``(F, legs)`` bool: some point of each leg's foot (its ankle, toe and the end sites
+    below the ankle) is within :data:`~ikrig.metrics_joints.CONTACT_HEIGHT` of its own floor
+    (the 5th percentile of its height) in the clip of these world transforms."""
+    sites = end_site_positions(skeleton, rotations_world, positions_world)
+    unit = float(legs.leg_length)
+    out = np.zeros((positions_world.shape[0], len(legs.legs)), dtype=bool)
+    for k, leg in enumerate(legs.legs):
+        ys = [positions_world[:, j, 1] for j in (leg.ankle, leg.toe) if j >= 0]
+        for e, p in enumerate(skeleton.end_site_parents):
+            if p == leg.ankle or leg.ankle in skeleton.ancestors(int(p)):
+                ys.append(sites[:, e, 1])
+        for y in ys:
+            out[:, k] |= y - percentile(y, FLOOR_PERCENTILE) <= CONTACT_HEIGHT * unit
+    return out
+
+
 def _stance_mask(skeleton: Skeleton, legs: Legs, stance: np.ndarray, frames: int) -> np.ndarray:
     """``(F, J + E)`` bool: the samples left out of the joint displacement (a leg below its
     hip over ``stance (F, legs)`` dilated by ``frames``)."""
@@ -130,8 +152,7 @@ def fidelity_values(
         result_fk, source_fk: world rotations ``(F, J, 4)`` xyzw and positions ``(F, J, 3)``
             of the result and its source (:meth:`~ikrig.pose.Motion.fk`), same ``F``.
         skeleton: their skeleton; legs: the legs (``leg_length`` is the unit).
-        stance: ``(F, legs)`` bool, any foot joint of the leg down in the source (within the
-            contact height of its floor).
+        stance: ``(F, legs)`` bool, the leg down in the source (:func:`legs_down`).
         frame_time: seconds per frame (for :data:`STANCE_MARGIN`).
 
     Returns:
