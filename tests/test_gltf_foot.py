@@ -345,10 +345,7 @@ def test_the_fox_walked_keeps_its_four_feet_on_the_ground(ground):
     assert_feet_down(m, ground)
 
 
-@pytest.mark.parametrize(
-    "ground",
-    ["flat", "slope", pytest.param("stairs", marks=_open("issue 34: 1 pop, front right leg"))],
-)
+@pytest.mark.parametrize("ground", ["flat", "slope", "stairs"])
 def test_the_fox_walked_keeps_its_knees(ground):
     """No knee pops on the walked Fox (issue 11's bar); walked as one 18-frame cycle, it
     had one on the stairs."""

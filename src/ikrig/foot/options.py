@@ -217,9 +217,9 @@ class PlanOptions:
             offsets, held at or above the ground (0.12 s; 0 off).
         knee_smoothing: full mode: half-width of the zero-lag window that smooths each
             knee's correction (result minus source angle) in time where it turns too
-            sharply, the ankle target moving vertically to match (0.06 s; 0 off). Near full
+            sharply, the ankle target moving vertically to match (0.08 s; 0 off). Near full
             extension this trades a fraction of a percent of the leg in foot height for a
-            knee without pops.
+            knee without pops (0.06 s left the Fox's elbow one pop, climbing the stairs).
         knee_jerk_limit: the largest change of angular velocity over 1/30 s (rad/s) a
             knee's correction may have before it is smoothed (1.5; knee pops are counted
             above 2 rad/s beyond the source's own).
@@ -242,7 +242,7 @@ class PlanOptions:
 
     pelvis_window: float = 0.1
     smoothing: float = 0.12
-    knee_smoothing: float = 0.06
+    knee_smoothing: float = 0.08
     knee_jerk_limit: float = 1.5
     plant_clearance: float = 1.0
     plant_ramp: float = 0.0
