@@ -122,6 +122,8 @@ def key_times(bufs: Buffers, index: int, cache: dict[int, np.ndarray]) -> np.nda
         raise bufs.fail(f"accessor {index}: animation input without keys")
     if not np.isfinite(keys).all() or (np.diff(keys) < 0).any():
         raise bufs.fail(f"accessor {index}: animation key times must be finite and increasing")
+    if keys[0] < 0:
+        raise bufs.fail(f"accessor {index}: negative animation key times (glTF times are >= 0)")
     cache[index] = keys
     return keys
 

@@ -15,6 +15,8 @@ import numpy as np
 from ..errors import FileFormatError, InputError
 from ..math.quat import quat_from_matrix, quat_to_matrix
 from ._gltf_data import get
+from ._gltf_uri import short_text
+from .gltf_check import is_index
 
 Fail = Callable[[str], FileFormatError]
 
@@ -32,8 +34,8 @@ def node_tree(doc: Any, fail: Fail) -> tuple[np.ndarray, list[list[int]]]:
     for k, node in enumerate(nodes):
         kids = list(get(node, "children", []))
         for c in kids:
-            if not isinstance(c, int) or not 0 <= c < n:
-                raise fail(f"node {k} has a child {c!r} that is not a node index")
+            if not is_index(c, n):
+                raise fail(f"node {k} has a child {short_text(c)} that is not a node index")
             if parents[c] != -1 or c == k:
                 raise fail(f"node {c} has two parents (or is its own child)")
             parents[c] = k
@@ -99,7 +101,7 @@ def rest_trs(
 def node_label(node: Any, k: int) -> str:
     """``k 'name'`` for messages."""
     name = get(node, "name")
-    return f"{k} {name!r}" if isinstance(name, str) and name else str(k)
+    return f"{k} {short_text(name)}" if isinstance(name, str) and name else str(k)
 
 
 def skeleton_nodes(

@@ -13,13 +13,13 @@ import json
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import numpy as np
 
 from ..errors import InputError
 from ..math.quat import quat_from_matrix, quat_to_matrix
 from ._gltf_json import gltf2_class
+from ._gltf_uri import external_path, read_external, short_text
 
 COMPONENT_DTYPES: dict[int, type] = {
     5120: np.int8,
@@ -70,34 +70,42 @@ def document_folder(document: Any, path: str | os.PathLike | None = None) -> Pat
     return Path(getattr(document, "_path", None) or ".")
 
 
-def buffer_bytes(document: Any, data: dict, folder: Path) -> list[bytes]:
+def buffer_bytes(
+    document: Any,
+    data: dict,
+    folder: Path,
+    allow_outside: bool = False,
+    where: str | os.PathLike | None = None,
+) -> list[bytes]:
     """The bytes of every buffer of ``data`` (the document's JSON): the GLB binary blob for a
-    buffer without ``uri``, a decoded data URI, or the file beside the document.
+    buffer without ``uri``, a decoded data URI, or the file it names inside ``folder`` (see
+    :mod:`ikrig.io._gltf_uri`: anywhere when ``allow_outside``), ``byteLength`` bytes of it.
+    ``where`` (the document's path) names the file in messages.
 
     Raises:
         InputError: a buffer's bytes cannot be found or are shorter than its ``byteLength``.
+        FileFormatError: a buffer file outside ``folder``, not a regular file or too short.
     """
     blob = document.binary_blob() if hasattr(document, "binary_blob") else None
+    where = str(folder / "<document>") if where is None else os.fspath(where)
     out = []
     for i, buf in enumerate(data.get("buffers", [])):
-        uri = buf.get("uri")
+        uri, need = buf.get("uri"), buf.get("byteLength", 0)
+        if not isinstance(need, int) or isinstance(need, bool) or need < 0:
+            raise InputError(f"buffer {i}: byteLength {short_text(need)} is not a count")
         if uri is None:
             if blob is None:
                 raise InputError(f"buffer {i} has no uri and the document has no binary blob")
             raw = bytes(blob)
+        elif not isinstance(uri, str):
+            raise InputError(f"buffer {i}: uri {short_text(uri)} is not a string")
         elif uri.startswith("data:"):
             raw = base64.b64decode(uri.split(",", 1)[1])
         else:
-            file = folder / unquote(uri)
-            try:
-                raw = file.read_bytes()
-            except OSError as exc:
-                raise InputError(f"buffer {i}: cannot read {file} ({exc.strerror})") from None
-        if len(raw) < int(buf.get("byteLength", 0)):
-            raise InputError(
-                f"buffer {i} holds {len(raw)} bytes, fewer than its byteLength"
-                f" {buf.get('byteLength')}"
-            )
+            file = external_path(folder, uri, where, f"buffer {i}", allow_outside)
+            raw = read_external(file, need, where, f"buffer {i}")
+        if len(raw) < need:
+            raise InputError(f"buffer {i} holds {len(raw)} bytes, fewer than its byteLength {need}")
         out.append(raw)
     return out
 
