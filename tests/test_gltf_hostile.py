@@ -292,3 +292,97 @@ def test_no_file_is_left_open(seed, folder):
             read_gltf(edited(seed, folder, image_buffer(uri, 10)), allow_outside=True)
     after = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
     assert after <= before
+
+
+# --------------------------------------------------------------------------------------------
+# R4: the sampling grid is bounded; R9: reading is linear in the document
+# --------------------------------------------------------------------------------------------
+
+
+def _scale_times(factor: float, one: float | None = None):
+    def edit(data, blob):
+        acc = _input_accessor(data)
+        view = data["bufferViews"][acc["bufferView"]]
+        start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
+        times = np.frombuffer(blob, "<f4", acc["count"], start).astype(np.float64) * factor
+        if one is not None:
+            times[-1] = one
+        blob[start : start + 4 * len(times)] = times.astype("<f4").tobytes()
+        acc["min"], acc["max"] = [float(times.min())], [float(times.max())]
+
+    return edit
+
+
+@pytest.mark.parametrize(("factor", "one"), [(1.0, 1e9), (1.0, 3e4), (1e30, None), (1e9, None)])
+def test_huge_key_times_are_refused_before_sampling(factor, one, seed, folder):
+    path = edited(seed, folder, _scale_times(factor, one))
+    start = time.perf_counter()
+    message = clear_error(path, FileFormatError)
+    assert time.perf_counter() - start < 1 and "frames" in message
+
+
+def test_a_long_clip_within_the_bound_reads(seed, folder):
+    clip = read_gltf(edited(seed, folder, _scale_times(20.0)))
+    assert clip.motion.num_frames > 100
+
+
+def _deep(depth: int, joints: bool):
+    def edit(data, blob):
+        nodes, first = data["nodes"], len(data["nodes"])
+        nodes += [{"children": [first + i + 1], "translation": [0, 0.01, 0]} for i in range(depth)]
+        if joints:  # a chain of joints under the skeleton's first joint
+            nodes[-1].pop("children")
+            skin = data["skins"][0]
+            nodes[skin["joints"][0]].setdefault("children", []).append(first)
+            skin["joints"] += list(range(first, first + depth))
+            skin.pop("inverseBindMatrices", None)
+        else:  # a chain above every top node
+            tops = set(range(first)) - {c for n in nodes for c in n.get("children", [])}
+            nodes[-1]["children"] = sorted(tops)
+            data["scenes"] = [{"nodes": [first]}]
+            data["scene"] = 0
+
+    return edit
+
+
+@pytest.mark.parametrize("joints", [False, True], ids=["above", "joints"])
+def test_reading_deep_chains_is_linear(joints, seed, folder):
+    seconds = []
+    for depth in (500, 4000):
+        path = edited(seed, folder, _deep(depth, joints), f"deep{depth}.glb")
+        start = time.perf_counter()
+        clip = read_gltf(path)
+        seconds.append(time.perf_counter() - start)
+        assert len(clip.joint_nodes) >= (depth if joints else 1)
+    assert seconds[1] < 8 * seconds[0] + 0.5  # 8 x the nodes: no more than 8 x the time
+
+
+# --------------------------------------------------------------------------------------------
+# Mild: data URIs, strides, nulls in extras
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("uri", ["data:", "data:x,!!!", "data:application/octet-stream;base64,AA"])
+def test_bad_data_uris_of_unused_buffers_are_refused_on_reading(uri, seed, folder):
+    assert "data URI" in clear_error(edited(seed, folder, image_buffer(uri)), FileFormatError)
+
+
+def test_a_stride_shorter_than_the_elements_is_refused(seed, folder):
+    def edit(data, blob):
+        acc = data["accessors"][data["animations"][0]["samplers"][0]["output"]]
+        data["bufferViews"][acc["bufferView"]]["byteStride"] = 4
+
+    assert "byteStride" in clear_error(edited(seed, folder, edit), FileFormatError)
+
+
+def test_null_inside_extras_survives_a_round_trip(seed, folder):
+    extras = {"keep": None, "list": [None, 1], "nested": {"n": None}, "empty": []}
+
+    def edit(data, blob):
+        data["nodes"][0]["extras"] = extras
+        data["extras"] = {"top": None}
+
+    clip = read_gltf(edited(seed, folder, edit))
+    write_gltf(folder / "out.gltf", clip)
+    written = json.loads((folder / "out.gltf").read_text())
+    assert written["nodes"][0]["extras"] == extras and written["extras"] == {"top": None}

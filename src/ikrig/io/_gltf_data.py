@@ -8,9 +8,9 @@ does not decode raises :class:`~ikrig.errors.InputError` naming the accessor ind
 
 from __future__ import annotations
 
-import base64
 import importlib
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import FileFormatError, InputError
 from ._gltf_json import gltf2_class
-from ._gltf_uri import external_path, read_external, short_text
+from ._gltf_uri import data_uri_bytes, external_path, read_external, short_text
 from .gltf_check import zero_fill_problem
 
 COMPONENTS: dict[int, np.dtype] = {
@@ -63,7 +63,9 @@ def load_document(path: str | os.PathLike) -> Any:
     if not p.is_file():
         raise FileFormatError(p, None, "no such file")
     try:
-        doc = gltf2_class(pygltflib).load(p)
+        with warnings.catch_warnings():  # its notes on odd chunks and versions: errors follow
+            warnings.filterwarnings("ignore", module="pygltflib")
+            doc = gltf2_class(pygltflib).load(p)
     except Exception as exc:  # pygltflib raises struct, json, key and value errors alike
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise FileFormatError(p, None, f"not a readable glTF 2.0 file ({reason})") from None
@@ -107,10 +109,7 @@ class Buffers:
         elif not isinstance(uri, str):
             raise self.fail(f"buffer {index}: uri {short_text(uri)} is not a string")
         elif uri.startswith("data:"):
-            try:
-                data = base64.b64decode(uri.split(",", 1)[1], validate=False)
-            except (IndexError, ValueError):
-                raise self.fail(f"buffer {index}: malformed data URI") from None
+            data = data_uri_bytes(uri, need, self.path, f"buffer {index}")
         else:
             what = f"buffer {index}"
             file = external_path(self.base, uri, self.path, what, self.allow_outside)

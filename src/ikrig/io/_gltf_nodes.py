@@ -114,27 +114,27 @@ def skeleton_nodes(
         order) from their lowest common ancestor ``nodes[0]``; ``root`` is ``None`` when the
         joints lie in separate node trees (then ``nodes`` is empty).
     """
-    chains = []
+    up = parents.tolist()
+    marked: set[int] = set()  # the joints and every node above one: linear in their number
     for j in joints:
-        up = [j]
-        while parents[up[-1]] != -1:
-            up.append(int(parents[up[-1]]))
-        chains.append(up)
-    common = set(chains[0]).intersection(*map(set, chains[1:]))
-    if not common:
+        k = j
+        while k != -1 and k not in marked:
+            marked.add(k)
+            k = up[k]
+    tops = [k for k in marked if up[k] == -1]
+    if len(tops) != 1:
         return [], None
-    root = next(k for k in chains[0] if k in common)
-    keep = {root}
-    for up in chains:
-        for k in up:
-            if k == root:
-                break
-            keep.add(k)
+    root, joint_set = tops[0], set(joints)
+    while root not in joint_set:  # down to the first node where the paths part
+        below = [c for c in children[root] if c in marked]
+        if len(below) != 1:
+            break
+        root = below[0]
     order, stack = [], [root]
     while stack:
         k = stack.pop()
         order.append(k)
-        stack.extend(c for c in reversed(children[k]) if c in keep)
+        stack.extend(c for c in reversed(children[k]) if c in marked)
     return order, root
 
 

@@ -13,6 +13,7 @@ buffer's ``byteLength`` says. Messages never tell the size of a file they refuse
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import stat
@@ -26,7 +27,7 @@ from ..errors import FileFormatError
 
 __all__ = [
     "external_path", "file_uri", "files_outside_allowed", "outside_allowed", "read_external",
-    "short_text", "stat_external",
+    "short_text", "stat_external", "data_uri_bytes",
 ]  # fmt: skip
 
 _ALLOW_OUTSIDE: ContextVar[bool] = ContextVar("ikrig_gltf_allow_outside", default=False)
@@ -137,6 +138,26 @@ def stat_external(file: Path, length: int, where: str, what: str) -> None:
         os.close(fd)
     if size < length:
         raise _too_short(file, length, where, what)
+
+
+def data_uri_bytes(uri: str, length: int, where: str, what: str) -> bytes:
+    """The bytes of a base64 ``data:`` URI, at least ``length`` of them.
+
+    Raises:
+        FileFormatError: no comma, not base64, or fewer than ``length`` bytes.
+    """
+    head, comma, payload = uri.partition(",")
+    try:
+        if not comma or not head.endswith(";base64"):
+            raise ValueError
+        data = base64.b64decode(payload, validate=False)
+    except ValueError:
+        raise FileFormatError(where, None, f"{what}: malformed base64 data URI") from None
+    if len(data) < length:
+        raise FileFormatError(
+            where, None, f"{what}: data URI holds {len(data)} bytes, byteLength says {length}"
+        )
+    return data
 
 
 def read_external(file: Path, length: int, where: str, what: str) -> bytes:

@@ -8,7 +8,8 @@ through unchanged. pygltflib is imported lazily: ``import ikrig`` never needs it
 
 from __future__ import annotations
 
-import base64
+import dataclasses
+import functools
 import json
 import os
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 from ..errors import InputError
 from ..math.quat import quat_from_matrix, quat_to_matrix
 from ._gltf_json import gltf2_class
-from ._gltf_uri import external_path, read_external, short_text
+from ._gltf_uri import data_uri_bytes, external_path, read_external, short_text
 
 COMPONENT_DTYPES: dict[int, type] = {
     5120: np.int8,
@@ -53,14 +54,56 @@ def pygltflib_module(what: str) -> Any:
 
 def document_json(document: Any) -> dict:
     """A fresh deep copy of the document's JSON (a ``dict``) from a pygltflib ``GLTF2`` or a
-    ``dict``."""
+    ``dict``.
+
+    As pygltflib's ``to_json``: properties that are ``None`` or empty are left out, at any
+    depth; except that ``extras`` and ``extensions`` are kept as they are (a ``null`` inside
+    extras survives a round trip). Linear in the document, a few times faster than
+    ``to_json`` (no per-object deep copies).
+    """
     if isinstance(document, dict):
         return json.loads(json.dumps(document))
-    if not hasattr(document, "to_json"):
+    if not (dataclasses.is_dataclass(document) and hasattr(document, "to_json")):
         raise InputError(
             f"document: expected a pygltflib GLTF2 or a dict, got {type(document).__name__}"
         )
-    return json.loads(document.to_json())
+    return _plain(document)
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict, tuple)) and not value)
+
+
+_KEEP_AS_IS = ("extras", "extensions")
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` (pygltflib objects, lists, dicts, scalars) as fresh JSON values, pruned."""
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, dict):
+        items: Any = obj.items()
+    elif dataclasses.is_dataclass(obj):
+        kind: type = type(obj)
+        items = ((name, getattr(obj, name)) for name in _field_names(kind))
+    else:  # pygltflib.Attributes: custom attribute names allowed
+        items = vars(obj).items()
+    out = {}
+    for key, value in items:
+        if _empty(value):
+            continue
+        if key in _KEEP_AS_IS and isinstance(value, dict):
+            out[key] = json.loads(json.dumps(value))
+        else:
+            out[key] = _plain(value)
+    return out
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 def document_folder(document: Any, path: str | os.PathLike | None = None) -> Path:
@@ -100,7 +143,7 @@ def buffer_bytes(
         elif not isinstance(uri, str):
             raise InputError(f"buffer {i}: uri {short_text(uri)} is not a string")
         elif uri.startswith("data:"):
-            raw = base64.b64decode(uri.split(",", 1)[1])
+            raw = data_uri_bytes(uri, need, where, f"buffer {i}")
         else:
             file = external_path(folder, uri, where, f"buffer {i}", allow_outside)
             raw = read_external(file, need, where, f"buffer {i}")
@@ -175,7 +218,7 @@ def read_accessor(data: dict, buffers: list[bytes], index: int) -> np.ndarray:
 
 def float_values(acc: dict, raw: np.ndarray) -> np.ndarray:
     """Accessor values as float64, normalised integers mapped per the glTF rules."""
-    if not acc.get("normalized"):
+    if not acc.get("normalized") or raw.dtype.kind not in "iu":
         return raw.astype(np.float64)
     info = np.iinfo(raw.dtype)
     if info.min < 0:

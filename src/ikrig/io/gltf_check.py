@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import FileFormatError, IkrigError, InputError
 from ._gltf_json import gltf2_class
-from ._gltf_uri import external_path, file_uri, short_text, stat_external
+from ._gltf_uri import data_uri_bytes, external_path, file_uri, short_text, stat_external
 from ._gltf_wdata import (
     COMPONENT_DTYPES,
     NUM_COMPONENTS,
@@ -117,7 +117,9 @@ def _check_buffers(doc: Any, refuse: _Refusal, folder: Path | None, allow_outsid
             raise refuse(f"buffer {i}: byteLength {short_text(length)} is not a count")
         if uri is not None and not isinstance(uri, str):
             raise refuse(f"buffer {i}: uri {short_text(uri)} is not a string")
-        if folder is not None and isinstance(uri, str) and file_uri(uri):
+        if isinstance(uri, str) and not file_uri(uri):
+            data_uri_bytes(uri, length, refuse.where, f"buffer {i}")
+        elif folder is not None and isinstance(uri, str):
             file = external_path(folder, uri, refuse.where, f"buffer {i}", allow_outside)
             stat_external(file, length, refuse.where, f"buffer {i}")
     for i, image in enumerate(_field(doc, "images") or []):
@@ -150,6 +152,10 @@ def _check_layouts(doc: Any, refuse: _Refusal) -> None:
             raise refuse(f"{what}: count or byteOffset is not a count")
         if _field(acc, "bufferView") is not None:
             refuse.index(_field(acc, "bufferView"), len(views), what, "bufferView")
+            stride = _field(views[_field(acc, "bufferView")], "byteStride")
+            size = element_size({"componentType": ctype, "type": kind})
+            if stride is not None and stride < size:
+                raise refuse(f"{what}: byteStride {stride} is less than its {size}-byte elements")
         sparse = _field(acc, "sparse")
         if sparse is not None:
             ind, val = _field(sparse, "indices"), _field(sparse, "values")

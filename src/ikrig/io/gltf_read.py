@@ -62,7 +62,7 @@ from ._gltf_nodes import (
     trs_matrix,
     unique_names,
 )
-from ._gltf_sample import sample, time_grid
+from ._gltf_sample import grid_problem, sample, time_grid
 from ._gltf_skin import SkinnedMesh, skin_matrices, skin_vertices, skinned_meshes
 from ._gltf_uri import outside_allowed, short_text
 from .gltf_check import check_document, is_index
@@ -301,7 +301,15 @@ def _animate(doc, bufs, anim_index, fps, chain_above, quirks):
     NaN where a node has no channel for that path."""
     chain, n_above = chain_above
     found, key_sets = channels(doc, bufs, anim_index)
+    problem = grid_problem(key_sets, fps, len(chain))
+    if problem:
+        raise bufs.fail(problem)
     times, frame_time, own = time_grid(key_sets, fps)
+    if len(times) > 1 and not (np.diff(times.astype(np.float32)) > 0).all():
+        raise bufs.fail(
+            f"key times up to {times[-1]:.6g} s cannot hold frames {frame_time:.3g} s apart"
+            " in float32"
+        )
     name = get(doc.animations[anim_index], "name") or f"animation{anim_index}"
     if times[0] != 0:
         quirks.append(f"animation {name!r} starts at {times[0]:.6g} s; times kept on its clock")

@@ -371,11 +371,11 @@ def _file_uri(uri: Any) -> bool:
 
 def _input_files(clip: GltfClip, folder: Path) -> tuple[list[Path], list[Path]]:
     """The input's external ``(buffer files, image files)``."""
-    data = document_json(clip.document)
     found = []
     for key in ("buffers", "images"):
-        uris = [item.get("uri") for item in data.get(key, [])]
-        found.append([folder / unquote(u) for u in uris if _file_uri(u)])
+        items = getattr(clip.document, key, None) or []
+        uris = [item.get("uri") if isinstance(item, dict) else item.uri for item in items]
+        found.append([folder / unquote(u) for u in uris if isinstance(u, str) and _file_uri(u)])
     return found[0], found[1]
 
 
