@@ -295,11 +295,11 @@ def sizes(doc: Doc, rng: random.Random) -> None:
         data["scenes"] = [{"nodes": [first]}]
         data["scene"] = 0
     elif roll < 0.7:
-        nodes += [{"name": f"top{i}"} for i in range(_pick(rng, [100, 5000, 30000]))]
+        nodes += [{"name": f"top{i}"} for i in range(_pick(rng, [100, 5000, 20000]))]
     else:
         anims = data.get("animations", [])
         if anims:
-            data["animations"] = anims + [anims[0]] * _pick(rng, [10, 200, 1000])
+            data["animations"] = anims + [anims[0]] * _pick(rng, [10, 100, 400])
 
 
 def animation(doc: Doc, rng: random.Random) -> None:

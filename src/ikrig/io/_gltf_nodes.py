@@ -20,6 +20,10 @@ from .gltf_check import is_index
 
 Fail = Callable[[str], FileFormatError]
 
+MAX_VALUE = 1e30
+"""The largest magnitude of a node's translation, rotation, scale or matrix entry read (as
+BVH offsets: beyond it, world matrices overflow)."""
+
 
 def node_tree(doc: Any, fail: Fail) -> tuple[np.ndarray, list[list[int]]]:
     """``(parents (N,), children)`` of the document's nodes; ``-1`` for a tree's top node.
@@ -61,8 +65,8 @@ def _vector(node: Any, key: str, default: list[float], k: int, fail: Fail) -> np
         a = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise fail(f"node {k}: {key} is not a list of numbers") from None
-    if a.shape != (len(default),) or not np.isfinite(a).all():
-        raise fail(f"node {k}: {key} must be {len(default)} finite numbers")
+    if a.shape != (len(default),) or not (np.abs(a) <= MAX_VALUE).all():
+        raise fail(f"node {k}: {key} must be {len(default)} numbers within +-{MAX_VALUE:g}")
     return a
 
 

@@ -9,7 +9,6 @@ through unchanged. pygltflib is imported lazily: ``import ikrig`` never needs it
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 import os
 from pathlib import Path
@@ -70,40 +69,45 @@ def document_json(document: Any) -> dict:
     return _plain(document)
 
 
-def _empty(value: Any) -> bool:
-    return value is None or (isinstance(value, (str, list, dict, tuple)) and not value)
-
-
+_SCALARS = (int, float, bool)
 _KEEP_AS_IS = ("extras", "extensions")
 
 
 def _plain(obj: Any) -> Any:
     """``obj`` (pygltflib objects, lists, dicts, scalars) as fresh JSON values, pruned."""
-    if isinstance(obj, (str, int, float, bool)) or obj is None:
-        return obj
-    if isinstance(obj, (list, tuple)):
+    kind = type(obj)
+    if kind is list or kind is tuple:
         return [_plain(v) for v in obj]
-    if isinstance(obj, dict):
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(obj):
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(obj))
+    if kind is dict:
         items: Any = obj.items()
-    elif dataclasses.is_dataclass(obj):
-        kind: type = type(obj)
-        items = ((name, getattr(obj, name)) for name in _field_names(kind))
+    elif names is not None:
+        fields = obj.__dict__
+        items = ((name, fields[name]) for name in names)
+    elif kind in _SCALARS or kind is str or obj is None:
+        return obj
     else:  # pygltflib.Attributes: custom attribute names allowed
         items = vars(obj).items()
     out = {}
     for key, value in items:
-        if _empty(value):
+        vk = type(value)
+        if vk in _SCALARS:
+            out[key] = value
+        elif value is None or not value and (vk is str or vk is list or vk is dict):
             continue
-        if key in _KEEP_AS_IS and isinstance(value, dict):
+        elif vk is str:
+            out[key] = value
+        elif key in _KEEP_AS_IS and vk is dict:
             out[key] = json.loads(json.dumps(value))
         else:
             out[key] = _plain(value)
     return out
 
 
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in dataclasses.fields(cls))
+_FIELDS: dict[type, tuple[str, ...]] = {}
+"""The field names of each pygltflib dataclass met."""
 
 
 def document_folder(document: Any, path: str | os.PathLike | None = None) -> Path:

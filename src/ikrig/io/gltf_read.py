@@ -160,6 +160,28 @@ def clip_from_document(
     """:func:`read_gltf` on a ``pygltflib.GLTF2`` already in memory (``path`` locates
     external buffers and names the file in messages)."""
     where = "<document>" if path is None else os.fspath(path)
+    with np.errstate(all="ignore"):  # overflows in hostile files end in a checked error
+        try:
+            return _clip_from_document(doc, animation, fps, skin, path, allow_outside)
+        except InputError as exc:
+            if str(exc).startswith(f"{where}: "):
+                raise
+            raise InputError(f"{where}: {_cut(str(exc))}") from None
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clip_from_document(
+    doc: Any,
+    animation: str | int | None = None,
+    fps: float | None = None,
+    skin: str | int | None = None,
+    path: str | os.PathLike | None = None,
+    allow_outside: bool | None = None,
+) -> GltfClip:
+    where = "<document>" if path is None else os.fspath(path)
     if fps is not None and (
         isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not 0 < fps < np.inf
     ):
