@@ -287,7 +287,7 @@ def sizes(doc: Doc, rng: random.Random) -> None:
     nodes = data.setdefault("nodes", [])
     roll = rng.random()
     if roll < 0.4:
-        depth = _pick(rng, [50, 500, 3000])
+        depth = _pick(rng, [50, 500, 2000])
         tops = set(range(len(nodes))) - {c for n in nodes for c in n.get("children", [])}
         first = len(nodes)
         nodes += [{"children": [first + i + 1]} for i in range(depth)]
@@ -295,11 +295,11 @@ def sizes(doc: Doc, rng: random.Random) -> None:
         data["scenes"] = [{"nodes": [first]}]
         data["scene"] = 0
     elif roll < 0.7:
-        nodes += [{"name": f"top{i}"} for i in range(_pick(rng, [100, 5000, 20000]))]
+        nodes += [{"name": f"top{i}"} for i in range(_pick(rng, [100, 2000, 10000]))]
     else:
         anims = data.get("animations", [])
         if anims:
-            data["animations"] = anims + [anims[0]] * _pick(rng, [10, 100, 400])
+            data["animations"] = anims + [anims[0]] * _pick(rng, [10, 50, 100])
 
 
 def animation(doc: Doc, rng: random.Random) -> None:

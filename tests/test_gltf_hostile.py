@@ -386,3 +386,46 @@ def test_null_inside_extras_survives_a_round_trip(seed, folder):
     write_gltf(folder / "out.gltf", clip)
     written = json.loads((folder / "out.gltf").read_text())
     assert written["nodes"][0]["extras"] == extras and written["extras"] == {"top": None}
+
+
+# --------------------------------------------------------------------------------------------
+# Mild: names printed escaped, short messages naming the file
+# --------------------------------------------------------------------------------------------
+
+
+def test_info_escapes_control_characters_in_names(seed, folder):
+    def edit(data, blob):
+        for node in data["nodes"]:
+            node["name"] = "\x1b]0;owned\x07" + str(node.get("name"))
+        data["animations"][0]["name"] = "\x1b[2Jwalk\u202e"
+
+    path = edited(seed, folder, edit)
+    result = CliRunner().invoke(main, ["info", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "\u202e" not in result.output and "\\x1b]0;owned\\x07" in result.output
+
+
+def test_no_legs_message_stays_short():
+    from ikrig.character.legs import find_legs
+    from ikrig.skeleton import Skeleton
+
+    n = 400
+    skeleton = Skeleton(tuple(f"bone_{i:04d}" for i in range(n)), [-1, *range(n - 1)],
+                        np.tile([0.0, 0.0, 0.01], (n, 1)))  # fmt: skip
+    with pytest.raises(InputError) as info:
+        find_legs(skeleton)
+    assert len(str(info.value)) < 300 and "and 392 more" in str(info.value)
+
+
+def test_convert_names_the_files_when_bvh_cannot_hold_a_name(seed, folder):
+    def edit(data, blob):
+        for node in data["nodes"]:
+            node["name"] = "a b{" + str(node.get("name"))
+
+    path = edited(seed, folder, edit)
+    result = CliRunner().invoke(main, ["convert", str(path), str(folder / "o.bvh")])
+    assert result.exit_code == 2
+    line = result.output.strip().splitlines()[-1]
+    assert line.startswith(f"ikrig: error: {path} -> {folder / 'o.bvh'}: "), line
+    assert len(line) < 300

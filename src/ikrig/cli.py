@@ -38,6 +38,7 @@ from .cli_common import (
     echo_warnings,
     ground_input,
     placement_from,
+    printable,
     standing_options,
     y_up_motion,
 )
@@ -46,7 +47,7 @@ from .placement import DEFAULT_PLACEMENT, FootPlacement, clip_with_time
 
 
 def _fail(message: str):
-    click.echo(f"ikrig: error: {message}", err=True)
+    click.echo(f"ikrig: error: {printable(message)}", err=True)
     sys.exit(2)
 
 
