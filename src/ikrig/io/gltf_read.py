@@ -132,7 +132,7 @@ def read_gltf(
             (``..``, absolute paths, symbolic links leading out). Off by default, so that a
             downloaded file cannot read (and a writer copy) the user's other files; ``None``:
             the default, which ``ikrig --allow-outside`` (or
-            :func:`~ikrig.io._gltf_uri.files_outside_allowed`) turns on.
+            :func:`ikrig.io.files_outside_allowed`) turns on.
 
     Returns:
         A :class:`GltfClip` whose ``motion`` has batch ``(F,)``, ``times (F,)`` seconds.
