@@ -345,7 +345,9 @@ def root_motion(doc: Doc, rng: random.Random) -> None:
         return
     parents = {c: i for i, n in enumerate(data["nodes"]) for c in n.get("children", [])}
     joints, top = set(skins[0]["joints"]), skins[0]["joints"][0]
-    while parents.get(top) in joints:
+    for _ in range(len(parents) + 1):  # an earlier edit may have made a cycle
+        if parents.get(top) not in joints:
+            break
         top = parents[top]
     armature = parents.get(top)
     if armature is None:
