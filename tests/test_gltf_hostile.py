@@ -429,3 +429,16 @@ def test_convert_names_the_files_when_bvh_cannot_hold_a_name(seed, folder):
     line = result.output.strip().splitlines()[-1]
     assert line.startswith(f"ikrig: error: {path} -> {folder / 'o.bvh'}: "), line
     assert len(line) < 300
+
+
+def test_check_gltf_bounds_accessors_without_buffer_view(seed, folder):
+    from ikrig.io import check_gltf
+
+    def edit(data, blob):
+        acc = _input_accessor(data)
+        del acc["bufferView"]
+        acc["count"] = 400_000_000
+
+    start = time.perf_counter()
+    problems = check_gltf(edited(seed, folder, edit))
+    assert any("without bufferView" in p for p in problems) and time.perf_counter() - start < 2

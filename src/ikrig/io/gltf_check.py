@@ -280,7 +280,12 @@ def _check_accessor(data: dict, i: int, acc: dict, out: list[str]) -> bool:
         if key in acc and len(acc[key]) != n:
             out.append(f"accessor {i}: {key} has {len(acc[key])} values for {n} components")
     ok = True
-    if acc.get("bufferView") is not None:
+    if acc.get("bufferView") is None:
+        problem = zero_fill_problem(data, count, element_size(acc))
+        if problem:
+            out.append(f"accessor {i}: {problem}")
+            return False
+    else:
         problem = _fits(
             data, acc["bufferView"], acc.get("byteOffset", 0), count, acc, f"accessor {i}"
         )
