@@ -115,7 +115,8 @@ class Buffers:
             file = external_path(self.base, uri, self.path, what, self.allow_outside)
             data = read_external(file, need, self.path, what)
         if len(data) < need:
-            raise self.fail(f"buffer {index} holds {len(data)} bytes, byteLength says {need}")
+            says = f"byteLength says {short_text(need)}"
+            raise self.fail(f"buffer {index} holds {len(data)} bytes, {says}")
         self._cache[index] = data
         return data
 

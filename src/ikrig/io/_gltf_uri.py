@@ -124,7 +124,8 @@ def _too_short(file: Path, length: int, where: str, what: str) -> FileFormatErro
     return FileFormatError(
         where,
         None,
-        f"{what}: {short_text(file.name)} is shorter than the buffer's byteLength {length}",
+        f"{what}: {short_text(file.name)} is shorter than the buffer's byteLength"
+        f" {short_text(length)}",
     )
 
 
@@ -155,7 +156,9 @@ def data_uri_bytes(uri: str, length: int, where: str, what: str) -> bytes:
         raise FileFormatError(where, None, f"{what}: malformed base64 data URI") from None
     if len(data) < length:
         raise FileFormatError(
-            where, None, f"{what}: data URI holds {len(data)} bytes, byteLength says {length}"
+            where,
+            None,
+            f"{what}: data URI holds {len(data)} bytes, byteLength says {short_text(length)}",
         )
     return data
 

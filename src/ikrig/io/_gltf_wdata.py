@@ -152,7 +152,8 @@ def buffer_bytes(
             file = external_path(folder, uri, where, f"buffer {i}", allow_outside)
             raw = read_external(file, need, where, f"buffer {i}")
         if len(raw) < need:
-            raise InputError(f"buffer {i} holds {len(raw)} bytes, fewer than its byteLength {need}")
+            says = f"fewer than its byteLength {short_text(need)}"
+            raise InputError(f"buffer {i} holds {len(raw)} bytes, {says}")
         out.append(raw)
     return out
 

@@ -160,7 +160,7 @@ def _check_layouts(doc: Any, refuse: _Refusal) -> None:
         if sparse is not None:
             ind, val = _field(sparse, "indices"), _field(sparse, "values")
             if not _count(_field(sparse, "count"), 1) or _field(sparse, "count") > count:
-                raise refuse(f"{what}: sparse count is not in 1..{count}")
+                raise refuse(f"{what}: sparse count is not in 1..{short_text(count)}")
             if ind is None or val is None or _field(ind, "componentType") not in (5121, 5123, 5125):
                 raise refuse(f"{what}: sparse indices or values missing or of a bad type")
             for part in (ind, val):
@@ -184,7 +184,7 @@ def zero_fill_problem(doc: Any, count: int, item_bytes: int) -> str | None:
     sizes = [_field(b, "byteLength") for b in _field(doc, "buffers") or []]
     limit = ZERO_FILL_BYTES + 4 * sum(s for s in sizes if _count(s))
     if count * item_bytes > limit:
-        return f"count {count} without bufferView asks for more than {limit} bytes"
+        return f"count {short_text(count)} without bufferView asks for more than {limit} bytes"
     return None
 
 
