@@ -428,7 +428,7 @@ def test_convert_names_the_files_when_bvh_cannot_hold_a_name(seed, folder):
     assert result.exit_code == 2
     line = result.output.strip().splitlines()[-1]
     assert line.startswith(f"ikrig: error: {path} -> {folder / 'o.bvh'}: "), line
-    assert len(line) < 300
+    assert len(line) - len(str(path)) - len(str(folder / "o.bvh")) < 300
 
 
 def test_check_gltf_bounds_accessors_without_buffer_view(seed, folder):

@@ -185,7 +185,7 @@ def _clip_from_document(
     if fps is not None and (
         isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not 0 < fps < np.inf
     ):
-        raise InputError(f"fps: expected a finite number > 0, got {fps!r}")
+        raise InputError(f"fps: expected a finite number > 0, got {short_text(fps)}")
     fps = None if fps is None else float(fps)
     allow_outside = outside_allowed(allow_outside)
     bufs = Buffers(doc, path, allow_outside)
@@ -334,7 +334,9 @@ def _animate(doc, bufs, anim_index, fps, chain_above, quirks):
         )
     name = get(doc.animations[anim_index], "name") or f"animation{anim_index}"
     if times[0] != 0:
-        quirks.append(f"animation {name!r} starts at {times[0]:.6g} s; times kept on its clock")
+        quirks.append(
+            f"animation {short_text(name)} starts at {times[0]:.6g} s; times kept on its clock"
+        )
     if fps is None:
         rate = "the keys' own rate" if own else "about 30 fps (keys not uniformly spaced)"
         quirks.append(f"sampled at {rate}: {len(times)} frames of {frame_time:.6g} s")
