@@ -198,7 +198,8 @@ def _clip_from_document(
     nodes, root = skeleton_nodes(parents, children, joints)
     if root is None:
         raise InputError(f"{where}: skin {skin_index}'s joints lie in separate node trees")
-    extra = [k for k in nodes if k not in set(joints)]
+    joint_set = set(joints)
+    extra = [k for k in nodes if k not in joint_set]
     if extra:
         quirks.append(
             f"{len(extra)} non-joint node(s) between skin joints added to the skeleton:"
