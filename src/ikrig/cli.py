@@ -38,6 +38,7 @@ from .cli_common import (
     echo_warnings,
     ground_input,
     placement_from,
+    printable,
     standing_options,
     y_up_motion,
 )
@@ -46,7 +47,7 @@ from .placement import DEFAULT_PLACEMENT, FootPlacement, clip_with_time
 
 
 def _fail(message: str):
-    click.echo(f"ikrig: error: {message}", err=True)
+    click.echo(f"ikrig: error: {printable(message)}", err=True)
     sys.exit(2)
 
 
@@ -108,10 +109,20 @@ REPORT_OPTION = click.option(
 @click.group(cls=_Group)
 @click.version_option(__version__, prog_name="ikrig")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
+@click.option(
+    "--allow-outside",
+    is_flag=True,
+    help="Let a .gltf read buffer files outside its own folder (off: a downloaded file"
+    " cannot read your other files).",
+)
 @click.pass_context
-def main(ctx, debug):
+def main(ctx, debug, allow_outside):
     """Inverse kinematics for character animation."""
     ctx.obj = {"debug": debug}
+    if allow_outside:
+        from .io._gltf_uri import files_outside_allowed
+
+        ctx.with_resource(files_outside_allowed())
 
 
 @main.command()

@@ -9,7 +9,7 @@ from typing import Any
 import click
 import numpy as np
 
-from .cli_common import ANIMATION_OPTION, check_outputs
+from .cli_common import ANIMATION_OPTION, check_outputs, printable
 from .errors import IkrigError, InputError
 
 __all__ = ["clip_summary", "convert", "info"]
@@ -85,12 +85,16 @@ def clip_summary(path: str, animation: str | None = None) -> dict[str, Any]:
     }
 
 
+def _echo(text: str) -> None:
+    click.echo(printable(text))
+
+
 def _echo_gltf(s: dict[str, Any]) -> None:
     for a in s["animations"]:
         mark = "*" if a["name"] == s["animation"] else " "
-        click.echo(f"   {mark}{a['index']:2d} {a['name']}  {a['start']:.3f} .. {a['end']:.3f} s")
+        _echo(f"   {mark}{a['index']:2d} {a['name']}  {a['start']:.3f} .. {a['end']:.3f} s")
     for quirk in s["quirks"]:
-        click.echo(f"  quirk       {quirk}")
+        _echo(f"  quirk       {quirk}")
 
 
 @click.command()
@@ -102,35 +106,35 @@ def info(path, animation, as_json):
     layout or animations."""
     s = clip_summary(path, animation)
     if as_json:
-        click.echo(json.dumps(s, indent=2))
+        click.echo(json.dumps(s, indent=2))  # JSON escapes control characters itself
         return
-    click.echo(f"{s['path']}")
-    click.echo(f"  joints      {s['joints']} (root {s['root']}, {s['end_sites']} end sites)")
+    _echo(f"{s['path']}")
+    _echo(f"  joints      {s['joints']} (root {s['root']}, {s['end_sites']} end sites)")
     if s["frame_time"] is None:
-        click.echo(f"  frames      {s['frames']}, no frame time (a single pose)")
+        _echo(f"  frames      {s['frames']}, no frame time (a single pose)")
     else:
-        click.echo(
+        _echo(
             f"  frames      {s['frames']} at {s['fps']:.4g} fps"
             f" (frame time {s['frame_time']:.6g} s, duration {s['duration']:.3f} s)"
         )
     if s["format"] == "gltf":
-        click.echo(f"  animations  {len(s['animations'])} (* the one read; --animation NAME)")
+        _echo(f"  animations  {len(s['animations'])} (* the one read; --animation NAME)")
         _echo_gltf(s)
     else:
-        click.echo(f"  channels    {s['channels']} per frame")
+        _echo(f"  channels    {s['channels']} per frame")
         for layout, count in s["channel_layout"].items():
-            click.echo(f"    {count:3d} x {layout}")
-    click.echo(f"  rest height {s['rest_height']:.4g} (file units)")
-    click.echo(f"  up axis     {s['up']} (read off the poses; ikrig foot --up overrides)")
+            _echo(f"    {count:3d} x {layout}")
+    _echo(f"  rest height {s['rest_height']:.4g} (file units)")
+    _echo(f"  up axis     {s['up']} (read off the poses; ikrig foot --up overrides)")
     if s["legs"]:
-        click.echo(f"  legs        {s['legs']} (leg length {s['leg_length']:.4g})")
+        _echo(f"  legs        {s['legs']} (leg length {s['leg_length']:.4g})")
     else:
-        click.echo("  legs        none found (name them with ikrig foot --legs)")
+        _echo("  legs        none found (name them with ikrig foot --legs)")
     if s["bounds_min"] is not None:
         lo = ", ".join(f"{v:.4g}" for v in s["bounds_min"])
         hi = ", ".join(f"{v:.4g}" for v in s["bounds_max"])
-        click.echo(f"  bounds      ({lo}) .. ({hi})")
-    click.echo("  joint names " + " ".join(s["joint_names"]))
+        _echo(f"  bounds      ({lo}) .. ({hi})")
+    _echo("  joint names " + " ".join(s["joint_names"]))
 
 
 @click.command()
@@ -155,5 +159,11 @@ def convert(input_path, output, animation, fps):
     m = clip.motion
     if m.batch_shape == (0,):
         raise InputError(f"{input_path}: the clip has no frames; nothing to convert")
-    write_clip(output, clip)
+    try:
+        write_clip(output, clip)
+    except InputError as exc:  # what the output's format cannot hold, named by its input
+        message = str(exc)
+        if message.startswith((f"{input_path}:", f"{output}:")):
+            raise
+        raise InputError(f"{input_path} -> {output}: {message}") from None
     click.echo(f"wrote {output} ({m.num_joints} joints, {m.num_frames} frames)")

@@ -39,6 +39,15 @@ DATUM_OPTION = click.option(
 )
 
 
+def printable(text: str) -> str:
+    """``text`` with control and format characters escaped (``\x1b`` as ``\\x1b``), so that
+    names read from a file cannot drive the terminal (set its title, clear it, reorder
+    text); newlines too, so that a message stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def up_option(then: str):
     """The ``--up`` option; ``then`` says what becomes of the result."""
     return click.option(

@@ -19,7 +19,6 @@ from collections.abc import Iterable
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import unquote
 
 from .._files import deferred_sync
 from .._version import __version__
@@ -84,29 +83,35 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
 
 def clip_sha256(path: str | os.PathLike[str], data: bytes | None = None) -> str:
     """The SHA-256 of a clip: its file's bytes (``data`` if already read) and, for a
-    ``.gltf``, those of the files its buffers and images name beside it, in order, so that
-    editing a ``.bin`` redoes the clip (a missing one counts as empty: reading the clip
-    reports it)."""
+    ``.gltf``, those of the files its buffers and images name in its folder tree (in
+    subfolders too), in order, so that editing a ``.bin`` redoes the clip. A file missing,
+    not regular, or outside the folder (unless ``ikrig --allow-outside``) counts as empty:
+    reading the clip reports it."""
+    from ..io._gltf_uri import external_path, outside_allowed
+
     data = Path(path).read_bytes() if data is None else data
     h = hashlib.sha256(data)
     if Path(path).suffix.lower() == ".gltf":
+        folder = Path(path).parent
         for uri in _external_uris(data):
             try:
-                h.update(Path(path).with_name(uri).read_bytes())
-            except OSError:
+                file = external_path(folder, uri, str(path), "uri", outside_allowed(None))
+                if file.is_file():  # not a device or a FIFO
+                    h.update(file.read_bytes())
+            except (IkrigError, OSError, ValueError):
                 pass
     return h.hexdigest()
 
 
 def _external_uris(gltf_json: bytes) -> list[str]:
-    """The relative URIs (unquoted) of a glTF document's buffers and images."""
+    """The file URIs (as written, percent-encoded) of a glTF document's buffers and images."""
     try:
         doc = json.loads(gltf_json)
     except ValueError:  # a malformed file: reading the clip reports it
         return []
     items = [*doc.get("buffers", []), *doc.get("images", [])] if isinstance(doc, dict) else []
     uris = [i.get("uri") for i in items if isinstance(i, dict)]
-    return [unquote(u) for u in uris if isinstance(u, str) and not u.startswith("data:")]
+    return [u for u in uris if isinstance(u, str) and not u.startswith("data:")]
 
 
 def options_hash(job: FootJob, legs: str | None) -> str:

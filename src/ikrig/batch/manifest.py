@@ -21,11 +21,50 @@ from pathlib import Path
 from typing import Any
 
 from .._files import write_text
+from ..errors import InputError
 from .job import ClipOutcome
 
 __all__ = ["MANIFEST_NAME", "Manifest"]
 
 MANIFEST_NAME = "ikrig_batch.jsonl"
+
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "relative": (str,),
+    "input": (str,),
+    "output": (str,),
+    "status": (str,),
+    "input_sha256": (str, type(None)),
+    "options_hash": (str,),
+    "error": (str, type(None)),
+    "frames": (int,),
+    "metrics": (dict,),
+}
+"""The fields every entry has, and their JSON types (an entry written by :meth:`record`)."""
+
+
+def _well_formed(entry: Any) -> bool:
+    """Whether ``entry`` is an entry as :meth:`Manifest.record` writes it: other lines
+    (edited, corrupted) are ignored, so their clips are done again."""
+    if not isinstance(entry, dict):
+        return False
+    for key, types in _TYPES.items():
+        value = entry.get(key)
+        if not isinstance(value, types) or isinstance(value, bool):
+            return False
+    metrics = entry["metrics"].values()
+    return all(v is None or isinstance(v, (int, float)) for v in metrics)
+
+
+def _rewrite_in_place(path: Path, data: bytes) -> None:
+    """Overwrite ``path`` with ``data`` (no longer than it) in place, then flush."""
+    with open(path, "r+b") as f:
+        if len(data) > os.fstat(f.fileno()).st_size:
+            raise OSError(28, "the compact manifest is longer than the file")
+        f.write(data)
+        f.truncate()
+        f.flush()
+        os.fsync(f.fileno())
 
 
 class Manifest:
@@ -36,12 +75,12 @@ class Manifest:
         self.path = Path(out_dir) / MANIFEST_NAME
         self.entries: dict[str, dict[str, Any]] = {}
         if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
+            for raw in self.path.read_bytes().splitlines():
                 try:
-                    entry = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line torn by a crash
-                if isinstance(entry, dict) and "relative" in entry:
+                    entry = json.loads(raw.decode("utf-8"))
+                except ValueError:
+                    continue  # a line torn by a crash, or garbage: that clip is done again
+                if _well_formed(entry):
                     self.entries[entry["relative"]] = entry
         self._journal: Any = None
 
@@ -53,13 +92,29 @@ class Manifest:
             and e.get("status") == "ok"
             and e.get("input_sha256") == input_sha256
             and e.get("options_hash") == options
-            and Path(e.get("output", "")).is_file()
+            and isinstance(e.get("output"), str)
+            and Path(e["output"]).is_file()
         )
 
     def compact(self) -> None:
-        """Rewrite the file with the newest entry of each clip, atomically."""
-        lines = [json.dumps(e, sort_keys=True) + "\n" for e in self.entries.values()]
-        write_text(self.path, "".join(lines))
+        """Rewrite the file with the newest entry of each clip, atomically.
+
+        When the disk has no room for the new copy, the file is rewritten in place instead
+        (the compact text is never longer than the file, whose blocks are reused); a batch
+        killed during that loses at most some entries, whose clips are then done again.
+
+        Raises:
+            InputError: neither works (the message names the file and says why).
+        """
+        text = "".join(json.dumps(e, sort_keys=True) + "\n" for e in self.entries.values())
+        try:
+            write_text(self.path, text)
+        except OSError as exc:
+            try:
+                _rewrite_in_place(self.path, text.encode("utf-8"))
+            except OSError:
+                reason = exc.strerror or type(exc).__name__
+                raise InputError(f"{self.path}: cannot rewrite the manifest ({reason})") from None
 
     def open(self) -> None:
         """Compact, then open the journal for appending."""

@@ -94,7 +94,11 @@ def _plan(
         legs = _legs_for(settings.legs, c.relative)
         opts = options_hash(job, legs)
         if not settings.force and c.relative in manifest.entries:
-            if manifest.is_done(c.relative, clip_sha256(c.source), opts):
+            try:
+                done = manifest.is_done(c.relative, clip_sha256(c.source), opts)
+            except Exception:  # noqa: BLE001 - one clip never stops the batch: it is redone
+                done = False
+            if done:
                 skipped.append(c.relative)
                 continue
         todo.append(ClipTask(os.path.abspath(c.source), c.relative, str(c.output), legs, job))

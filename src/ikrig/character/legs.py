@@ -399,10 +399,12 @@ def find_legs(
             if len(topo) > len(legs):
                 legs = topo
     if not legs:
-        names = ", ".join(skeleton.names)
+        names = ", ".join(skeleton.names[:8])
+        if len(skeleton.names) > 8:
+            names += f" and {len(skeleton.names) - 8} more"
         raise InputError(
             "no legs found in the skeleton; joints are: "
-            f"{names}. Name them with --legs 'LeftUpLeg,LeftLeg,LeftFoot;RightUpLeg,RightLeg,"
+            f"{names[:100]}. Name them with --legs 'LeftUpLeg,LeftLeg,LeftFoot;RightUpLeg,RightLeg,"
             "RightFoot' (hip,knee,ankle[,toe] per leg)"
         )
     lengths = [

@@ -60,6 +60,8 @@ BLOCK_FILL = 0.6  # probability that a slot holds a block
 BLOCK_SIZE = (0.35, 0.85)  # block footprint side, in slot sizes
 BLOCK_HEIGHT = (0.02, 0.2)  # block height range
 STILL_PATH = 0.5  # a path moving less than this uses +Z as walking direction
+MAX_EXTENT = 10_000  # the most leg lengths a built-in ground spans (about 8 km for a human)
+BLOCK_MAX_SLOTS = 1_000_000  # the most block slots
 
 
 def _direction(direction_xz) -> np.ndarray:
@@ -292,6 +294,12 @@ def make_ground(name: str, path_xz, leg_length, seed: int = 0, floor_height=0.0)
     margin = MARGIN * leg
     s_lo, s_hi = min(float(s.min()), 0.0) - margin, float(s.max()) + margin
     u_lo, u_hi = float(u.min()) - margin, float(u.max()) + margin
+    extent = max(s_hi - s_lo, u_hi - u_lo) / leg
+    if not extent <= MAX_EXTENT:
+        raise InputError(
+            f"ground: the clip's root path spans {extent:.3g} leg lengths; built-in grounds"
+            f" cover at most {MAX_EXTENT} (is the clip's scale right?)"
+        )
     # features begin a leg along the path; under a character that barely travels (a turn on
     # the spot, an idle), everywhere, so that it stands on them too
     s1 = FEATURE_START * leg if float(s.max()) >= 2 * FEATURE_START * leg else s_lo
@@ -319,6 +327,11 @@ def make_ground(name: str, path_xz, leg_length, seed: int = 0, floor_height=0.0)
     g = BLOCK_SLOT * leg
     ns = max(1, math.ceil((s_hi - s1) / g))
     nu = max(1, math.ceil((u_hi - u_lo) / g))
+    if ns * nu > BLOCK_MAX_SLOTS:
+        raise InputError(
+            f"ground: blocks along this path would need {ns * nu} slots (at most"
+            f" {BLOCK_MAX_SLOTS}); the path is too long or too wide for -g blocks"
+        )
     size = rng.uniform(*BLOCK_SIZE, size=(nu, ns, 2)) * g
     pos = rng.uniform(0.0, 1.0, size=(nu, ns, 2)) * (g - size)
     height = rng.uniform(*BLOCK_HEIGHT, size=(nu, ns)) * leg

@@ -2,6 +2,7 @@
 (:mod:`ikrig.io.gltf_read`; pygltflib, the ``[gltf]`` extra, is imported only when a file is
 read)."""
 
+from ._gltf_uri import files_outside_allowed
 from .bvh import BvhClip, format_bvh, parse_bvh, read_bvh, to_bvh_clip, write_bvh
 from .clips import CLIP_SUFFIXES, clip_format, read_clip, write_clip
 from .gltf_build import bvh_to_gltf, gltf_to_bvh, motion_to_gltf
@@ -16,6 +17,7 @@ __all__ = [
     "BvhClip",
     "check_gltf",
     "clip_format",
+    "files_outside_allowed",
     "format_bvh",
     "gltf_to_bvh",
     "GltfClip",

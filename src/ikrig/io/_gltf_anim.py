@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import InputError
 from ._gltf_data import COMPONENTS, Buffers, get
 from ._gltf_sample import INTERPOLATIONS
+from ._gltf_uri import short_text
 
 PATH_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}
 
@@ -37,8 +38,8 @@ def animation_name(anim: Any, index: int) -> str:
 
 
 def _listing(names: list[str]) -> str:
-    shown = ", ".join(f"{i} {n!r}" for i, n in enumerate(names[:20]))
-    return shown + (f", ... ({len(names)} in all)" if len(names) > 20 else "")
+    shown = ", ".join(f"{i} {short_text(n, 24)}" for i, n in enumerate(names[:5]))
+    return shown + (f", ... ({len(names)} in all)" if len(names) > 5 else "")
 
 
 def pick_animation(doc: Any, animation: str | int | None, where: str) -> int | None:
@@ -53,7 +54,7 @@ def pick_animation(doc: Any, animation: str | int | None, where: str) -> int | N
     if animation is None:
         return 0 if anims else None
     if not anims:
-        raise InputError(f"{where}: the file has no animations (asked for {animation!r})")
+        raise InputError(f"{where}: the file has no animations (asked for {short_text(animation)})")
     if isinstance(animation, (int, np.integer)) and not isinstance(animation, bool):
         if 0 <= int(animation) < len(anims):
             return int(animation)
@@ -63,7 +64,9 @@ def pick_animation(doc: Any, animation: str | int | None, where: str) -> int | N
         if animation.strip().isdigit() and int(animation) < len(anims):
             return int(animation)
     listing = _listing(names)
-    raise InputError(f"{where}: no animation {animation!r}; the file's animations: {listing}")
+    raise InputError(
+        f"{where}: no animation {short_text(animation)}; the file's animations: {listing}"
+    )
 
 
 def pick_skin(doc: Any, skin: str | int | None, where: str) -> tuple[int, str | None]:
@@ -81,14 +84,14 @@ def pick_skin(doc: Any, skin: str | int | None, where: str) -> tuple[int, str | 
         i = int(np.argmax(sizes))
         quirk = None
         if len(skins) > 1:
-            quirk = f"{len(skins)} skins; using skin {i} {names[i]!r} ({sizes[i]} joints)"
+            quirk = f"{len(skins)} skins; using skin {i} {short_text(names[i])} ({sizes[i]} joints)"
         return i, quirk
     if isinstance(skin, (int, np.integer)) and not isinstance(skin, bool):
         if 0 <= int(skin) < len(skins):
             return int(skin), None
     elif isinstance(skin, str) and skin in names:
         return names.index(skin), None
-    raise InputError(f"{where}: no skin {skin!r}; the file's skins: {_listing(names)}")
+    raise InputError(f"{where}: no skin {short_text(skin)}; the file's skins: {_listing(names)}")
 
 
 def _check_output(bufs: Buffers, index: int, path: str) -> None:
@@ -122,6 +125,8 @@ def key_times(bufs: Buffers, index: int, cache: dict[int, np.ndarray]) -> np.nda
         raise bufs.fail(f"accessor {index}: animation input without keys")
     if not np.isfinite(keys).all() or (np.diff(keys) < 0).any():
         raise bufs.fail(f"accessor {index}: animation key times must be finite and increasing")
+    if keys[0] < 0:
+        raise bufs.fail(f"accessor {index}: negative animation key times (glTF times are >= 0)")
     cache[index] = keys
     return keys
 
@@ -136,14 +141,16 @@ def channels(doc: Any, bufs: Buffers, anim_index: int) -> tuple[list[Channel], l
     """
     anim = doc.animations[anim_index]
     samplers = get(anim, "samplers", [])
-    name = animation_name(anim, anim_index)
+    name = short_text(animation_name(anim, anim_index))
     nodes = len(doc.nodes or [])
     cache: dict[int, np.ndarray] = {}
     out, all_keys = [], []
     for c, ch in enumerate(get(anim, "channels", [])):
         si, target = get(ch, "sampler"), get(ch, "target")
         if not isinstance(si, int) or not 0 <= si < len(samplers):
-            raise bufs.fail(f"animation {name!r} channel {c}: sampler {si!r} does not exist")
+            raise bufs.fail(
+                f"animation {name} channel {c}: sampler {short_text(si)} does not exist"
+            )
         sampler = samplers[si]
         keys = key_times(bufs, int(get(sampler, "input", -1)), cache)
         all_keys.append(keys)
@@ -151,11 +158,12 @@ def channels(doc: Any, bufs: Buffers, anim_index: int) -> tuple[list[Channel], l
         if node is None or path not in PATH_WIDTH:
             continue
         if not isinstance(node, int) or not 0 <= node < nodes:
-            raise bufs.fail(f"animation {name!r} channel {c}: node {node!r} does not exist")
+            raise bufs.fail(f"animation {name} channel {c}: node {short_text(node)} does not exist")
         interp = get(sampler, "interpolation", "LINEAR")
         if interp not in INTERPOLATIONS:
             raise InputError(
-                f"{bufs.path}: animation {name!r} channel {c}: unsupported interpolation {interp!r}"
+                f"{bufs.path}: animation {name} channel {c}: unsupported interpolation"
+                f" {short_text(interp)}"
             )
         oi = int(get(sampler, "output", -1))
         _check_output(bufs, oi, path)
@@ -163,14 +171,14 @@ def channels(doc: Any, bufs: Buffers, anim_index: int) -> tuple[list[Channel], l
         need = len(keys) * (3 if interp == "CUBICSPLINE" else 1)
         if len(values) != need:
             raise bufs.fail(
-                f"animation {name!r} channel {c}: {len(values)} output values for"
+                f"animation {name} channel {c}: {len(values)} output values for"
                 f" {len(keys)} keys ({interp})"
             )
         if not np.isfinite(values).all():
-            raise bufs.fail(f"animation {name!r} channel {c}: NaN or infinite output values")
+            raise bufs.fail(f"animation {name} channel {c}: NaN or infinite output values")
         out.append(Channel(node, path, interp, keys, values))
     if not all_keys:
-        raise bufs.fail(f"animation {name!r} has no channels")
+        raise bufs.fail(f"animation {name} has no channels")
     return out, all_keys
 
 

@@ -8,10 +8,9 @@ does not decode raises :class:`~ikrig.errors.InputError` naming the accessor ind
 
 from __future__ import annotations
 
-import base64
 import importlib
 import os
-import urllib.parse
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,8 @@ import numpy as np
 
 from ..errors import FileFormatError, InputError
 from ._gltf_json import gltf2_class
+from ._gltf_uri import data_uri_bytes, external_path, read_external, short_text
+from .gltf_check import zero_fill_problem
 
 COMPONENTS: dict[int, np.dtype] = {
     5120: np.dtype("<i1"),
@@ -62,7 +63,9 @@ def load_document(path: str | os.PathLike) -> Any:
     if not p.is_file():
         raise FileFormatError(p, None, "no such file")
     try:
-        doc = gltf2_class(pygltflib).load(p)
+        with warnings.catch_warnings():  # its notes on odd chunks and versions: errors follow
+            warnings.filterwarnings("ignore", module="pygltflib")
+            doc = gltf2_class(pygltflib).load(p)
     except Exception as exc:  # pygltflib raises struct, json, key and value errors alike
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise FileFormatError(p, None, f"not a readable glTF 2.0 file ({reason})") from None
@@ -72,12 +75,17 @@ def load_document(path: str | os.PathLike) -> Any:
 
 
 class Buffers:
-    """The bytes of a document's buffers, read once each (GLB chunk, data URI or file)."""
+    """The bytes of a document's buffers, read once each (GLB chunk, data URI or file).
 
-    def __init__(self, doc: Any, path: str | os.PathLike | None):
+    A buffer file must lie inside the glTF's folder tree unless ``allow_outside`` (see
+    :mod:`ikrig.io._gltf_uri`); at most ``byteLength`` bytes of it are read.
+    """
+
+    def __init__(self, doc: Any, path: str | os.PathLike | None, allow_outside: bool = False):
         self.doc = doc
         self.path = "<document>" if path is None else os.fspath(path)
         self.base = Path(self.path).parent if path is not None else Path(".")
+        self.allow_outside = allow_outside
         self._cache: dict[int, bytes] = {}
 
     def fail(self, reason: str) -> FileFormatError:
@@ -90,25 +98,25 @@ class Buffers:
         if not 0 <= index < len(buffers):
             raise self.fail(f"buffer {index} does not exist ({len(buffers)} buffers)")
         uri = get(buffers[index], "uri")
+        need = get(buffers[index], "byteLength", 0)
+        if not isinstance(need, int) or isinstance(need, bool) or need < 0:
+            raise self.fail(f"buffer {index}: byteLength {short_text(need)} is not a count")
         if uri is None:
             blob = self.doc.binary_blob() if index == 0 else None
             if blob is None:
                 raise self.fail(f"buffer {index} has no uri and no GLB binary chunk")
             data = bytes(blob)
+        elif not isinstance(uri, str):
+            raise self.fail(f"buffer {index}: uri {short_text(uri)} is not a string")
         elif uri.startswith("data:"):
-            try:
-                data = base64.b64decode(uri.split(",", 1)[1], validate=False)
-            except (IndexError, ValueError):
-                raise self.fail(f"buffer {index}: malformed data URI") from None
+            data = data_uri_bytes(uri, need, self.path, f"buffer {index}")
         else:
-            file = self.base / urllib.parse.unquote(uri)
-            try:
-                data = file.read_bytes()
-            except OSError:
-                raise self.fail(f"buffer {index}: cannot read {file.name!r} beside it") from None
-        need = int(get(buffers[index], "byteLength", 0))
+            what = f"buffer {index}"
+            file = external_path(self.base, uri, self.path, what, self.allow_outside)
+            data = read_external(file, need, self.path, what)
         if len(data) < need:
-            raise self.fail(f"buffer {index} holds {len(data)} bytes, byteLength says {need}")
+            says = f"byteLength says {short_text(need)}"
+            raise self.fail(f"buffer {index} holds {len(data)} bytes, {says}")
         self._cache[index] = data
         return data
 
@@ -160,6 +168,9 @@ class Buffers:
             raise self.fail(f"accessor {index} has a negative count")
         view = get(acc, "bufferView")
         if view is None:
+            problem = zero_fill_problem(self.doc, count, dtype.itemsize * width)
+            if problem:
+                raise self.fail(f"accessor {index}: {problem}")
             out = np.zeros((count, width), dtype=dtype)
         else:
             out = self._strided(int(view), int(get(acc, "byteOffset", 0)), count, dtype, width)
@@ -175,7 +186,11 @@ class Buffers:
         return out.astype(np.float64)
 
     def _sparse(self, index: int, sparse: Any, out: np.ndarray, dtype: np.dtype, width: int):
-        n = int(get(sparse, "count", 0))
+        n = get(sparse, "count", 0)
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= len(out):
+            raise self.fail(
+                f"accessor {index}: sparse count {short_text(n)} is not in 0..{len(out)}"
+            )
         idx, val = get(sparse, "indices"), get(sparse, "values")
         ictype = get(idx, "componentType")
         if ictype not in (5121, 5123, 5125) or idx is None or val is None:

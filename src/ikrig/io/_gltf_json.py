@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import typing
 from collections.abc import Callable
 from functools import cache
@@ -116,10 +117,24 @@ def _dataclass_decoder(cls: type) -> Decode:
     return decode
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]} is beyond float64")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise ValueError(f"{text} is not a JSON number")
+
+
 def decode_document(pygltflib: Any, text: str | bytes) -> Any:
     """A ``pygltflib.GLTF2`` from glTF JSON text, equal to ``GLTF2.from_json(text,
-    infer_missing=True)``; raises what ``json.loads`` or a malformed object raises."""
-    doc = _dataclass_decoder(pygltflib.GLTF2)(json.loads(text))
+    infer_missing=True)``; raises what ``json.loads`` or a malformed object raises, and
+    ``ValueError`` for ``NaN``, ``Infinity`` or a number beyond float64 (not JSON: the
+    writer could not write them back)."""
+    data = json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+    doc = _dataclass_decoder(pygltflib.GLTF2)(data)
     for mesh in doc.meshes or []:
         for primitive in mesh.primitives or []:
             if primitive.attributes:

@@ -15,8 +15,14 @@ import numpy as np
 from ..errors import FileFormatError, InputError
 from ..math.quat import quat_from_matrix, quat_to_matrix
 from ._gltf_data import get
+from ._gltf_uri import short_text
+from .gltf_check import is_index
 
 Fail = Callable[[str], FileFormatError]
+
+MAX_VALUE = 1e30
+"""The largest magnitude of a node's translation, rotation, scale or matrix entry read (as
+BVH offsets: beyond it, world matrices overflow)."""
 
 
 def node_tree(doc: Any, fail: Fail) -> tuple[np.ndarray, list[list[int]]]:
@@ -32,8 +38,8 @@ def node_tree(doc: Any, fail: Fail) -> tuple[np.ndarray, list[list[int]]]:
     for k, node in enumerate(nodes):
         kids = list(get(node, "children", []))
         for c in kids:
-            if not isinstance(c, int) or not 0 <= c < n:
-                raise fail(f"node {k} has a child {c!r} that is not a node index")
+            if not is_index(c, n):
+                raise fail(f"node {k} has a child {short_text(c)} that is not a node index")
             if parents[c] != -1 or c == k:
                 raise fail(f"node {c} has two parents (or is its own child)")
             parents[c] = k
@@ -59,8 +65,8 @@ def _vector(node: Any, key: str, default: list[float], k: int, fail: Fail) -> np
         a = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
         raise fail(f"node {k}: {key} is not a list of numbers") from None
-    if a.shape != (len(default),) or not np.isfinite(a).all():
-        raise fail(f"node {k}: {key} must be {len(default)} finite numbers")
+    if a.shape != (len(default),) or not (np.abs(a) <= MAX_VALUE).all():
+        raise fail(f"node {k}: {key} must be {len(default)} numbers within +-{MAX_VALUE:g}")
     return a
 
 
@@ -99,7 +105,7 @@ def rest_trs(
 def node_label(node: Any, k: int) -> str:
     """``k 'name'`` for messages."""
     name = get(node, "name")
-    return f"{k} {name!r}" if isinstance(name, str) and name else str(k)
+    return f"{k} {short_text(name)}" if isinstance(name, str) and name else str(k)
 
 
 def skeleton_nodes(
@@ -112,27 +118,27 @@ def skeleton_nodes(
         order) from their lowest common ancestor ``nodes[0]``; ``root`` is ``None`` when the
         joints lie in separate node trees (then ``nodes`` is empty).
     """
-    chains = []
+    up = parents.tolist()
+    marked: set[int] = set()  # the joints and every node above one: linear in their number
     for j in joints:
-        up = [j]
-        while parents[up[-1]] != -1:
-            up.append(int(parents[up[-1]]))
-        chains.append(up)
-    common = set(chains[0]).intersection(*map(set, chains[1:]))
-    if not common:
+        k = j
+        while k != -1 and k not in marked:
+            marked.add(k)
+            k = up[k]
+    tops = [k for k in marked if up[k] == -1]
+    if len(tops) != 1:
         return [], None
-    root = next(k for k in chains[0] if k in common)
-    keep = {root}
-    for up in chains:
-        for k in up:
-            if k == root:
-                break
-            keep.add(k)
+    root, joint_set = tops[0], set(joints)
+    while root not in joint_set:  # down to the first node where the paths part
+        below = [c for c in children[root] if c in marked]
+        if len(below) != 1:
+            break
+        root = below[0]
     order, stack = [], [root]
     while stack:
         k = stack.pop()
         order.append(k)
-        stack.extend(c for c in reversed(children[k]) if c in keep)
+        stack.extend(c for c in reversed(children[k]) if c in marked)
     return order, root
 
 

@@ -15,6 +15,33 @@ from ..math.quat import quat_normalize, quat_slerp
 
 INTERPOLATIONS = ("LINEAR", "STEP", "CUBICSPLINE")
 
+MAX_FRAMES = 100_000
+"""The most frames a glTF animation is sampled to (55 minutes at 30 fps): a key time of
+1e9 s must not ask for gigabytes."""
+MAX_SAMPLES = 2_000_000
+"""The most frames x sampled nodes (about 1 GB of working arrays)."""
+
+
+def grid_problem(key_sets: list[np.ndarray], fps: float | None, nodes: int) -> str | None:
+    """Why sampling ``key_sets`` at ``fps`` (``None``: as :func:`time_grid` chooses) on
+    ``nodes`` nodes is refused (:data:`MAX_FRAMES`, :data:`MAX_SAMPLES`), or ``None``.
+    Decided before anything is allocated."""
+    start = min(float(k[0]) for k in key_sets)
+    end = max(float(k[-1]) for k in key_sets)
+    own = max(len(k) for k in key_sets)
+    frames = max(float(own), (end - start) * (30.0 if fps is None else fps) + 1.0)
+    if not frames <= MAX_FRAMES:
+        return (
+            f"key times from {start:.6g} to {end:.6g} s would make over {MAX_FRAMES} frames"
+            f" (at most {MAX_FRAMES} are sampled)"
+        )
+    if frames * max(nodes, 1) > MAX_SAMPLES:
+        return (
+            f"{int(frames)} frames of {nodes} nodes are more than the {MAX_SAMPLES} samples"
+            " ikrig reads"
+        )
+    return None
+
 
 def sample(
     keys: np.ndarray, values: np.ndarray, interpolation: str, t: np.ndarray, rotation: bool

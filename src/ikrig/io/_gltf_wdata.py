@@ -8,18 +8,18 @@ through unchanged. pygltflib is imported lazily: ``import ikrig`` never needs it
 
 from __future__ import annotations
 
-import base64
+import dataclasses
 import json
 import os
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import numpy as np
 
 from ..errors import InputError
 from ..math.quat import quat_from_matrix, quat_to_matrix
 from ._gltf_json import gltf2_class
+from ._gltf_uri import data_uri_bytes, external_path, read_external, short_text
 
 COMPONENT_DTYPES: dict[int, type] = {
     5120: np.int8,
@@ -53,14 +53,61 @@ def pygltflib_module(what: str) -> Any:
 
 def document_json(document: Any) -> dict:
     """A fresh deep copy of the document's JSON (a ``dict``) from a pygltflib ``GLTF2`` or a
-    ``dict``."""
+    ``dict``.
+
+    As pygltflib's ``to_json``: properties that are ``None`` or empty are left out, at any
+    depth; except that ``extras`` and ``extensions`` are kept as they are (a ``null`` inside
+    extras survives a round trip). Linear in the document, a few times faster than
+    ``to_json`` (no per-object deep copies).
+    """
     if isinstance(document, dict):
         return json.loads(json.dumps(document))
-    if not hasattr(document, "to_json"):
+    if not (dataclasses.is_dataclass(document) and hasattr(document, "to_json")):
         raise InputError(
             f"document: expected a pygltflib GLTF2 or a dict, got {type(document).__name__}"
         )
-    return json.loads(document.to_json())
+    return _plain(document)
+
+
+_SCALARS = (int, float, bool)
+_KEEP_AS_IS = ("extras", "extensions")
+
+
+def _plain(obj: Any) -> Any:
+    """``obj`` (pygltflib objects, lists, dicts, scalars) as fresh JSON values, pruned."""
+    kind = type(obj)
+    if kind is list or kind is tuple:
+        return [_plain(v) for v in obj]
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(obj):
+        names = _FIELDS[kind] = tuple(f.name for f in dataclasses.fields(obj))
+    if kind is dict:
+        items: Any = obj.items()
+    elif names is not None:
+        fields = obj.__dict__
+        items = ((name, fields[name]) for name in names)
+    elif kind in _SCALARS or kind is str or obj is None:
+        return obj
+    else:  # pygltflib.Attributes: custom attribute names allowed
+        items = vars(obj).items()
+    out = {}
+    for key, value in items:
+        vk = type(value)
+        if vk in _SCALARS:
+            out[key] = value
+        elif value is None or not value and (vk is str or vk is list or vk is dict):
+            continue
+        elif vk is str:
+            out[key] = value
+        elif key in _KEEP_AS_IS and vk is dict:
+            out[key] = json.loads(json.dumps(value))
+        else:
+            out[key] = _plain(value)
+    return out
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+"""The field names of each pygltflib dataclass met."""
 
 
 def document_folder(document: Any, path: str | os.PathLike | None = None) -> Path:
@@ -70,34 +117,43 @@ def document_folder(document: Any, path: str | os.PathLike | None = None) -> Pat
     return Path(getattr(document, "_path", None) or ".")
 
 
-def buffer_bytes(document: Any, data: dict, folder: Path) -> list[bytes]:
+def buffer_bytes(
+    document: Any,
+    data: dict,
+    folder: Path,
+    allow_outside: bool = False,
+    where: str | os.PathLike | None = None,
+) -> list[bytes]:
     """The bytes of every buffer of ``data`` (the document's JSON): the GLB binary blob for a
-    buffer without ``uri``, a decoded data URI, or the file beside the document.
+    buffer without ``uri``, a decoded data URI, or the file it names inside ``folder`` (see
+    :mod:`ikrig.io._gltf_uri`: anywhere when ``allow_outside``), ``byteLength`` bytes of it.
+    ``where`` (the document's path) names the file in messages.
 
     Raises:
         InputError: a buffer's bytes cannot be found or are shorter than its ``byteLength``.
+        FileFormatError: a buffer file outside ``folder``, not a regular file or too short.
     """
     blob = document.binary_blob() if hasattr(document, "binary_blob") else None
+    where = str(folder / "<document>") if where is None else os.fspath(where)
     out = []
     for i, buf in enumerate(data.get("buffers", [])):
-        uri = buf.get("uri")
+        uri, need = buf.get("uri"), buf.get("byteLength", 0)
+        if not isinstance(need, int) or isinstance(need, bool) or need < 0:
+            raise InputError(f"buffer {i}: byteLength {short_text(need)} is not a count")
         if uri is None:
             if blob is None:
                 raise InputError(f"buffer {i} has no uri and the document has no binary blob")
             raw = bytes(blob)
+        elif not isinstance(uri, str):
+            raise InputError(f"buffer {i}: uri {short_text(uri)} is not a string")
         elif uri.startswith("data:"):
-            raw = base64.b64decode(uri.split(",", 1)[1])
+            raw = data_uri_bytes(uri, need, where, f"buffer {i}")
         else:
-            file = folder / unquote(uri)
-            try:
-                raw = file.read_bytes()
-            except OSError as exc:
-                raise InputError(f"buffer {i}: cannot read {file} ({exc.strerror})") from None
-        if len(raw) < int(buf.get("byteLength", 0)):
-            raise InputError(
-                f"buffer {i} holds {len(raw)} bytes, fewer than its byteLength"
-                f" {buf.get('byteLength')}"
-            )
+            file = external_path(folder, uri, where, f"buffer {i}", allow_outside)
+            raw = read_external(file, need, where, f"buffer {i}")
+        if len(raw) < need:
+            says = f"fewer than its byteLength {short_text(need)}"
+            raise InputError(f"buffer {i} holds {len(raw)} bytes, {says}")
         out.append(raw)
     return out
 
@@ -167,7 +223,7 @@ def read_accessor(data: dict, buffers: list[bytes], index: int) -> np.ndarray:
 
 def float_values(acc: dict, raw: np.ndarray) -> np.ndarray:
     """Accessor values as float64, normalised integers mapped per the glTF rules."""
-    if not acc.get("normalized"):
+    if not acc.get("normalized") or raw.dtype.kind not in "iu":
         return raw.astype(np.float64)
     info = np.iinfo(raw.dtype)
     if info.min < 0:

@@ -45,6 +45,7 @@ def read_clip(
     animation: str | int | None = None,
     fps: float | None = None,
     data: bytes | None = None,
+    allow_outside: bool | None = None,
 ) -> AnyClip:
     """Read a clip file by its suffix.
 
@@ -57,6 +58,9 @@ def read_clip(
         data: a BVH file's bytes, when the caller has read them already (a batch hashes
             them), so that it is not read twice; a glTF file is read from ``path`` (it may
             refer to files beside it).
+        allow_outside: for glTF, read buffer files outside the file's folder tree (see
+            :func:`~ikrig.io.gltf_read.read_gltf`; ``None``: the default, off unless
+            ``ikrig --allow-outside``).
 
     Raises:
         InputError: an unknown suffix, or ``animation``/``fps`` given for a BVH file.
@@ -66,7 +70,7 @@ def read_clip(
     if clip_format(path) == "gltf":
         from .gltf_read import read_gltf
 
-        return read_gltf(path, animation=animation, fps=fps)
+        return read_gltf(path, animation=animation, fps=fps, allow_outside=allow_outside)
     for name, value in (("animation", animation), ("fps", fps)):
         if value is not None:
             raise InputError(f"{os.fspath(path)}: --{name} applies to glTF files, not BVH")

@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import FileFormatError, IkrigError, InputError
 from ._gltf_json import gltf2_class
+from ._gltf_uri import data_uri_bytes, external_path, file_uri, short_text, stat_external
 from ._gltf_wdata import (
     COMPONENT_DTYPES,
     NUM_COMPONENTS,
@@ -43,14 +44,187 @@ from ._gltf_wdata import (
     pygltflib_module,
     read_accessor,
 )
+from ._gltf_wpack import REFUSED_EXTENSIONS
 
-__all__ = ["check_gltf"]
+__all__ = ["check_document", "check_gltf", "is_index"]
 
 _PATH_TYPES = {"rotation": "VEC4", "translation": "VEC3", "scale": "VEC3", "weights": "SCALAR"}
 
 
 def _index_ok(i: Any, n: int) -> bool:
     return isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n
+
+
+is_index = _index_ok
+
+
+def _field(obj: Any, key: str) -> Any:
+    """A field of a pygltflib object or a dict (``None`` when absent)."""
+    if obj is None:
+        return None
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _count(value: Any, low: int = 0) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= low
+
+
+class _Refusal:
+    """Raise the first problem of a document read from ``where``."""
+
+    def __init__(self, where: str):
+        self.where = where
+
+    def __call__(self, reason: str) -> FileFormatError:
+        return FileFormatError(self.where, None, reason)
+
+    def index(self, value: Any, n: int, what: str, table: str) -> None:
+        if not _index_ok(value, n):
+            raise self(f"{what}: {table} {short_text(value)} does not exist ({n} {table}s)")
+
+
+def _accessor_refs(doc: Any) -> list[tuple[Any, str]]:
+    """Every ``(value, what)`` the writer renumbers as an accessor index."""
+    refs: list[tuple[Any, str]] = []
+    for m, mesh in enumerate(_field(doc, "meshes") or []):
+        for p, prim in enumerate(_field(mesh, "primitives") or []):
+            what = f"mesh {m} primitive {p}"
+            attrs = _field(prim, "attributes")
+            attrs = attrs if isinstance(attrs, dict) else vars(attrs) if attrs is not None else {}
+            refs += [(v, what) for v in attrs.values() if v is not None]
+            if _field(prim, "indices") is not None:
+                refs.append((_field(prim, "indices"), what))
+            for target in _field(prim, "targets") or []:
+                refs += [(v, what) for v in (target.values() if isinstance(target, dict) else [])]
+    for k, skin in enumerate(_field(doc, "skins") or []):
+        if _field(skin, "inverseBindMatrices") is not None:
+            refs.append((_field(skin, "inverseBindMatrices"), f"skin {k} inverseBindMatrices"))
+    for a, anim in enumerate(_field(doc, "animations") or []):
+        for s, sampler in enumerate(_field(anim, "samplers") or []):
+            what = f"animation {a} sampler {s}"
+            refs += [(_field(sampler, "input"), what), (_field(sampler, "output"), what)]
+    for i, node in enumerate(_field(doc, "nodes") or []):
+        inst = (_field(node, "extensions") or {}).get("EXT_mesh_gpu_instancing") or {}
+        attrs = inst.get("attributes") if isinstance(inst, dict) else None
+        refs += [(v, f"node {i} instancing") for v in (attrs or {}).values()]
+    return refs
+
+
+def _check_buffers(doc: Any, refuse: _Refusal, folder: Path | None, allow_outside: bool) -> None:
+    for i, buf in enumerate(_field(doc, "buffers") or []):
+        length, uri = _field(buf, "byteLength"), _field(buf, "uri")
+        if not _count(length):
+            raise refuse(f"buffer {i}: byteLength {short_text(length)} is not a count")
+        if uri is not None and not isinstance(uri, str):
+            raise refuse(f"buffer {i}: uri {short_text(uri)} is not a string")
+        if isinstance(uri, str) and not file_uri(uri):
+            data_uri_bytes(uri, length, refuse.where, f"buffer {i}")
+        elif folder is not None and isinstance(uri, str):
+            file = external_path(folder, uri, refuse.where, f"buffer {i}", allow_outside)
+            stat_external(file, length, refuse.where, f"buffer {i}")
+    for i, image in enumerate(_field(doc, "images") or []):
+        uri = _field(image, "uri")
+        if uri is not None and not isinstance(uri, str):
+            raise refuse(f"image {i}: uri {short_text(uri)} is not a string")
+        if folder is not None and isinstance(uri, str) and file_uri(uri):
+            external_path(folder, uri, refuse.where, f"image {i}", allow_outside)
+
+
+def _check_layouts(doc: Any, refuse: _Refusal) -> None:
+    """bufferViews inside their buffers; accessors of known layouts with valid views."""
+    buffers, views = _field(doc, "buffers") or [], _field(doc, "bufferViews") or []
+    for i, view in enumerate(views):
+        refuse.index(_field(view, "buffer"), len(buffers), f"bufferView {i}", "buffer")
+        off, length = _field(view, "byteOffset") or 0, _field(view, "byteLength")
+        stride = _field(view, "byteStride")
+        if not (_count(off) and _count(length)):
+            raise refuse(f"bufferView {i}: byteOffset or byteLength is not a count")
+        if off + length > _field(buffers[_field(view, "buffer")], "byteLength"):
+            raise refuse(f"bufferView {i} runs past the end of its buffer")
+        if stride is not None and not (_count(stride, 1) and stride <= 252):
+            raise refuse(f"bufferView {i}: byteStride {short_text(stride)} is not in 1..252")
+    for i, acc in enumerate(_field(doc, "accessors") or []):
+        what = f"accessor {i}"
+        ctype, kind, count = (_field(acc, k) for k in ("componentType", "type", "count"))
+        if ctype not in COMPONENT_DTYPES or kind not in NUM_COMPONENTS:
+            raise refuse(f"{what}: unknown type {short_text(kind)} or componentType")
+        if not _count(count) or not _count(_field(acc, "byteOffset") or 0):
+            raise refuse(f"{what}: count or byteOffset is not a count")
+        if _field(acc, "bufferView") is not None:
+            refuse.index(_field(acc, "bufferView"), len(views), what, "bufferView")
+            stride = _field(views[_field(acc, "bufferView")], "byteStride")
+            size = element_size({"componentType": ctype, "type": kind})
+            if stride is not None and stride < size:
+                raise refuse(f"{what}: byteStride {stride} is less than its {size}-byte elements")
+        sparse = _field(acc, "sparse")
+        if sparse is not None:
+            ind, val = _field(sparse, "indices"), _field(sparse, "values")
+            if not _count(_field(sparse, "count"), 1) or _field(sparse, "count") > count:
+                raise refuse(f"{what}: sparse count is not in 1..{short_text(count)}")
+            if ind is None or val is None or _field(ind, "componentType") not in (5121, 5123, 5125):
+                raise refuse(f"{what}: sparse indices or values missing or of a bad type")
+            for part in (ind, val):
+                refuse.index(_field(part, "bufferView"), len(views), f"{what} sparse", "bufferView")
+                if not _count(_field(part, "byteOffset") or 0):
+                    raise refuse(f"{what}: sparse byteOffset is not a count")
+    for i, image in enumerate(_field(doc, "images") or []):
+        if _field(image, "bufferView") is not None:
+            refuse.index(_field(image, "bufferView"), len(views), f"image {i}", "bufferView")
+
+
+ZERO_FILL_BYTES = 1 << 24
+"""An accessor without bufferView (zeros, maybe sparse) may take this many bytes plus four
+times the bytes of the document's buffers; a larger ``count`` is refused before anything is
+allocated (a few bytes of JSON cannot ask for gigabytes)."""
+
+
+def zero_fill_problem(doc: Any, count: int, item_bytes: int) -> str | None:
+    """Why ``count`` zero elements of ``item_bytes`` each are too many for ``doc``, or
+    ``None`` (see :data:`ZERO_FILL_BYTES`)."""
+    sizes = [_field(b, "byteLength") for b in _field(doc, "buffers") or []]
+    limit = ZERO_FILL_BYTES + 4 * sum(s for s in sizes if _count(s))
+    if count * item_bytes > limit:
+        return f"count {short_text(count)} without bufferView asks for more than {limit} bytes"
+    return None
+
+
+def check_document(
+    doc: Any,
+    where: str,
+    folder: Path | None = None,
+    allow_outside: bool = False,
+) -> None:
+    """Refuse, on reading, a document the glTF writer could not write back: every index the
+    writer follows (accessors, bufferViews, buffers, samplers) valid and of the right type,
+    every count a non-negative integer, bufferViews inside their buffers, every accessor of
+    a known layout, buffer files (and image files) inside ``folder`` unless
+    ``allow_outside``, present, regular and long enough (see :mod:`ikrig.io._gltf_uri`),
+    no extension the writer refuses. Linear in the document's size; reads no buffer data.
+
+    Raises:
+        FileFormatError: the first problem found, naming ``where`` (the file).
+    """
+    refuse = _Refusal(where)
+    used = _field(doc, "extensionsUsed") or []
+    refused = sorted(set(e for e in used if isinstance(e, str)) & REFUSED_EXTENSIONS)
+    if refused:
+        raise refuse(f"uses {refused[0]}, which ikrig cannot write back; not read")
+    _check_buffers(doc, refuse, folder, allow_outside)
+    _check_layouts(doc, refuse)
+    n_acc = len(_field(doc, "accessors") or [])
+    for value, what in _accessor_refs(doc):
+        refuse.index(value, n_acc, what, "accessor")
+    nodes = len(_field(doc, "nodes") or [])
+    for a, anim in enumerate(_field(doc, "animations") or []):
+        samplers = _field(anim, "samplers") or []
+        for c, ch in enumerate(_field(anim, "channels") or []):
+            what = f"animation {a} channel {c}"
+            refuse.index(_field(ch, "sampler"), len(samplers), what, "sampler")
+            target = _field(ch, "target")
+            if target is None:
+                raise refuse(f"{what} has no target")
+            if _field(target, "node") is not None:
+                refuse.index(_field(target, "node"), nodes, what, "node")
 
 
 def _check_views(data: dict, sizes: list[int], out: list[str]) -> None:
@@ -106,7 +280,12 @@ def _check_accessor(data: dict, i: int, acc: dict, out: list[str]) -> bool:
         if key in acc and len(acc[key]) != n:
             out.append(f"accessor {i}: {key} has {len(acc[key])} values for {n} components")
     ok = True
-    if acc.get("bufferView") is not None:
+    if acc.get("bufferView") is None:
+        problem = zero_fill_problem(data, count, element_size(acc))
+        if problem:
+            out.append(f"accessor {i}: {problem}")
+            return False
+    else:
         problem = _fits(
             data, acc["bufferView"], acc.get("byteOffset", 0), count, acc, f"accessor {i}"
         )
@@ -296,7 +475,7 @@ def check_gltf(document: Any) -> list[str]:
     out: list[str] = []
     try:
         buffers = buffer_bytes(document, data, document_folder(document, path))
-    except InputError as exc:
+    except IkrigError as exc:
         out.append(str(exc))
         buffers = []
     sizes = [b.get("byteLength", 0) for b in data.get("buffers", [])]

@@ -38,6 +38,8 @@ class GltfClip:
         root_world: ``(4, 4)`` float64 world matrix of the root joint's parent node (at rest).
         quirks: one short sentence per thing found in the file and handled.
         path: the file read, if any.
+        allow_outside: its buffer files may lie outside its folder (the reader's
+            ``allow_outside``); the writer reads them again under the same rule.
     """
 
     document: Any
@@ -49,6 +51,7 @@ class GltfClip:
     root_world: np.ndarray
     quirks: tuple[str, ...] = ()
     path: str | None = None
+    allow_outside: bool = False
 
     @property
     def skeleton(self) -> Skeleton:

@@ -62,8 +62,10 @@ from ._gltf_nodes import (
     trs_matrix,
     unique_names,
 )
-from ._gltf_sample import sample, time_grid
+from ._gltf_sample import grid_problem, sample, time_grid
 from ._gltf_skin import SkinnedMesh, skin_matrices, skin_vertices, skinned_meshes
+from ._gltf_uri import outside_allowed, short_text
+from .gltf_check import check_document, is_index
 from .gltf_clip import GltfClip
 
 __all__ = [
@@ -81,24 +83,31 @@ SCALE_SPREAD_QUIET = 1e-5
 (float32 noise in exports reaches a few 1e-6)."""
 SCALE_SPREAD_ERROR = 1e-3
 """Relative spread above which a scale is refused as non-uniform."""
+SCALE_RANGE = (1e-6, 1e6)
+"""Node scale components outside this range are refused (a top node scaled by 1e-300 leaves
+nothing of the rotations below it in float64)."""
 
 
 def list_animations(
-    source: str | os.PathLike | GltfClip,
+    source: str | os.PathLike | GltfClip, allow_outside: bool | None = None
 ) -> list[tuple[int, str, float, float]]:
     """The animations of a glTF file (a path, or a :class:`GltfClip` already read, whose
     document is not parsed again): ``(index, name, first key s, last key s)`` each.
 
     Unnamed animations are listed as ``animation<index>`` (a name :func:`read_gltf` accepts).
+    ``allow_outside`` as for :func:`read_gltf`.
 
     Raises:
         FileFormatError: missing or unreadable file, broken accessors.
         InputError: pygltflib is not installed.
     """
     if isinstance(source, GltfClip):
-        return animation_ranges(source.document, Buffers(source.document, source.path))
+        bufs = Buffers(source.document, source.path, source.allow_outside)
+        return animation_ranges(source.document, bufs)
     doc = load_document(source)
-    return animation_ranges(doc, Buffers(doc, source))
+    bufs = Buffers(doc, source, outside_allowed(allow_outside))
+    check_document(doc, bufs.path, bufs.base, bufs.allow_outside)
+    return animation_ranges(doc, bufs)
 
 
 def read_gltf(
@@ -106,6 +115,7 @@ def read_gltf(
     animation: str | int | None = None,
     fps: float | None = None,
     skin: str | int | None = None,
+    allow_outside: bool | None = None,
 ) -> GltfClip:
     """Read one skin and one animation of a ``.glb``/``.gltf`` file.
 
@@ -118,6 +128,11 @@ def read_gltf(
             else about 30 fps, adjusted so that the last key falls on a frame.
         skin: index or name; ``None``: the skin with the most joints (noted in ``quirks``
             when there are several).
+        allow_outside: read buffer files a ``.gltf`` names outside its own folder tree
+            (``..``, absolute paths, symbolic links leading out). Off by default, so that a
+            downloaded file cannot read (and a writer copy) the user's other files; ``None``:
+            the default, which ``ikrig --allow-outside`` (or
+            :func:`ikrig.io.files_outside_allowed`) turns on.
 
     Returns:
         A :class:`GltfClip` whose ``motion`` has batch ``(F,)``, ``times (F,)`` seconds.
@@ -129,7 +144,9 @@ def read_gltf(
             mirrored node matrix, a bad ``fps``, pygltflib not installed.
     """
     doc = load_document(path)
-    return clip_from_document(doc, animation=animation, fps=fps, skin=skin, path=path)
+    return clip_from_document(
+        doc, animation=animation, fps=fps, skin=skin, path=path, allow_outside=allow_outside
+    )
 
 
 def clip_from_document(
@@ -138,16 +155,41 @@ def clip_from_document(
     fps: float | None = None,
     skin: str | int | None = None,
     path: str | os.PathLike | None = None,
+    allow_outside: bool | None = None,
 ) -> GltfClip:
     """:func:`read_gltf` on a ``pygltflib.GLTF2`` already in memory (``path`` locates
     external buffers and names the file in messages)."""
     where = "<document>" if path is None else os.fspath(path)
+    with np.errstate(all="ignore"):  # overflows in hostile files end in a checked error
+        try:
+            return _clip_from_document(doc, animation, fps, skin, path, allow_outside)
+        except InputError as exc:
+            if str(exc).startswith(f"{where}: "):
+                raise
+            raise InputError(f"{where}: {_cut(str(exc))}") from None
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _clip_from_document(
+    doc: Any,
+    animation: str | int | None = None,
+    fps: float | None = None,
+    skin: str | int | None = None,
+    path: str | os.PathLike | None = None,
+    allow_outside: bool | None = None,
+) -> GltfClip:
+    where = "<document>" if path is None else os.fspath(path)
     if fps is not None and (
         isinstance(fps, bool) or not isinstance(fps, numbers.Real) or not 0 < fps < np.inf
     ):
-        raise InputError(f"fps: expected a finite number > 0, got {fps!r}")
+        raise InputError(f"fps: expected a finite number > 0, got {short_text(fps)}")
     fps = None if fps is None else float(fps)
-    bufs = Buffers(doc, path)
+    allow_outside = outside_allowed(allow_outside)
+    bufs = Buffers(doc, path, allow_outside)
+    check_document(doc, bufs.path, bufs.base if path is not None else None, allow_outside)
     quirks: list[str] = []
     parents, children = node_tree(doc, bufs.fail)
     skin_index, note = pick_skin(doc, skin, where)
@@ -156,7 +198,8 @@ def clip_from_document(
     nodes, root = skeleton_nodes(parents, children, joints)
     if root is None:
         raise InputError(f"{where}: skin {skin_index}'s joints lie in separate node trees")
-    extra = [k for k in nodes if k not in set(joints)]
+    joint_set = set(joints)
+    extra = [k for k in nodes if k not in joint_set]
     if extra:
         quirks.append(
             f"{len(extra)} non-joint node(s) between skin joints added to the skeleton:"
@@ -216,6 +259,7 @@ def clip_from_document(
         root_world=root_world,
         quirks=tuple(quirks),
         path=None if path is None else os.fspath(path),
+        allow_outside=allow_outside,
     )
 
 
@@ -262,8 +306,8 @@ def _skin_joints(doc: Any, skin_index: int, fail) -> list[int]:
     if not joints:
         raise fail(f"skin {skin_index} has no joints")
     for j in joints:
-        if not isinstance(j, int) or not 0 <= j < n:
-            raise fail(f"skin {skin_index} has joint {j!r}, not a node index")
+        if not is_index(j, n):
+            raise fail(f"skin {skin_index} has joint {short_text(j)}, not a node index")
     if len(set(joints)) != len(joints):
         raise fail(f"skin {skin_index} lists a joint twice")
     return joints
@@ -280,10 +324,20 @@ def _animate(doc, bufs, anim_index, fps, chain_above, quirks):
     NaN where a node has no channel for that path."""
     chain, n_above = chain_above
     found, key_sets = channels(doc, bufs, anim_index)
+    problem = grid_problem(key_sets, fps, len(chain))
+    if problem:
+        raise bufs.fail(problem)
     times, frame_time, own = time_grid(key_sets, fps)
+    if len(times) > 1 and not (np.diff(times.astype(np.float32)) > 0).all():
+        raise bufs.fail(
+            f"key times up to {times[-1]:.6g} s cannot hold frames {frame_time:.3g} s apart"
+            " in float32"
+        )
     name = get(doc.animations[anim_index], "name") or f"animation{anim_index}"
     if times[0] != 0:
-        quirks.append(f"animation {name!r} starts at {times[0]:.6g} s; times kept on its clock")
+        quirks.append(
+            f"animation {short_text(name)} starts at {times[0]:.6g} s; times kept on its clock"
+        )
     if fps is None:
         rate = "the keys' own rate" if own else "about 30 fps (keys not uniformly spaced)"
         quirks.append(f"sampled at {rate}: {len(times)} frames of {frame_time:.6g} s")
@@ -322,6 +376,14 @@ def _check_scales(doc, chain_above, s_all, where, quirks) -> None:
     """Refuse non-uniform, zero or negative scales; note near-uniform ones and uniform
     joint scales other than 1. ``s_all: (F, K, 3)`` over the chain nodes."""
     chain, n_above = chain_above
+    absurd = ((s_all < SCALE_RANGE[0]) | (s_all > SCALE_RANGE[1])).any(axis=(0, 2))
+    absurd &= (s_all > 0).all(axis=(0, 2))
+    if absurd.any():
+        k = chain[int(np.argmax(absurd))]
+        raise InputError(
+            f"{where}: scale of node {node_label(doc.nodes[k], k)} outside"
+            f" {SCALE_RANGE[0]:g}..{SCALE_RANGE[1]:g}; ikrig cannot keep its rotations exact"
+        )
     bad = (s_all <= 0).any(axis=(0, 2))
     if bad.any():
         label = node_label(doc.nodes[chain[int(np.argmax(bad))]], chain[int(np.argmax(bad))])

@@ -47,7 +47,7 @@ import numpy as np
 
 from .._files import write_bytes
 from ..errors import InputError
-from ..math.quat import quat_conj, quat_mul, quat_normalize, quat_to_matrix
+from ..math.quat import quat_conj, quat_from_matrix, quat_mul, quat_normalize, quat_to_matrix
 from ..pose import Motion
 from ._gltf_sample import sample
 from ._gltf_wdata import (
@@ -140,6 +140,42 @@ def _parent_world(data: dict, node: int) -> np.ndarray:
     return m
 
 
+def _ancestors(data: dict, node: int) -> list[int]:
+    """The nodes above ``node``, its parent first."""
+    parent_of = {c: i for i, n in enumerate(data.get("nodes", [])) for c in n.get("children", [])}
+    out: list[int] = []
+    p = parent_of.get(node)
+    while p is not None and len(out) <= len(parent_of):
+        out.append(p)
+        p = parent_of.get(p)
+    return out
+
+
+def _root_parent_world(clip: GltfClip, data: dict, tracks: dict, F: int) -> np.ndarray:
+    """``(F, 4, 4)`` world matrices of the root joint's parent at each frame: the clip's
+    rest ``root_world``, or, when the animation moves nodes above the skeleton (an armature
+    carrying root motion), those nodes' sampled transforms. The reader baked that motion
+    into joint 0; the writer keeps their channels and solves joint 0 against them, so the
+    motion is applied once."""
+    above = _ancestors(data, clip.joint_nodes[0])
+    if not any((n, p) in tracks for n in above for p in ("translation", "rotation", "scale")):
+        return np.broadcast_to(np.asarray(clip.root_world, dtype=np.float64), (F, 4, 4))
+    world = np.broadcast_to(np.eye(4), (F, 4, 4))
+    for n in reversed(above):
+        t, q, s = node_trs(data["nodes"][n])
+        t = tracks.get((n, "translation"), np.broadcast_to(t, (F, 3)))
+        q = tracks.get((n, "rotation"), np.broadcast_to(q, (F, 4)))
+        s = tracks.get((n, "scale"), np.broadcast_to(s, (F, 3)))
+        world = world @ _matrices(t, q, s)
+    return world
+
+
+def _rotations(m: np.ndarray) -> np.ndarray:
+    """``(F, 4)`` rotations of ``(F, 4, 4)`` matrices with uniform positive scales."""
+    lin = m[:, :3, :3]
+    return quat_from_matrix(lin / np.linalg.norm(lin, axis=1, keepdims=True))
+
+
 def _matrices(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
     """``(F, 4, 4)`` matrices ``T R S`` from ``t (F, 3)``, ``q (F, 4)``, ``s (F, 3)``."""
     m = np.zeros(t.shape[:-1] + (4, 4))
@@ -172,9 +208,11 @@ def _local_trs(clip: GltfClip, motion: Motion, data: dict, tracks: dict, skin_jo
         rest_t, rest_q, rest_s = node_trs(data["nodes"][node])
         if p >= 0:
             above = world[:, p]
+        elif j == 0:
+            above = _root_parent_world(clip, data, tracks, F)
+            rot[:, j] = quat_mul(quat_conj(_rotations(above)), rot[:, j])
         else:
-            root_world = clip.root_world if j == 0 else _parent_world(data, node)
-            above = np.broadcast_to(np.asarray(root_world, dtype=np.float64), (F, 4, 4))
+            above = np.broadcast_to(_parent_world(data, node), (F, 4, 4))
             rot[:, j] = quat_mul(quat_conj(decompose(above[0])[1]), rot[:, j])
         scale = tracks.get((node, "scale"), np.broadcast_to(rest_s, (F, 3)))
         lin_inv = np.linalg.inv(above[:, :3, :3])
@@ -224,7 +262,8 @@ def animated_document(
         raise InputError(f"clip: expected a GltfClip, got {type(clip).__name__}")
     motion, times = _motion_and_times(clip, motion, times)
     data = document_json(clip.document)
-    buffers = buffer_bytes(clip.document, data, document_folder(clip.document, clip.path))
+    folder = document_folder(clip.document, clip.path)
+    buffers = buffer_bytes(clip.document, data, folder, clip.allow_outside, clip.path)
     skins = data.get("skins", [])
     if not 0 <= clip.skin < len(skins):
         raise InputError(f"clip.skin {clip.skin}: the document has {len(skins)} skins")
@@ -237,7 +276,8 @@ def animated_document(
     else:
         anim = anims[clip.animation]
         old = json.loads(json.dumps(anim))
-    tracks = _tracks(data, buffers, old, set(clip.joint_nodes), times)
+    above = set(_ancestors(data, clip.joint_nodes[0]))
+    tracks = _tracks(data, buffers, old, set(clip.joint_nodes) | above, times)
     rot, pos, written = _local_trs(clip, motion, data, tracks, skin_joints)
     keep, had_translation = [], set()
     for ch in old["channels"]:
@@ -331,11 +371,11 @@ def _file_uri(uri: Any) -> bool:
 
 def _input_files(clip: GltfClip, folder: Path) -> tuple[list[Path], list[Path]]:
     """The input's external ``(buffer files, image files)``."""
-    data = document_json(clip.document)
     found = []
     for key in ("buffers", "images"):
-        uris = [item.get("uri") for item in data.get(key, [])]
-        found.append([folder / unquote(u) for u in uris if _file_uri(u)])
+        items = getattr(clip.document, key, None) or []
+        uris = [item.get("uri") if isinstance(item, dict) else item.uri for item in items]
+        found.append([folder / unquote(u) for u in uris if isinstance(u, str) and _file_uri(u)])
     return found[0], found[1]
 
 

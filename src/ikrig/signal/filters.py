@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._numba import NUMPY_ERRORS, njit, notify_compiling
+from ..errors import InputError
 
 
 def zero_lag_smooth(x: ArrayLike, radius: int) -> np.ndarray:
@@ -24,13 +25,34 @@ def zero_lag_smooth(x: ArrayLike, radius: int) -> np.ndarray:
     first order in the velocity). ``radius < 1`` returns a copy.
     """
     x = np.array(x, dtype=np.float64, order="C")
-    r = int(radius)
+    r = check_radius(radius)
     if r < 1 or len(x) == 0:
         return x
     out = np.empty(x.shape)
     notify_compiling()
     smooth_rows(_rows(x), hann_window(r), _rows(out))
     return out
+
+
+MAX_RADIUS = 100_000
+"""The widest smoothing window, in frames either side (a frame time near 0 asks for
+windows of billions of frames)."""
+
+
+def check_radius(radius: float) -> int:
+    """``radius`` as whole frames, checked to be finite and at most :data:`MAX_RADIUS`.
+
+    Raises:
+        InputError: a NaN, infinite or too large radius (one line: the frame time is
+            likely too small).
+    """
+    r = float(radius)
+    if not r <= MAX_RADIUS:
+        raise InputError(
+            f"smoothing window of {r:.3g} frames either side (at most {MAX_RADIUS}): the"
+            " clip's frame time is too small"
+        )
+    return int(r)
 
 
 def _rows(x: np.ndarray) -> np.ndarray:
@@ -41,7 +63,12 @@ def _rows(x: np.ndarray) -> np.ndarray:
 
 @functools.lru_cache(maxsize=64)
 def hann_window(radius: int) -> np.ndarray:
-    """The ``2 radius + 1`` weights of :func:`zero_lag_smooth` (read-only), summing to 1."""
+    """The ``2 radius + 1`` weights of :func:`zero_lag_smooth` (read-only), summing to 1.
+
+    Raises:
+        InputError: ``radius`` beyond :data:`MAX_RADIUS` (see :func:`check_radius`).
+    """
+    radius = check_radius(radius)
     w = np.cos(0.5 * np.pi * np.arange(-radius, radius + 1) / (radius + 1)) ** 2
     w /= w.sum()
     w.flags.writeable = False
