@@ -366,3 +366,33 @@ def test_warnings_other_than_ours_are_shown_once_after_the_run(capsys):
     assert [str(w.message) for w in rec] == ["something else"]
     err = capsys.readouterr().err
     assert err.count("ikrig: warning: the clip's floor is far") == 1
+
+
+def _zero_leg_bvh(path):
+    """A BVH whose named legs have no length at rest (every offset 0)."""
+
+    def leg(side):
+        chain = ""
+        for name in reversed((f"{side}UpLeg", f"{side}Leg", f"{side}Foot")):
+            inner = chain or "End Site\n{\nOFFSET 0 0 0\n}\n"
+            channels = "CHANNELS 3 Zrotation Xrotation Yrotation"
+            chain = f"JOINT {name}\n{{\nOFFSET 0 0 0\n{channels}\n{inner}}}\n"
+        return chain
+
+    frames = "\n".join(" ".join(["0"] * 24) for _ in range(3))
+    path.write_text(
+        "HIERARCHY\nROOT Hips\n{\nOFFSET 0 0 0\n"
+        "CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+        f"{leg('Left')}{leg('Right')}}}\nMOTION\nFrames: 3\nFrame Time: 0.0333333\n{frames}\n"
+    )
+    return path
+
+
+def test_foot_names_the_clip_when_its_legs_cannot_be_placed(tmp_path):
+    """Issue 35: an error about the clip found while placing it (a zero leg length) names
+    the file, in one line, and nothing is written."""
+    clip = _zero_leg_bvh(tmp_path / "zero.bvh")
+    out = tmp_path / "out.bvh"
+    r = invoke("foot", clip, "-g", "flat", "-o", out)
+    one_error_line(r, "zero.bvh", "zero leg length")
+    assert not out.exists()

@@ -11,6 +11,7 @@ traceback instead.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -42,7 +43,7 @@ from .cli_common import (
     standing_options,
     y_up_motion,
 )
-from .errors import IkrigError
+from .errors import IkrigError, InputError
 from .placement import DEFAULT_PLACEMENT, FootPlacement, clip_with_time
 
 
@@ -311,7 +312,7 @@ def foot(
     compile_ahead(modes)  # a first run: on the second core
     clip = clip_with_time(input_path, animation)
     up, motion = y_up_motion(clip.motion, placement.up)
-    with echo_warnings():
+    with echo_warnings(), _naming(input_path, ground_spec):
         report, table = run_foot(
             motion,
             ground_spec,
@@ -336,6 +337,19 @@ def foot(
 
         write_before_after_gif(result, source, ground, gif_path)
         click.echo(f"wrote {gif_path} (before/after)")
+
+
+@contextlib.contextmanager
+def _naming(input_path: str, ground_spec: str):
+    """Errors about the clip found while placing it (no legs, a zero leg length) name its
+    file, unless they name one of the command's files already."""
+    try:
+        yield
+    except InputError as exc:
+        msg = str(exc)
+        if any(Path(p).name in msg for p in (input_path, ground_spec)):
+            raise
+        raise InputError(f"{input_path}: {msg}") from None
 
 
 def run_foot(
