@@ -7,9 +7,19 @@ identity parent, rest rotations, free constraints and limits, default goal weigh
 rotations) is read-only when made for a call too. So a call with constraints, a parent
 rotation, limits, goal weights, rotation targets, read-only arrays or coordinates that
 need rescaling runs the specialisation a plain call made.
+
+Each check counts the specialisations of one Python process, so it runs in a fresh one
+(:func:`_in_a_fresh_process`): in a shared test worker, another test may have compiled a
+kernel for other types first, and the count would depend on the order the tests ran in
+(issue 36: the suite failed once in three fresh setups).
 """
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,8 +89,38 @@ def signatures(kernels):
     return [set(k.signatures) for k in kernels]
 
 
+def _in_a_fresh_process(check: str, *args: str) -> None:
+    """Run ``check(*args)`` of this module in a new Python process (one whose kernels only
+    it compiles or loads); fails with its error."""
+    here = Path(__file__).resolve().parent
+    code = (
+        f"import sys; sys.path.insert(0, {str(here)!r}); import test_kernel_types as t; "
+        f"t.{check}(*{args!r})"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ),
+        timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+@pytest.mark.compile
 @pytest.mark.parametrize("name", KERNELS)
 def test_every_kind_of_position_level_call_shares_one_specialisation(name):
+    _in_a_fresh_process("check_position_level_calls", name)
+
+
+@pytest.mark.compile
+def test_ccd_2d_limits_and_read_only_inputs_share_one_specialisation():
+    _in_a_fresh_process("check_ccd_2d_calls")
+
+
+@pytest.mark.compile
+def test_pose_level_calls_share_the_position_level_specialisations():
+    _in_a_fresh_process("check_pose_level_calls")
+
+
+def check_position_level_calls(name):
     todo = calls(name)
     for call in todo:  # compile (or load) whatever the calls need
         call()
@@ -91,7 +131,7 @@ def test_every_kind_of_position_level_call_shares_one_specialisation(name):
     assert signatures(KERNELS[name]) == first
 
 
-def test_ccd_2d_limits_and_read_only_inputs_share_one_specialisation():
+def check_ccd_2d_calls():
     p, t = CHAIN[:, :2].copy(), TARGETS[:, :2].copy()
     todo = [
         lambda: ccd_2d(p, t),
@@ -104,7 +144,7 @@ def test_ccd_2d_limits_and_read_only_inputs_share_one_specialisation():
     assert len(K2.ccd2d_kernel.signatures) == 1
 
 
-def test_pose_level_calls_share_the_position_level_specialisations():
+def check_pose_level_calls():
     sk = Skeleton(("a", "b", "c", "d"), [-1, 0, 1, 2], np.diff(CHAIN, axis=0, prepend=0.0))
     motion = Motion.rest(sk)
     chain = Chain.between(sk, "a", "d")
