@@ -428,7 +428,7 @@ def test_batch_errors_before_any_work(tmp_path):
     r = CliRunner().invoke(main, ["batch", str(tmp_path / "none"), "-g", "flat", "-o", "o"])
     assert r.exit_code == 2 and "no such file, folder or matching pattern" in r.output
     r = CliRunner().invoke(main, ["batch", str(tmp_path), "-g", "nowhere", "-o", "o"])
-    assert r.exit_code == 2 and "neither a built-in ground" in r.output
+    assert r.exit_code == 2 and "no built-in ground" in r.output
 
 
 @pytest.mark.compile  # a worker process loads the compiled kernels

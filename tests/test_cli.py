@@ -208,7 +208,22 @@ def test_foot_needs_a_ground_and_demo_says_its_default(clip, tmp_path, no_solve)
     assert "--ground TEXT" in text and "[required]" in text.split("--ground TEXT")[1][:120]
     one_error_line(
         invoke("foot", clip, "-g", tmp_path / "none.obj", "-o", tmp_path / "b.bvh"),
-        "neither a built-in ground",
+        "no such file",
+        "none.obj",
+    )
+
+
+def test_ground_names_take_any_case_and_suggest_the_nearest(clip, tmp_path):
+    """Issue 36's small traps: ``-g Stairs`` is the built-in stairs; a misspelt name gets a
+    did-you-mean; the datum line says where the ground's zero went, not a 'raise'."""
+    r = invoke("foot", clip, "-g", "Stairs", "-o", tmp_path / "b.bvh")
+    assert r.exit_code == 0, r.output
+    assert "datum: clip (the ground's y = 0 is put at the clip's floor" in r.output
+    assert "raised by" not in r.output
+    one_error_line(
+        invoke("foot", clip, "-g", "stiars", "-o", tmp_path / "c.bvh"),
+        "'stiars' is no built-in ground",
+        "did you mean 'stairs'?",
     )
 
 

@@ -180,16 +180,9 @@ def check_outputs(
 def ground_input(spec: str) -> str | None:
     """The mesh file a ground spec names (None for a built-in ground); an error, before any
     work, when it is neither."""
-    from .ground import GROUND_NAMES
+    from .ground import ground_file
 
-    if spec in GROUND_NAMES:
-        return None
-    if not os.path.isfile(spec):
-        raise InputError(
-            f"ground: {spec!r} is neither a built-in ground ({', '.join(GROUND_NAMES)})"
-            " nor a mesh file"
-        )
-    return spec
+    return ground_file(spec)
 
 
 @contextmanager
@@ -233,7 +226,6 @@ def datum_line(datum: dict) -> str:
     """The printed line saying how the ground met the clip."""
     if datum["kind"] == "clip":
         return (
-            f"datum: clip (the ground's y = 0 is the clip's floor, y = {datum['floor']:.6g};"
-            f" the ground is raised by {datum['offset']:.6g})"
+            f"datum: clip (the ground's y = 0 is put at the clip's floor, y = {datum['floor']:.6g})"
         )
     return f"datum: absolute (the ground as given; the clip's floor is at y = {datum['floor']:.6g})"

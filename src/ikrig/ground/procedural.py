@@ -27,6 +27,7 @@ with no ground (misses) outside it.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from typing import Any
@@ -383,7 +384,8 @@ def load_ground(
     """A built-in ground by name, or a mesh file as a :class:`~ikrig.ground.MeshGround`.
 
     Args:
-        name_or_path: one of :data:`GROUND_NAMES` (names win over files of the same name),
+        name_or_path: one of :data:`GROUND_NAMES`, in any case (names win over files of the
+            same name),
             or the path of a mesh file (OBJ, STL, PLY, GLB, ...) read with trimesh. A file is
             used as given, in the clip's world coordinates and units; ``path_xz``,
             ``leg_length``, ``floor_height`` and ``seed`` then play no part.
@@ -393,20 +395,44 @@ def load_ground(
             :meth:`MeshGround.load`). Built-in grounds are made in the Y-up world (no turn).
 
     Raises:
-        InputError: neither a built-in name nor an existing file; ``up`` not an up axis.
+        InputError: neither a built-in name (the nearest one suggested) nor an existing
+            file (a missing file named as such); ``up`` not an up axis.
         IkrigError / FileFormatError: see :meth:`MeshGround.load`.
     """
     check_up(up)
-    if isinstance(name_or_path, str) and name_or_path in GROUND_NAMES:
-        return make_ground(name_or_path, path_xz, leg_length, seed=seed, floor_height=floor_height)
+    path = ground_file(name_or_path)
+    if path is None:
+        name = str(name_or_path).strip().lower()
+        return make_ground(name, path_xz, leg_length, seed=seed, floor_height=floor_height)
+    return MeshGround.load(path, up=up)
+
+
+def ground_file(name_or_path: Any) -> str | None:
+    """None for a built-in ground's name (:data:`GROUND_NAMES`, in any case), else the mesh
+    file ``name_or_path`` names.
+
+    Raises:
+        InputError: neither: a missing file is named as such, an unknown name gets the names
+            and the nearest one.
+    """
+    if isinstance(name_or_path, str) and name_or_path.strip().lower() in GROUND_NAMES:
+        return None
     try:
         path = os.fspath(name_or_path)
     except TypeError:
         raise InputError(
             f"ground: expected a name in {GROUND_NAMES} or a mesh file path, got {name_or_path!r}"
         ) from None
-    if not os.path.exists(path):
-        raise InputError(
-            f"ground: {path!r} is neither a built-in ground {GROUND_NAMES} nor an existing file"
-        )
-    return MeshGround.load(path, up=up)
+    if not os.path.isfile(path):
+        raise InputError(_no_ground(path))
+    return path
+
+
+def _no_ground(path: str) -> str:
+    """The error for a ground that is no built-in name and no file: a missing file when it
+    looks like one (a suffix or a folder), else the names, with the nearest one."""
+    if os.path.splitext(path)[1] or os.sep in path or "/" in path:
+        return f"ground: no such file {path!r}"
+    near = difflib.get_close_matches(path.lower(), GROUND_NAMES, n=1)
+    hint = f"; did you mean {near[0]!r}?" if near else ""
+    return f"ground: {path!r} is no built-in ground ({', '.join(GROUND_NAMES)}){hint}"
