@@ -282,6 +282,39 @@ def test_killed_batch_resumes_and_does_each_clip_once(reference, tmp_path):
 
 
 @pytest.mark.compile  # worker processes load the compiled kernels
+def test_ctrl_c_says_how_far_it_got_and_a_rerun_resumes(reference, tmp_path):
+    """Issue 36: Ctrl-C (SIGINT to the terminal's process group) ends the batch with one
+    line, how many clips it did and how to go on (exit 130), no lock file is left behind,
+    and the same command does the rest."""
+    lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
+    reference = dict(reference)
+    (lib / "more").mkdir()
+    for i in range(40):  # more clips than two workers finish before the interrupt
+        shutil.copyfile(lib / "walk_back.bvh", lib / "more" / f"walk_back_{i}.bvh")
+        reference[f"more/walk_back_{i}.bvh"] = reference["walk_back.bvh"]
+    code = "import sys; from ikrig.cli import main; sys.exit(main())"
+    cmd = [sys.executable, "-c", code, "batch", str(lib), *ARGS, "-o", str(out), "-q"]
+    proc = subprocess.Popen(
+        cmd + ["--jobs", "2"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True, text=True,
+    )  # fmt: skip
+    _wait_for_ok(out, proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 130, err
+    assert len(lines) == 1 and "run the same command to resume" in lines[0], err
+    assert "interrupted: " in lines[0] and f"of {len(reference) + len(BAD)} clips" in lines[0]
+    assert not (out / ".ikrig_batch.lock").exists()
+    first = {e["relative"] for e in manifest(out) if e["status"] == "ok"}
+    assert 0 < len(first) < len(reference), "the batch was not interrupted midway"
+    r = invoke("batch", lib, *ARGS, "-o", out, "--jobs", 2, "-q")
+    assert f"skipped (already done): {len(first)}" in r.output
+    check_complete(out, reference)
+    assert not (out / ".ikrig_batch.lock").exists()
+
+
+@pytest.mark.compile  # worker processes load the compiled kernels
 def test_dask_cluster_survives_a_killed_worker(reference, tmp_path):
     distributed = pytest.importorskip("distributed")
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"

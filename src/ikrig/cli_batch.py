@@ -7,6 +7,7 @@ import os
 import click
 
 from .batch import (
+    BatchInterrupted,
     BatchSettings,
     FootJob,
     default_jobs,
@@ -110,7 +111,11 @@ def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
         else f"{settings.jobs} local process" + "es" * (settings.jobs > 1)
     )
     click.echo(f"batch: {len(clips)} clips, ground {ground_spec}, mode {mode}, on {where}")
-    summary = run_batch(clips, job, settings)
+    try:
+        summary = run_batch(clips, job, settings)
+    except BatchInterrupted as exc:
+        click.echo(f"ikrig: {exc}", err=True)
+        ctx.exit(130)
     click.echo(summary_table(summary))
     if report_path:
         json_path, csv_path = write_report(report_path, summary)

@@ -10,11 +10,13 @@
 from .inputs import ClipPath, expand_inputs
 from .job import ClipOutcome, ClipTask, FootJob, run_clip
 from .manifest import MANIFEST_NAME, Manifest
-from .run import BatchSettings, default_jobs, legs_map, run_batch
+from .run import LOCK_NAME, BatchInterrupted, BatchSettings, default_jobs, legs_map, run_batch
 from .summary import batch_summary, summary_table, write_report
 
 __all__ = [
+    "LOCK_NAME",
     "MANIFEST_NAME",
+    "BatchInterrupted",
     "BatchSettings",
     "ClipOutcome",
     "ClipPath",

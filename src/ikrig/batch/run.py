@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .._files import sync_files
-from ..errors import InputError
+from ..errors import IkrigError, InputError
 from .inputs import ClipPath
 from .job import (
     ClipOutcome,
@@ -68,21 +68,53 @@ def _legs_for(legs: str | dict[str, str] | None, relative: str) -> str | None:
     return None
 
 
+LOCK_NAME = ".ikrig_batch.lock"
+"""The lock file a running batch holds in its output folder (removed when it ends)."""
+
+
+class BatchInterrupted(IkrigError):
+    """The batch was interrupted (Ctrl-C); the message says how far it got and how to go
+    on. Every clip it finished is recorded, so the same command resumes."""
+
+
 @contextmanager
 def _locked(out_dir: Path) -> Iterator[int | None]:
     """One batch at a time per output folder (released by the OS if the batch is killed);
-    yields the lock's file descriptor (None where there is no lock)."""
+    yields the lock's file descriptor (None where there is no lock). The lock file is
+    removed when the batch ends; a batch that locked a file another one had just removed
+    (the path no longer names it) tries again."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
         yield None
         return
-    with open(out_dir / ".ikrig_batch.lock", "w") as f:
+    path = out_dir / LOCK_NAME
+    for _ in range(100):
+        f = open(path, "a")  # noqa: SIM115 - closed below, after the lock file is removed
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
+            f.close()
             raise InputError(f"another ikrig batch is writing to {out_dir}") from None
+        if _same_file(f, path):
+            break
+        f.close()
+    try:
         yield f.fileno()
+    finally:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        f.close()
+
+
+def _same_file(f: Any, path: Path) -> bool:
+    """Whether the open file ``f`` is still the file at ``path``."""
+    try:
+        return os.path.samestat(os.fstat(f.fileno()), os.stat(path))
+    except OSError:
+        return False
 
 
 def _plan(
@@ -154,12 +186,16 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
         hashes = {t.relative: options_hash(job, t.legs) for t in todo}
         bar = _Progress(len(todo), settings.progress)
 
+        done: list[str] = []
+
         def on_done(task: ClipTask, outcome: ClipOutcome) -> None:
             outcome = _synced(outcome)
             manifest.record(outcome, (task.source, task.output), hashes[task.relative])
             bar.step(outcome)
+            done.append(task.relative)
 
         manifest.open()
+        interrupted = False
         try:
             if not todo:
                 pass
@@ -172,10 +208,18 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
 
                 mine = (lock, manifest.fileno())  # workers must not hold them (see run_local)
                 run_local(todo, settings.jobs, on_done, tuple(fd for fd in mine if fd is not None))
+        except KeyboardInterrupt:
+            interrupted = True
         finally:
             bar.bar.close()
             manifest.close()
             remove_stale_parts(Path(t.output) for t in todo)  # from workers killed writing
+    if interrupted:
+        left = len(todo) - len(done)
+        raise BatchInterrupted(
+            f"interrupted: {len(done)} of {len(todo)} clips done in this run"
+            f" ({len(skipped)} were done before), {left} left; run the same command to resume"
+        )
     entries = manifest.select(c.relative for c in clips)
     return batch_summary(entries, len(skipped), time.perf_counter() - t0)
 
