@@ -66,6 +66,24 @@ def test_demo_writes_a_clip_and_the_metrics(tmp_path):
     assert rows["full"]["pen_p95"] <= 0.5 < rows["baseline"]["pen_p95"]
 
 
+def test_demo_leaves_the_walk_the_readme_places_next(tmp_path, monkeypatch):
+    """Issue 36: the README's first foot command, ``ikrig foot walk.bvh ...``, runs as
+    written after the quick start: the demo writes the built-in walk as walk.bvh beside its
+    output, and never over a file of that name."""
+    monkeypatch.chdir(tmp_path)
+    r = run("demo", "--no-gif")
+    assert r.exit_code == 0, r.output
+    assert "wrote walk.bvh" in r.output
+    walk = read_bvh(tmp_path / "walk.bvh")
+    assert walk.motion.num_joints == 31 and walk.num_frames == 360
+    r = run("foot", "walk.bvh", "--ground", "stairs", "-o", "walk_stairs.bvh")
+    assert r.exit_code == 0, r.output
+    (tmp_path / "walk.bvh").write_text("mine")
+    r = run("demo", "--no-gif", "-o", "again.bvh")
+    assert r.exit_code == 0 and "kept walk.bvh" in r.output, r.output
+    assert (tmp_path / "walk.bvh").read_text() == "mine"
+
+
 def test_foot_keeps_the_file_layout(bvh_files, tmp_path):
     src = next(p for p in bvh_files if "xia_old_run" in p.name)
     out, report = tmp_path / "out.bvh", tmp_path / "report.json"

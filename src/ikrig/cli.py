@@ -164,7 +164,9 @@ def demo(clip_path, ground_spec, output, report_path, up, gif):
     Generates a 31-joint humanoid and a walk cycle by code (or reads --clip), lays the ground
     (built-in stairs unless -g says otherwise) along its path, places the feet (mode full),
     writes the result as BVH (in the clip's own up axis) and prints the metrics against the
-    do-nothing baseline (root on the ground, no IK) and trace-offset.
+    do-nothing baseline (root on the ground, no IK) and trace-offset. The built-in walk is
+    also written beside the result as walk.bvh (unless a file of that name is there), to
+    try the other commands on.
     """
     gif_path = Path(output).with_suffix(".gif") if gif else None
     check_outputs(
@@ -202,8 +204,27 @@ def demo(clip_path, ground_spec, output, report_path, up, gif):
         f" comparisons) in {elapsed:.2f} s{first}"
     )
     result, ground = _write_results(clip, report, table, ("full", up), output, report_path)
+    if not clip_path:
+        _write_demo_source(clip, Path(output).with_name(DEMO_SOURCE))
     if gif_path is not None:
         _maybe_gif(result, motion, ground, gif_path)
+
+
+DEMO_SOURCE = "walk.bvh"
+"""Where ``ikrig demo`` leaves the built-in walk it started from (beside its output), for
+the README's next commands (``ikrig foot walk.bvh ...``)."""
+
+
+def _write_demo_source(clip, path: Path) -> None:
+    """Write the demo's built-in walk to ``path``, unless a file is there already (never
+    overwritten: it may be the user's own)."""
+    from .io.bvh import write_bvh
+
+    if path.exists():
+        click.echo(f"kept {path} (a file of that name was there; the built-in walk not written)")
+        return
+    write_bvh(path, clip)
+    click.echo(f"wrote {path} (the built-in walk it started from: try 'ikrig foot {path.name}')")
 
 
 def _write_results(clip, report, table, mode_up, output, report_path):
