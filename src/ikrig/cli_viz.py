@@ -65,28 +65,29 @@ def load_clip(path, animation=None, up="auto"):
 
 
 def clip_ground(motion, spec, legs=None, seed=0, up="y"):
-    """``(ground, legs, sole)`` for a Y-up clip: the ground laid out along its root path at
-    its floor, sized by its leg length (legs and sole are None for a clip without legs); a
-    mesh file turned from ``up`` as the clip was."""
+    """``(ground, legs, sole)`` for a Y-up clip: the ground laid out along its pelvis's path
+    (:func:`~ikrig.viz.geometry.body_joint`; joint 0 without legs) at its floor, sized by its
+    leg length (legs and sole are None for a clip without legs); a mesh file turned from
+    ``up`` as the clip was."""
     from .errors import IkrigError
     from .ground import load_ground
+    from .viz.geometry import body_joint
 
-    root = int(np.flatnonzero(motion.skeleton.parents < 0)[0])
     pos = motion.positions_world()
-    path_xz = pos[:, root][:, [0, 2]]
     found: Legs | None
     sole: FootSole | None
     try:
         from .character.legs import find_legs
         from .character.sole import estimate_sole
 
-        found = find_legs(motion.skeleton, legs, motion.positions_world())
+        found = find_legs(motion.skeleton, legs, pos)
         sole = estimate_sole(motion, found)
         length, floor = found.leg_length, sole.floor
     except IkrigError:
         found = sole = None
         floor = float(pos[..., 1].min())
         length = max(float(np.ptp(pos[0, :, 1])) / 2.0, 1e-6)
+    path_xz = pos[:, body_joint(motion.skeleton, found)][:, [0, 2]]
     ground = load_ground(spec, path_xz, length, floor, seed=seed, up=up)
     return ground, found, sole
 

@@ -1,4 +1,4 @@
-"""Drawable geometry shared by the matplotlib pictures and the browser viewer (NumPy only).
+"""Drawable geometry shared by the matplotlib pictures and the browser viewer (no plotting library).
 
 Everything here is world space, Y up, in the data's units:
 
@@ -9,19 +9,28 @@ Everything here is world space, Y up, in the data's units:
 - :func:`clip_faces_xz`, :func:`surface_floor`, :func:`skirts`: faces cut to the view (and
   a little below the lowest top surface), and the cut faces that close a solid ground;
 - :func:`arc_points` / :func:`cone_rim`: the fans and cones that show joint limits;
+- :func:`body_joint`: the joint a view frames and follows (the pelvis, not joint 0);
 - :func:`walking_axes`: the horizontal direction a clip moves in, to place cameras.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..character.legs import pelvis_joint
+from ..errors import IkrigError
 from ..ground import BlocksGround, Heightfield, MeshGround, Plane, ProfileGround
+
+if TYPE_CHECKING:
+    from ..character.legs import Legs
+    from ..skeleton import Skeleton
 
 __all__ = [
     "arc_points",
+    "body_joint",
     "bone_segments",
     "cone_rim",
     "face_shading",
@@ -45,9 +54,26 @@ def bone_segments(parents, positions_world) -> np.ndarray:
     return np.stack([p[..., parents[child], :], p[..., child, :]], axis=-2)
 
 
+def body_joint(skeleton: Skeleton, legs: Legs | None) -> int:
+    """The joint every picture and the viewer frame and follow: the pelvis, the nearest
+    common ancestor of the hips (:func:`~ikrig.character.legs.pelvis_joint`), when the
+    character has ``legs``; else (no legs, or hips with no common ancestor) the first root.
+
+    Not joint 0: a rig may keep its root on the ground at the origin while the body walks
+    away under it (Bandai's ``joint_Root``, Unreal's ``root``). On a rig whose joint 0 is
+    the pelvis this is joint 0. Index into ``positions_world[..., j, :]`` (world, Y up)."""
+    if legs is not None:
+        try:
+            return int(pelvis_joint(skeleton, legs))
+        except IkrigError:
+            pass
+    return int(np.flatnonzero(np.asarray(skeleton.parents) < 0)[0])
+
+
 def walking_axes(path_xz) -> tuple[np.ndarray, np.ndarray]:
-    """``(w, u)``: unit XZ walking direction of a root path (first to last point, +Z for a
-    path that hardly moves) and its horizontal perpendicular ``(w_z, -w_x)``."""
+    """``(w, u)``: unit XZ walking direction of a body path (the pelvis's,
+    :func:`body_joint`; first to last point, +Z for a path that hardly moves) and its
+    horizontal perpendicular ``(w_z, -w_x)``."""
     p = np.asarray(path_xz, dtype=np.float64).reshape(-1, 2)
     d = p[-1] - p[0]
     n = float(np.hypot(*d))

@@ -1,12 +1,13 @@
 """Before/after movies of foot placement: the baseline beside the result, to GIF or MP4.
 
-The left panel is the do-nothing baseline (the root follows the ground, no IK: feet sink into
-steps and float over dips), the right panel the foot-placement result with its IK targets and
-contacts. Both cameras follow the character. Long clips are frame-skipped so the file stays
-small: at most ``max_frames`` frames are written, evenly spaced, and each is shown until the
-next one's time, so the movie runs in real time (a GIF's delays add up to the clip's
-duration, to 10 ms; no GIF frame is shorter than 20 ms, so high-rate clips skip frames). A
-movie that skips frames says so in its title.
+The left panel is the do-nothing baseline (the root follows the ground, no IK: feet sink
+into steps and float over dips), the right panel the foot-placement result with its IK
+targets and contacts. Both cameras follow the character's pelvis (not joint 0, which some
+rigs keep on the ground at the origin: :func:`~ikrig.viz.geometry.body_joint`). Long clips
+are frame-skipped so the file stays small: at most ``max_frames`` frames are written, evenly
+spaced, and each is shown until the next one's time, so the movie runs in real time (a GIF's
+delays add up to the clip's duration, to 10 ms; no GIF frame is shorter than 20 ms, so
+high-rate clips skip frames). A movie that skips frames says so in its title.
 
 GIFs are written with Pillow, MP4 with imageio-ffmpeg (which ships its own ffmpeg binary);
 both come with the ``[plot]`` extra (``pip install 'ikrig[plot]'``). Movies are written
@@ -29,7 +30,7 @@ from .._files import atomic_path, check_output
 from ..errors import InputError
 from ..pose import Motion
 from ._mpl import figure_rgb, new_figure, require
-from .geometry import walking_axes
+from .geometry import body_joint, walking_axes
 from .options import MovieLook, View
 from .scene3d import MARKS, PALETTE, SceneSetup, SkeletonScene
 
@@ -102,10 +103,11 @@ class BeforeAfter:
         self.fig = fig = new_figure(*look.size, dpi=look.dpi)
         fig.subplots_adjust(left=0.0, right=1.0, bottom=0.08, top=0.92, wspace=0.0)
         L = float(result.legs.leg_length)
-        self.root = int(np.flatnonzero(self.src.skeleton.parents < 0)[0])
+        #: the joint both cameras follow: the pelvis of the result's legs
+        self.body = body_joint(self.src.skeleton, result.legs)
         self.base = result.baseline.fk()
         self.res = result.motion.fk()
-        w, _ = walking_axes(self.res[1][:, self.root, [0, 2]])
+        w, _ = walking_axes(self.res[1][:, self.body, [0, 2]])
         left, right = look.labels or ("before: root on the ground, no IK", "after: ikrig foot IK")
         setup = SceneSetup(result.legs, result.sole, L)
         self.scenes = []
@@ -165,7 +167,7 @@ class BeforeAfter:
     def frame(self, f: int) -> np.ndarray:
         """``(H, W, 3)`` uint8 pixels of frame ``f``."""
         F = self.result.motion.num_frames
-        center = self.res[1][f, self.root, [0, 2]]
+        center = self.res[1][f, self.body, [0, 2]]  # the result's pelvis, both panels
         self.scenes[0].update(self.base[0][f], self.base[1][f], center_xz=center)
         self.scenes[1].update(
             self.res[0][f],

@@ -89,7 +89,7 @@ class View:
     """How a skeleton on its ground is seen in 3D. The view follows the character.
 
     Attributes:
-        window: half-size of the ground square shown around the root, in leg lengths.
+        window: half-size of the ground square shown around the pelvis, in leg lengths.
         elev: camera elevation (degrees).
         azim_offset: camera azimuth relative to the side view of the walking direction
             (degrees).

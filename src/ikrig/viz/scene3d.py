@@ -4,10 +4,11 @@
 movies reuse it); :func:`plot_skeleton_3d` draws one frame of a clip or of a foot-placement
 result to a file.
 
-The view follows the character: the ground is drawn over a square window around the root
-(``window`` leg lengths each way), Y up, seen from the side of the walking direction. Parts
-of the skeleton below the ground are not hidden (matplotlib cannot depth-sort lines against
-surfaces); instead sole points under the ground are marked red.
+The view follows the character: the ground is drawn over a square window around the pelvis
+(:func:`~ikrig.viz.geometry.body_joint`, not joint 0; ``window`` leg lengths each way), Y
+up, seen from the side of the walking direction. Parts of the skeleton below the ground are
+not hidden (matplotlib cannot depth-sort lines against surfaces); instead sole points under
+the ground are marked red.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..pose import Motion
 from ..skeleton import Skeleton
 from ._mpl import finish, new_figure
 from .geometry import (
+    body_joint,
     bone_segments,
     clip_faces_xz,
     face_normals,
@@ -155,6 +157,19 @@ class SkeletonScene:
         self.L, self.sole, self.legs = float(setup.leg_length), setup.sole, setup.legs
         self.window, self.cells, self.rays = float(view.window), int(cells), bool(view.rays)
         self.parents = skeleton.parents
+        #: the joint the view is centred on: the pelvis (:func:`~.geometry.body_joint`)
+        self.body = body_joint(skeleton, setup.legs)
+        # the joints whose heights set the view: all of them when the pelvis is a root, else
+        # the pelvis and all below it (not a static root above it, far from the body)
+        self._framed = np.array(
+            [
+                self.parents[self.body] < 0
+                or j == self.body
+                or self.body in _ancestors(self.parents, j)
+                for j in range(len(self.parents))
+            ],
+            dtype=bool,
+        )
         self._kinds = self._bone_kinds()
         ax.computed_zorder = False
         self.ground_poly = Poly3DCollection([], zorder=1, linewidths=0.4, label="_ground")
@@ -298,11 +313,11 @@ class SkeletonScene:
             ghost_positions: ``(J, 3)`` another pose drawn faint behind (the source), or None.
             targets: ``(feet, 3)`` IK targets, or None.
             contacts: ``(feet,)`` bool feet in contact, or None.
-            center_xz: centre of the view window (default: the root's XZ).
+            center_xz: ``(2,)`` world XZ centre of the view window (default: the pelvis's,
+                :attr:`body`).
         """
         pos = np.asarray(positions_world, dtype=np.float64)
-        root = int(np.flatnonzero(self.parents < 0)[0])
-        c = pos[root, [0, 2]] if center_xz is None else np.asarray(center_xz, dtype=np.float64)
+        c = pos[self.body, [0, 2]] if center_xz is None else np.asarray(center_xz, dtype=np.float64)
         self._set_ground(c)
         segments = bone_segments(self.parents, pos)
         for kind, lines in self.bones.items():
@@ -353,9 +368,10 @@ class SkeletonScene:
 
     def _frame_view(self, c, pos):
         r = self.window * self.L
-        gy = getattr(self, "_ground_y", (float(pos[:, 1].min()),) * 2)
-        y0 = min(gy[0], float(pos[:, 1].min())) - 0.05 * self.L
-        y1 = max(float(pos[:, 1].max()), gy[1]) + 0.1 * self.L
+        y = pos[self._framed, 1]
+        gy = getattr(self, "_ground_y", (float(y.min()),) * 2)
+        y0 = min(gy[0], float(y.min())) - 0.05 * self.L
+        y1 = max(float(y.max()), gy[1]) + 0.1 * self.L
         ax = self.ax
         ax.set_xlim(c[0] - r, c[0] + r)
         ax.set_zlim(c[1] - r, c[1] + r)
@@ -420,7 +436,7 @@ def plot_skeleton_3d(
         setup = scene_setup(clip, legs)
         shown, ghost_clip = clip, ghost
     rot_w, pos_w = shown[f].fk()
-    path_xz = clip.positions_world()[:, int(np.flatnonzero(clip.skeleton.parents < 0)[0])]
+    path_xz = clip.positions_world()[:, body_joint(clip.skeleton, setup.legs)]
     w, _ = walking_axes(path_xz[:, [0, 2]])
     # the scene gets no title: the figure's is set below
     scene = SkeletonScene(

@@ -6,8 +6,10 @@ the clip on the ground, a timeline slider, play/pause and speed, and switches fo
 clip. A glTF character (:class:`~ikrig.io.gltf_clip.GltfClip`) is drawn as its skinned
 meshes, posed per frame (:mod:`ikrig.viz.viewer_mesh`), with switches for the mesh and the
 bones. A mesh ground is drawn as its triangles; rays under the soles that find no ground are
-drawn in amber to their full length, and the info line counts them. Only the page it
-serves may connect to it (see :mod:`ikrig.viz._viser`).
+drawn in amber to their full length, and the info line counts them. The ground, the
+camera and its following are laid by the pelvis (:func:`~ikrig.viz.geometry.body_joint`),
+not joint 0, which some rigs keep on the ground at the origin. Only the page it serves may
+connect to it (see :mod:`ikrig.viz._viser`).
 
 Foot IK runs live, frame by frame, through :class:`~ikrig.foot.live.FootPlacer` with the
 clip's pinning curve (so playback gives the same frames as the offline pipeline); jumping
@@ -27,7 +29,7 @@ from ..errors import IkrigError
 from ..io.gltf_clip import GltfClip
 from ..pose import Motion
 from . import _viser as V
-from .geometry import bone_segments, ground_mesh, path_bounds, walking_axes
+from .geometry import body_joint, bone_segments, ground_mesh, path_bounds, walking_axes
 from .scene3d import BELOW, CONTACT, GHOST, HIT, LEFT, RAY, RIGHT, TARGET, scene_setup
 
 MISS = "#ff9f1c"  # a ray that finds no ground under a sole point
@@ -61,6 +63,9 @@ class ClipViewer:
     Attributes:
         server: the viser server; ``url`` its address.
         frame: the frame shown; ``positions_world`` its joint positions ``(J, 3)``.
+        root: the skeleton's first root joint; ``body`` the joint the ground is laid along
+            and the camera looks at and follows: the pelvis
+            (:func:`~ikrig.viz.geometry.body_joint`; ``root`` when no legs are found).
         clip: the Motion played; ``skin`` the :class:`~ikrig.viz.viewer_mesh.SkinLayer` of a
             glTF character (``None`` otherwise).
     """
@@ -90,8 +95,9 @@ class ClipViewer:
         self.parents = clip.skeleton.parents
         self.root = int(np.flatnonzero(self.parents < 0)[0])
         self.legs, self.sole, self.L = scene_setup(clip, legs)
+        self.body = body_joint(self.skeleton, self.legs)
         self.source_rot, self.source_pos = clip.fk()
-        path_xz = self.source_pos[:, self.root][:, [0, 2]]
+        path_xz = self.source_pos[:, self.body][:, [0, 2]]
         if ground is None:
             from ..ground import Plane
 
@@ -186,7 +192,7 @@ class ClipViewer:
             - 1.0 * L * np.array([w[0], 0.0, w[1]])
         )
         self._cam_look = np.array([0.0, -0.45 * L, 0.0])
-        c0 = self.source_pos[0, self.root]
+        c0 = self.camera_target(self.source_pos[0])
         if self.skin is not None:  # frame the whole mesh (a fox is long, a root on the floor)
             self.skin.pose(0)
             v = np.concatenate(self.skin.vertices)
@@ -205,9 +211,14 @@ class ClipViewer:
 
         @self.server.on_client_connect
         def _(client):  # a new page looks at the character where it is now
-            c = np.asarray(self.positions_world[self.root], dtype=np.float64)
+            c = self.camera_target(self.positions_world)
             client.camera.position = tuple((c + self._cam_offset).tolist())
             client.camera.look_at = tuple((c + self._cam_look).tolist())
+
+    def camera_target(self, positions_world) -> np.ndarray:
+        """``(3,)`` the world point the camera is placed from (its offset and look-at are
+        relative to it) for a pose ``positions_world (J, 3)``: the pelvis's position."""
+        return np.asarray(positions_world, dtype=np.float64)[self.body]
 
     def _build_gui(self, mode):
         g = self.server.gui
@@ -293,7 +304,7 @@ class ClipViewer:
             with self.server.atomic():
                 self._draw(frame, rot_w, pos_w, targets)
                 if self.gui_follow.value and self.frame >= 0:
-                    self._follow(pos_w[self.root] - self.positions_world[self.root])
+                    self._follow(pos_w[self.body] - self.positions_world[self.body])
             self.frame = frame
             self.positions_world = pos_w
             if int(self.gui_frame.value) != frame:  # keep the timeline in step (no re-solve)
@@ -345,7 +356,8 @@ class ClipViewer:
         )
 
     def _follow(self, delta) -> None:
-        """Move every client's camera by the root's horizontal motion."""
+        """Move every client's camera by ``delta (3,)``, the pelvis's motion (its horizontal
+        part)."""
         d = np.array([delta[0], 0.0, delta[2]])
         if not np.any(d):
             return
