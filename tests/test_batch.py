@@ -513,3 +513,35 @@ def test_summary_table_keeps_wide_numbers_apart():
     fields = {row.split()[0]: row.split() for row in rows[2:]}
     assert fields["pelvis_rise"][1:] == ["-0.01365", "-0.0009359", "b.bvh"]
     assert fields["pen_max"][1:] == ["1.234e-15", "1.234e-15", "b.bvh"]
+
+
+@pytest.mark.compile  # worker processes load the compiled kernels
+def test_batch_places_gltf_clips_as_foot_does_with_its_options(tmp_path):
+    """Issue 36: ``ikrig batch`` takes ``foot``'s clip and placement options (--animation,
+    --fps, --walk, --at, --heading, --cycles, --path) with the same meaning: over the shared
+    glTF files, each output is byte for byte what ``ikrig foot`` writes with them; a BVH
+    clip in the same library ignores --animation and --fps (it has one clip)."""
+    gltf = SHARED / "gltf"
+    if not gltf.is_dir():
+        pytest.skip("../shared/data/gltf is not present")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    for name in ("CesiumMan.glb", "GodotPlatformerPlayer.glb"):
+        shutil.copyfile(gltf / name, lib / name)
+    shutil.copyfile(SHARED / CLIPS[0][0], lib / "walk_back.bvh")
+    options = ["-g", "slope", "--animation", "0", "--fps", "20", "--walk", "--at", "1,2"]
+    options += ["--heading", "30", "--cycles", "2"]
+    r = invoke("batch", lib, *options, "-o", tmp_path / "out", "--jobs", 1, "-q")
+    assert r.exit_code == 0, r.output
+    for name in ("CesiumMan.glb", "GodotPlatformerPlayer.glb", "walk_back.bvh"):
+        mine = options
+        if name.endswith(".bvh"):  # foot refuses --animation and --fps for a BVH file
+            mine = ["-g", "slope", "--walk", "--at", "1,2", "--heading", "30", "--cycles", "2"]
+        out = tmp_path / f"foot_{name}"
+        r = invoke("foot", lib / name, *mine, "-o", out)
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / "out" / name).read_bytes() == out.read_bytes(), name
+    again = invoke("batch", lib, *options, "-o", tmp_path / "out", "--jobs", 1, "-q")
+    assert "skipped (already done): 3" in again.output
+    other = invoke("batch", lib, *options[:-1], "3", "-o", tmp_path / "out", "--jobs", 1, "-q")
+    assert "skipped (already done): 0" in other.output  # another option: done again

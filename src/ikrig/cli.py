@@ -29,12 +29,15 @@ from .cli_ahead import compile_ahead
 from .cli_common import (
     ANIMATION_OPTION,
     DATUM_OPTION,
+    FPS_OPTION,
     GROUND_HELP,
     GROUND_OPTION,
     MODE_OPTION,
     SEED_OPTION,
     UP_OPTION,
+    ClipChoice,
     check_outputs,
+    clip_choice,
     datum_line,
     echo_warnings,
     ground_input,
@@ -268,14 +271,16 @@ class FootOutputs(NamedTuple):
 
 def _outputs_as_record(command):
     """Hand the ``-o``, ``--report`` and ``--gif`` values to ``command`` as one
-    :class:`FootOutputs`, and ``--seed``, ``--datum``, ``--up``, ``--at``, ``--heading``
-    (degrees, handed on in radians), ``--path``, ``--walk`` and ``--cycles`` as one
-    :class:`FootPlacement` (click passes every option by name)."""
+    :class:`FootOutputs`, ``--animation`` and ``--fps`` as one
+    :class:`~ikrig.cli_common.ClipChoice`, and ``--seed``, ``--datum``, ``--up``, ``--at``,
+    ``--heading`` (degrees, handed on in radians), ``--path``, ``--walk`` and ``--cycles``
+    as one :class:`FootPlacement` (click passes every option by name)."""
 
     @functools.wraps(command)
     def run(**options):
         outputs = FootOutputs(*(options.pop(k) for k in ("output", "report_path", "gif_path")))
-        return command(outputs=outputs, placement=placement_from(options), **options)
+        choice = clip_choice(options)
+        return command(outputs=outputs, placement=placement_from(options), choice=choice, **options)
 
     return run
 
@@ -297,6 +302,7 @@ def _outputs_as_record(command):
     "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
 )
 @ANIMATION_OPTION
+@FPS_OPTION
 @SEED_OPTION
 @DATUM_OPTION
 @UP_OPTION
@@ -310,8 +316,8 @@ def _outputs_as_record(command):
 @standing_options
 @_outputs_as_record
 def foot(
-    input_path, ground_spec, mode, compare, legs, animation,
-    placement: FootPlacement, outputs: FootOutputs,
+    input_path, ground_spec, mode, compare, legs,
+    choice: ClipChoice, placement: FootPlacement, outputs: FootOutputs,
 ):  # fmt: skip
     """Plant the feet of a clip (.bvh, .glb, .gltf) on uneven ground and write the result.
 
@@ -331,7 +337,7 @@ def foot(
         [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
     )
     compile_ahead(modes)  # a first run: on the second core
-    clip = clip_with_time(input_path, animation)
+    clip = clip_with_time(input_path, choice.animation, fps=choice.fps)
     up, motion = y_up_motion(clip.motion, placement.up)
     with echo_warnings(), _naming(input_path, ground_spec):
         report, table = run_foot(

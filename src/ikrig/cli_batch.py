@@ -20,14 +20,20 @@ from .batch import (
 from .batch.cluster import SCHEDULER_ENV, scheduler_address
 from .batch.job import file_sha256
 from .cli_common import (
+    ANIMATION_OPTION,
     DATUM_OPTION,
+    FPS_OPTION,
     GROUND_OPTION,
     MODE_OPTION,
     SEED_OPTION,
     UP_OPTION,
     check_outputs,
+    clip_choice,
     ground_input,
+    placement_from,
+    standing_options,
 )
+from .errors import InputError
 
 
 @click.command()
@@ -68,9 +74,12 @@ from .cli_common import (
     help="Leg joints for every clip ('hip,knee,ankle[,toe];...'), or a .json "
     "file mapping clip patterns to such specs (mixed rigs).",
 )
+@ANIMATION_OPTION
+@FPS_OPTION
 @SEED_OPTION
 @DATUM_OPTION
 @UP_OPTION
+@standing_options
 @click.option("--force", is_flag=True, help="Redo every clip, done or not.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
@@ -78,23 +87,38 @@ def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
     """Place the feet of every clip of a library, as ikrig foot does each.
 
     INPUTS are clip files (.bvh, .glb, .gltf), folders (searched recursively) or glob
-    patterns. Results mirror the inputs' tree under OUT_DIR, each written atomically;
-    OUT_DIR/ikrig_batch.jsonl records every clip (input and options hashes, status, error,
+    patterns. --animation and --fps apply to the glTF files, and the placement options
+    (--at, --heading, --path, --walk, --cycles) to every clip, as in ikrig foot. Results
+    mirror the inputs' tree under OUT_DIR, each written atomically; OUT_DIR/ikrig_batch.jsonl
+    records every clip (input and options hashes, status, error,
     metrics). Running the same command again skips the clips already done and redoes
     failed or missing ones.
     A bad clip is recorded and the batch goes on; the exit status is 1 if any failed.
     """
     mesh = ground_input(ground_spec)
+    choice = clip_choice(rest)
+    placed = placement_from(rest)
+    path = os.path.abspath(placed.path) if placed.path else None
+    if path is not None and not os.path.isfile(path):
+        raise InputError(f"--path: no such file {placed.path!r}")
     if report_path:
-        check_outputs([(report_path, (".json",), "report")], inputs=[mesh])
+        check_outputs([(report_path, (".json",), "report")], inputs=[mesh, path])
     clips = expand_inputs(list(inputs), out_dir)
     job = FootJob(
         ground=os.path.abspath(mesh) if mesh else ground_spec,
         mode=mode,
-        seed=rest["seed"],
-        datum=rest["datum"],
-        up=rest["up"],
+        seed=placed.seed,
+        datum=placed.datum,
+        up=placed.up,
         ground_sha256=file_sha256(mesh) if mesh else None,
+        animation=choice.animation,
+        fps=choice.fps,
+        at=placed.at,
+        heading=placed.heading,
+        path=path,
+        path_sha256=file_sha256(path) if path else None,
+        walk=placed.walk,
+        cycles=placed.cycles,
     )
     address = scheduler_address(rest["scheduler"])
     settings = BatchSettings(

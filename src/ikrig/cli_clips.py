@@ -9,7 +9,7 @@ from typing import Any
 import click
 import numpy as np
 
-from .cli_common import ANIMATION_OPTION, check_outputs, printable
+from .cli_common import ANIMATION_OPTION, FPS_OPTION, check_outputs, printable
 from .errors import IkrigError, InputError
 
 __all__ = ["clip_summary", "convert", "info"]
@@ -141,10 +141,7 @@ def info(path, animation, as_json):
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False, exists=True))
 @click.argument("output", type=click.Path(dir_okay=False))
 @ANIMATION_OPTION
-@click.option(
-    "--fps", type=click.FloatRange(min=0.0, min_open=True), default=None,
-    help="glTF input: sample at this rate (default: the keys' own).",
-)  # fmt: skip
+@FPS_OPTION
 def convert(input_path, output, animation, fps):
     """Convert a clip between BVH and glTF (.glb, .gltf), by suffix.
 

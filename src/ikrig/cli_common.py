@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 import numpy as np
@@ -65,6 +65,28 @@ ANIMATION_OPTION = click.option(
     default=None,
     metavar="NAME",
     help="glTF: the animation to use, by name or index (default: the first).",
+)
+
+
+class ClipChoice(NamedTuple):
+    """Which clip of a file a command reads: a glTF ``animation`` (name or index) and the
+    rate ``fps`` it is sampled at (None: the first, at its keys' own rate)."""
+
+    animation: str | None = None
+    fps: float | None = None
+
+
+def clip_choice(options: dict) -> ClipChoice:
+    """The :class:`ClipChoice` of a command's ``--animation`` and ``--fps``, taken out of
+    ``options``."""
+    return ClipChoice(options.pop("animation", None), options.pop("fps", None))
+
+
+FPS_OPTION = click.option(
+    "--fps",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=None,
+    help="glTF: sample the animation at this rate (default: the keys' own).",
 )
 
 

@@ -48,9 +48,12 @@ class FootPlacement(NamedTuple):
 DEFAULT_PLACEMENT = FootPlacement()
 
 
-def clip_with_time(path: str, animation: str | None = None, data: bytes | None = None) -> AnyClip:
+def clip_with_time(
+    path: str, animation: str | None = None, data: bytes | None = None, fps: float | None = None
+) -> AnyClip:
     """Read a clip file (BVH or glTF, by suffix: :func:`~ikrig.io.clips.read_clip`, which
-    takes ``data``) for foot placement, which needs a frame time.
+    takes ``data``, and for glTF the ``animation`` and the sampling rate ``fps``) for foot
+    placement, which needs a frame time.
 
     Raises:
         InputError: the clip has no frame time (a single pose) or no frames; file errors
@@ -59,7 +62,7 @@ def clip_with_time(path: str, animation: str | None = None, data: bytes | None =
     from .errors import InputError
     from .io.clips import read_clip
 
-    clip = read_clip(path, animation=animation, data=data)
+    clip = read_clip(path, animation=animation, fps=fps, data=data)
     if clip.motion.frame_time is None:
         raise InputError(
             f"{path}: no frame time (a single pose); foot placement needs a clip with a frame time"

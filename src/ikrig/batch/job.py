@@ -35,7 +35,10 @@ _NOT_METRICS = ("frames", "frame_time", "leg_length")
 
 class FootJob(NamedTuple):
     """The ``ikrig foot`` options of a batch (``legs`` may differ per clip: see
-    :class:`ClipTask`). ``ground_sha256`` is the mesh file's hash (None for a built-in)."""
+    :class:`ClipTask`). ``ground_sha256`` is the mesh file's hash (None for a built-in).
+    ``animation`` and ``fps`` choose and sample a glTF file's clip (a BVH file has one);
+    ``at``, ``heading`` (radians), ``path`` (a CSV file, hashed as ``path_sha256``), ``walk``
+    and ``cycles`` place it as :class:`~ikrig.placement.FootPlacement` does."""
 
     ground: str
     mode: str = "full"
@@ -43,6 +46,19 @@ class FootJob(NamedTuple):
     datum: str = "clip"
     up: str = "auto"
     ground_sha256: str | None = None
+    animation: str | None = None
+    fps: float | None = None
+    at: tuple[float, float] | None = None
+    heading: float | None = None
+    path: str | None = None
+    path_sha256: str | None = None
+    walk: bool = False
+    cycles: int = 1
+
+
+_PLACING = ("animation", "fps", "at", "heading", "path", "path_sha256", "walk", "cycles")
+"""The :class:`FootJob` fields a batch hashes only when they are not at their default, so
+that the manifests of batches run before they existed stay valid."""
 
 
 class ClipTask(NamedTuple):
@@ -117,8 +133,13 @@ def _external_uris(gltf_json: bytes) -> list[str]:
 def options_hash(job: FootJob, legs: str | None) -> str:
     """A hash of everything besides the clip that decides the output (ikrig's version too)."""
     data = {**job._asdict(), "legs": legs, "version": __version__}
+    for key in _PLACING:
+        if data[key] == FootJob._field_defaults[key]:
+            del data[key]
     if job.ground_sha256 is not None:
         data["ground"] = os.path.basename(job.ground)  # the mesh's bytes count, not its path
+    if job.path_sha256 is not None:
+        data["path"] = os.path.basename(job.path or "")  # the path's bytes count
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -164,14 +185,18 @@ def _place(task: ClipTask, data: bytes) -> tuple[dict[str, float | None], int]:
     whose file's bytes are ``data``; writes the output, returns the result's metrics (the
     report's row of the mode) and frame count."""
     from ..character.up import detect_up, from_y_up, to_y_up
-    from ..io.clips import write_clip
+    from ..io.clips import clip_format, write_clip
     from ..placement import FootPlacement, clip_with_time, place_clip, result_summary
 
     job = task.job
-    clip = clip_with_time(task.source, data=data)
+    gltf = clip_format(task.source) == "gltf"  # (a BVH file has one clip, at its own rate)
+    clip = clip_with_time(
+        task.source, job.animation if gltf else None, data, job.fps if gltf else None
+    )
     up = detect_up(clip.motion) if job.up == "auto" else job.up
     motion = to_y_up(clip.motion, up)
-    placement = FootPlacement(job.seed, job.datum, up)
+    at, heading, path, walk, cycles = job.at, job.heading, job.path, job.walk, job.cycles
+    placement = FootPlacement(job.seed, job.datum, up, at, heading, path, walk, cycles)
     placed = place_clip(motion, job.ground, [job.mode], task.legs, placement)
     result = placed.results[job.mode]
     # measured before writing, while the arrays are in the CPU's caches; then everything
