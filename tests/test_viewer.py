@@ -432,3 +432,25 @@ def test_cli_serves_on_localhost_and_stops_on_ctrl_c(command, signame):
     )
     assert returncode == 0, out
     assert "ikrig: stopping" in out
+
+
+def test_solver_names_are_the_same_in_plot_and_playground():
+    """Issue 36's small traps: ``plot chain --solver fabrik`` and ``playground --solver
+    FABRIK`` took different spellings; both commands take the names in any case, and the
+    playground starts on the solver asked for."""
+    from click.testing import CliRunner
+
+    from ikrig.cli_viz import playground, plot
+
+    for command, args in ((plot, ["chain", "--help"]), (playground, ["--help"])):
+        text = CliRunner().invoke(command, args).output
+        assert "fabrik" in text and "FABRIK" not in text.split("--solver")[1][:80], text
+    pytest.importorskip("viser")
+    from ikrig.viz.playground import Playground
+
+    for spelling in ("fabrik", "FABRIK", "Fabrik", "dls"):
+        app = Playground(port=0, solver=spelling)
+        try:
+            assert app.gui_solver.value == ("DLS" if spelling == "dls" else "FABRIK")
+        finally:
+            app.server.stop()

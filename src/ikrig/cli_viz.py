@@ -210,7 +210,7 @@ def plot():
 @plot.command("chain")
 @click.option(
     "--solver",
-    type=click.Choice(["ccd2d", "ccd", "fabrik", "follow", "dls"]),
+    type=click.Choice(["ccd2d", "ccd", "fabrik", "follow", "dls"], case_sensitive=False),
     default="ccd2d",
     show_default=True,
 )
@@ -441,8 +441,8 @@ def view(given: ClipOnGround, host, port, play):
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option(
     "--solver",
-    type=click.Choice(["two-bone", "CCD", "FABRIK", "follow", "DLS"]),
-    default="FABRIK",
+    type=click.Choice(["two-bone", "ccd", "fabrik", "follow", "dls"], case_sensitive=False),
+    default="fabrik",
     show_default=True,
 )
 @click.option("--bones", type=click.IntRange(2, 8), default=4, show_default=True)

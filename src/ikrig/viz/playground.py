@@ -140,7 +140,8 @@ class Playground:
     Args:
         host, port: where to serve (``port=0``: any free port).
         server: an existing ``viser.ViserServer`` to use instead.
-        solver: initial solver label (one of :data:`SOLVER_CHOICES`).
+        solver: initial solver: a label of :data:`SOLVER_CHOICES`, or its name as ``ikrig
+            plot chain`` takes it (``"fabrik"``), in any case.
         bones: initial chain length (two-bone always uses 2).
 
     Attributes:
@@ -162,6 +163,8 @@ class Playground:
         self.url = V.url(self.server)
         self._lock = threading.RLock()
         choices = SOLVER_CHOICES if two_bone_available() else SOLVER_CHOICES[1:]
+        by_name = {name: label for label, name in SOLVER_NAMES.items()}
+        solver = by_name.get(solver.lower(), solver)  # "fabrik" as plot chain names it
         if solver not in choices:
             solver = "FABRIK"
         g, s = self.server.gui, self.server.scene
