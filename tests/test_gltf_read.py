@@ -669,3 +669,20 @@ def test_missing_pygltflib(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pygltflib", None)
     with pytest.raises(InputError, match=r"pip install 'ikrig\[gltf\]'"):
         read_gltf(tmp_path / "any.glb")
+
+
+def test_samplers_with_different_keys_are_sampled_at_the_densest_rate():
+    """Issue 36: a 60 fps walk whose constant channels keep only 2 keys (as Mixamo writes
+    them) was sampled at about 30 fps (58 keys became 29 frames at 29.47 fps). The grid now
+    takes the densest sampler's rate, the first and last keys on a frame."""
+    from ikrig.io._gltf_sample import time_grid
+
+    walk = np.arange(58) / 60.0
+    times, frame_time, own = time_grid([np.array([0.0, walk[-1]]), walk], None)
+    assert len(times) == 58 and frame_time == pytest.approx(1 / 60) and not own
+    np.testing.assert_allclose(times, walk, atol=1e-12)
+    # a sampler keyed at 24 fps beside one at 60: 60 wins; a clip of single keys: 30
+    times, frame_time, _ = time_grid([np.arange(25) / 24.0, np.arange(61) / 60.0], None)
+    assert frame_time == pytest.approx(1 / 60) and times[-1] == pytest.approx(1.0)
+    times, frame_time, _ = time_grid([np.array([0.0]), np.array([1.0])], None)
+    assert frame_time == pytest.approx(1 / 30) and len(times) == 31

@@ -113,8 +113,10 @@ def time_grid(key_sets: list[np.ndarray], fps: float | None) -> tuple[np.ndarray
     Args:
         key_sets: the input key times of every sampler used (at least one).
         fps: frames per second, or ``None``: the keys' own times when every sampler has the
-            same uniformly spaced keys, else about 30 (the rate that puts a frame on the last
-            key too).
+            same uniformly spaced keys, else about the densest sampler's rate (its mean key
+            spacing, the rate that puts a frame on the last key too: a 60 fps walk whose
+            constant channels keep 2 keys stays 60 fps), or 30 when no sampler has two keys
+            apart.
 
     Returns:
         ``(times (F,), frame_time, own_keys)``: times run from the first key on the
@@ -130,8 +132,10 @@ def time_grid(key_sets: list[np.ndarray], fps: float | None) -> tuple[np.ndarray
         step = uniform_step(first) if same else None
         if step is not None:
             return np.asarray(first, dtype=np.float64).copy(), step, True
-        intervals = max(int(round((end - start) * 30.0)), 1)
-        if end > start:  # about 30 fps, the first and last keys both on a frame
+        spacing = [(float(k[-1]) - float(k[0])) / (len(k) - 1) for k in key_sets if len(k) > 1]
+        rate = 1.0 / min((d for d in spacing if d > 0), default=1.0 / 30.0)
+        intervals = max(int(round((end - start) * rate)), 1)
+        if end > start:  # the densest sampler's rate, the first and last keys both on a frame
             return (
                 start + (end - start) * np.arange(intervals + 1) / intervals,
                 (end - start) / intervals,
