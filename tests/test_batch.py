@@ -545,3 +545,26 @@ def test_batch_places_gltf_clips_as_foot_does_with_its_options(tmp_path):
     assert "skipped (already done): 3" in again.output
     other = invoke("batch", lib, *options[:-1], "3", "-o", tmp_path / "out", "--jobs", 1, "-q")
     assert "skipped (already done): 0" in other.output  # another option: done again
+
+
+def test_the_summary_names_clips_placed_worse_than_doing_nothing(tmp_path):
+    """Issue 36: each clip records its baseline's measures beside its own (``baseline_``
+    columns in the CSV), and the summary names, per measure, the clips placed worse than
+    doing nothing."""
+    from ikrig.batch.summary import batch_summary, summary_table, write_report
+
+    def entry(rel, **m):
+        return {"relative": rel, "status": "ok", "metrics": m, "frames": 10, "input": rel,
+                "output": rel, "seconds": 0.1}  # fmt: skip
+
+    entries = [
+        entry("a.bvh", pen_max=0.5, baseline_pen_max=1.0, pops=0, baseline_pops=0),
+        entry("b.bvh", pen_max=2.0, baseline_pen_max=1.0, pops=3, baseline_pops=0),
+    ]
+    summary = batch_summary(entries, 0, 1.0)
+    assert summary["worse_than_baseline"] == {"pen_max": ["b.bvh"], "pops": ["b.bvh"]}
+    text = summary_table(summary)
+    assert "worse than doing nothing" in text and "b.bvh" in text.split("worse than")[1]
+    _, csv_path = write_report(tmp_path / "s.json", summary)
+    head = csv_path.read_text().splitlines()[0].split(",")
+    assert "baseline_pen_max" in head and "pen_max" in head

@@ -23,6 +23,7 @@ from ikrig.metrics import (
     knee_angles,
     knee_pops,
     metrics_table,
+    worse_than,
 )
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
@@ -526,8 +527,23 @@ def test_result_is_json_ready_and_table_is_readable():
     assert [h for _, h, _ in TABLE_COLUMNS][:2] == ["pen p95", "pen max"]
     assert len(lines) == 6 and len({len(line) for line in (lines[0], *lines[3:])}) == 1
     cells = lines[4].split()
-    assert cells[0] == "trace-offset" and cells[1:3] == ["2.000", "2.000"]
+    # sunk by 2 % of a leg where the baseline (the source itself here) does not: marked
+    assert cells[0] == "trace-offset" and cells[1:3] == ["2.000!", "2.000!"]
+    assert "!" not in lines[3] and "worse than the baseline" in lines[1]
     assert lines[5].split()[1:] == ["-"] * len(TABLE_COLUMNS)
+
+
+def test_worse_than_the_baseline_reads_each_measure_its_way():
+    """Issue 36: a result worse than doing nothing is said, measure by measure: lower is
+    better, a signed pelvis change is better nearer 0, and rounding is not worse."""
+    base = {"pen_max": 1.0, "pops": 0, "pelvis_change_mean": -0.5, "leg_extension_max": 0.9}
+    assert worse_than(base, base) == []
+    assert worse_than({**base, "pen_max": 1.01}, base) == []  # within 2 %
+    assert worse_than({**base, "pen_max": 1.5, "pops": 1}, base) == ["pen_max", "pops"]
+    assert worse_than({**base, "pelvis_change_mean": 0.9}, base) == ["pelvis_change_mean"]
+    assert worse_than({**base, "pelvis_change_mean": 0.1}, base) == []
+    assert worse_than({**base, "leg_extension_max": 1.0}, base) == []  # no better way
+    assert worse_than({"pen_max": None}, base) == []
 
 
 def test_bad_inputs_raise():

@@ -122,13 +122,14 @@ from .metrics_joints import (
     knee_angles,
     knee_pops,
 )
-from .metrics_table import TABLE_COLUMNS, metrics_table, table_cell
+from .metrics_table import BETTER, TABLE_COLUMNS, metrics_table, table_cell, worse_than
 from .pose import Motion, bone_length_change
 from .signal.stats import percentile
 
 __all__ = [
     "ACC_FLOOR",
     "ACC_WINDOW",
+    "BETTER",
     "CONTACT_HEIGHT",
     "CONTACT_MIN_SPAN",
     "CONTACT_SPEED",
@@ -144,6 +145,7 @@ __all__ = [
     "knee_pops",
     "metrics_table",
     "table_cell",
+    "worse_than",
 ]
 
 ACC_WINDOW = 1.0 / 30.0

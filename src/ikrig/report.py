@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .foot.offline import FootResult
 from .ground.views import RaisedGround
-from .metrics import foot_metrics, metrics_table
+from .metrics import foot_metrics, metrics_table, worse_than
 
 
 def foot_report(results: dict[str, FootResult], source, ground, extra: dict | None = None):
@@ -21,7 +21,8 @@ def foot_report(results: dict[str, FootResult], source, ground, extra: dict | No
 
     Returns:
         ``(report dict, table text)``. The report has ``rows`` (label -> the dict of
-        :func:`~ikrig.metrics.foot_metrics`, with its ``per_foot`` and ``per_joint`` parts),
+        :func:`~ikrig.metrics.foot_metrics`, with its ``per_foot`` and ``per_joint`` parts,
+        and for every result its ``worse_than_baseline`` keys: :func:`~ikrig.metrics.worse_than`),
         the legs, leg length, floor, frame count and the frames where the ground was missing.
         The table has one line per row (:func:`~ikrig.metrics.metrics_table`).
     """
@@ -30,6 +31,7 @@ def foot_report(results: dict[str, FootResult], source, ground, extra: dict | No
     rows = {"baseline": foot_metrics(first.baseline, source, floors, first.legs)}
     for label, r in results.items():
         rows[label] = foot_metrics(r.motion, source, floors, r.legs)
+        rows[label]["worse_than_baseline"] = worse_than(rows[label], rows["baseline"])
     report = {
         **(extra or {}),
         "frames": int(source.num_frames),

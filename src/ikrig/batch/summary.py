@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 
 from .._files import write_text
+from ..metrics_table import worse_than
+from .job import BASELINE
 
 __all__ = ["batch_summary", "summary_table", "write_report"]
 
@@ -44,9 +46,22 @@ def _stats(entries: list[dict[str, Any]]) -> dict[str, dict[str, float | str | i
     return out
 
 
+def _worse_than_baseline(entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Per measure, the clips whose result is worse than their do-nothing baseline (its
+    values recorded with the :data:`~ikrig.batch.job.BASELINE` prefix)."""
+    out: dict[str, list[str]] = {}
+    for e in entries:
+        m = e.get("metrics") or {}
+        base = {k[len(BASELINE) :]: v for k, v in m.items() if k.startswith(BASELINE)}
+        for key in worse_than(m, base) if base else ():
+            out.setdefault(key, []).append(e["relative"])
+    return out
+
+
 def batch_summary(entries: list[dict[str, Any]], skipped: int, seconds: float) -> dict:
     """The JSON-ready summary of a batch: ``entries`` are the manifest entries of every clip
-    of this batch (done now, or earlier and ``skipped``)."""
+    of this batch (done now, or earlier and ``skipped``). ``worse_than_baseline`` names, per
+    measure, the clips placed worse than doing nothing (:func:`~ikrig.metrics.worse_than`)."""
     ok = [e for e in entries if e["status"] == "ok"]
     failed = [e for e in entries if e["status"] != "ok"]
     return {
@@ -57,6 +72,7 @@ def batch_summary(entries: list[dict[str, Any]], skipped: int, seconds: float) -
         "frames": int(sum(e.get("frames") or 0 for e in ok)),
         "seconds": round(seconds, 3),
         "metrics": _stats(ok),
+        "worse_than_baseline": _worse_than_baseline(ok),
         "failures": [{"clip": e["relative"], "error": e["error"]} for e in failed],
         "entries": entries,
     }
@@ -76,6 +92,11 @@ def summary_table(summary: dict) -> str:
         for m in shown:
             s = stats[m]
             lines.append(f"  {m:<16} {s['median']:>10.4g} {s['worst']:>10.4g}  {s['worst_clip']}")
+    worse = summary.get("worse_than_baseline") or {}
+    if worse:
+        lines.append("  worse than doing nothing (the baseline), clips per measure:")
+        for key, clips in sorted(worse.items()):
+            lines.append(f"    {key:<20} {len(clips):>4}  {', '.join(clips[:3])}")
     for f in summary["failures"]:
         lines.append(f"  FAILED {f['clip']}: {f['error']}")
     return "\n".join(lines)
