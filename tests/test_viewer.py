@@ -454,3 +454,26 @@ def test_solver_names_are_the_same_in_plot_and_playground():
             assert app.gui_solver.value == ("DLS" if spelling == "dls" else "FABRIK")
         finally:
             app.server.stop()
+
+
+def test_view_stands_the_clip_as_foot_does():
+    """Issue 36: ``ikrig view`` takes ``foot``'s placement options, so a user can preview
+    what ``foot --walk --at ... --heading ...`` wrote: the viewer is given the clip stood
+    where they say (``cli_viz.stand``, the same travel as foot's); without them, the clip
+    itself."""
+    from click.testing import CliRunner
+
+    from ikrig.character import find_legs, pelvis_joint
+    from ikrig.cli_viz import stand, view
+    from ikrig.data.walk import walk_clip
+    from ikrig.placement import FootPlacement
+
+    text = " ".join(CliRunner().invoke(view, ["--help"]).output.split())
+    for option in ("--at X,Z", "--heading DEG", "--path", "--walk", "--cycles"):
+        assert option in text, option
+    clip = walk_clip(seconds=1.0)
+    assert stand(clip, None, FootPlacement()) is clip
+    moved = stand(clip, None, FootPlacement(at=(2.0, -1.0), heading=np.pi / 2, cycles=2))
+    pelvis = pelvis_joint(clip.skeleton, find_legs(clip.skeleton))
+    np.testing.assert_allclose(moved.positions_world()[0, pelvis, [0, 2]], [2.0, -1.0], atol=1e-9)
+    assert moved.num_frames > clip.num_frames

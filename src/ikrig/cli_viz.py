@@ -92,6 +92,20 @@ def clip_ground(motion, spec, legs=None, seed=0, up="y"):
     return ground, found, sole
 
 
+def stand(motion, legs, placement: FootPlacement):
+    """A Y-up clip stood, moved or walked where ``placement`` says (``at``, ``heading``,
+    ``path``, ``walk``, ``cycles``: :func:`~ikrig.foot.travel.travel`, as ``ikrig foot``
+    does), or ``motion`` itself when it says nothing (then a clip without legs is fine)."""
+    p = placement
+    if p.at is None and p.heading is None and p.path is None and not p.walk and p.cycles == 1:
+        return motion
+    from .character.legs import find_legs
+    from .foot.travel import travel
+
+    found = find_legs(motion.skeleton, legs, motion.positions_world())
+    return travel(motion, found, p.at, p.heading, p.path, p.walk, p.cycles)
+
+
 def place(motion, given: ClipOnGround, up: str):
     """Foot placement of a Y-up clip (recorded with ``up``) as ``ikrig foot`` runs it
     (:func:`~ikrig.placement.place_clip` with the command's placement: the ground laid
@@ -417,20 +431,23 @@ def plot_batch(summary, output):
 @seed_option
 @ANIMATION_OPTION
 @SHOWN_UP
+@standing_options
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
 @click.option("--play", is_flag=True, help="Start playing at once.")
 @clip_on_ground
 def view(given: ClipOnGround, host, port, play):
-    """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra."""
+    """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra.
+    --at, --heading, --path, --walk and --cycles stand the clip as ikrig foot does."""
     clip, ground_spec, mode, legs, animation, placement = given
     from .viz._viser import serve_forever
     from .viz.viewer import ClipViewer
 
     source = read_source(clip, animation)
     up, motion = y_up_motion(source if clip is None else source.motion, placement.up)
-    if up != "y":  # the file's own frame (a glTF's skinned mesh) is not the one shown
-        source = motion
+    moved = stand(motion, legs, placement)
+    if up != "y" or moved is not motion:  # the file's own frame (a glTF's mesh) is not shown
+        source = motion = moved
     ground, _, _ = clip_ground(motion, ground_spec, legs, placement.seed, up)
     app = ClipViewer(source, ground, host=host, port=port, mode=mode, legs=legs, start_playing=play)
     serve_forever(app, click.echo)
