@@ -29,19 +29,10 @@ by ``tests/test_bvh_fuzz.py``.
 
 from __future__ import annotations
 
-import argparse
-import collections
-import json
-import os
-import random
 import re
-import select
-import struct
-import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,6 +49,8 @@ from _bvh_fuzz_cases import (  # noqa: E402
     random_steps,
     seed_corpus,
 )
+from _fuzz_driver import Fuzzer, Peak, run_fuzz  # noqa: E402
+from _fuzz_driver import short as _short  # noqa: E402
 
 __all__ = [
     "BASE",
@@ -82,10 +75,6 @@ PRECISION = 6
 # --------------------------------------------------------------------------------------------
 # Judging one case
 # --------------------------------------------------------------------------------------------
-
-
-def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
 
 
 def _close(a, b) -> bool:
@@ -138,37 +127,6 @@ def error_problem(error: Exception, path: Path) -> str | None:
     return None
 
 
-class _Peak:
-    """Peak memory growth during a case: the kernel's peak RSS (Linux), else tracemalloc."""
-
-    def __init__(self, use_tracemalloc: bool):
-        self.tracemalloc = use_tracemalloc or not os.path.exists("/proc/self/clear_refs")
-
-    def __enter__(self):
-        if self.tracemalloc:
-            tracemalloc.start()
-        else:
-            self.start = _rss_kib("VmRSS")
-            with open("/proc/self/clear_refs", "w") as f:
-                f.write("5")  # reset VmHWM, the peak RSS
-        return self
-
-    def __exit__(self, *exc):
-        if self.tracemalloc:
-            self.megabytes = tracemalloc.get_traced_memory()[1] / 2**20
-            tracemalloc.stop()
-        else:
-            self.megabytes = (_rss_kib("VmHWM") - self.start) / 1024
-
-
-def _rss_kib(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
-
-
 def check_case(data: bytes, folder: Path, use_tracemalloc: bool = True) -> tuple[str, str]:
     """Read ``data`` from a file in ``folder`` and judge it: ``("ok" | "clear" | "other",
     detail)``."""
@@ -177,7 +135,7 @@ def check_case(data: bytes, folder: Path, use_tracemalloc: bool = True) -> tuple
 
     path, out = folder / "case.bvh", folder / "back.bvh"
     path.write_bytes(data)
-    with _Peak(use_tracemalloc) as peak:
+    with Peak(use_tracemalloc) as peak:
         start = time.perf_counter()
         try:
             clip = read_bvh(path)
@@ -203,104 +161,25 @@ def check_case(data: bytes, folder: Path, use_tracemalloc: bool = True) -> tuple
     return outcome
 
 
-# --------------------------------------------------------------------------------------------
-# The worker process and the driver
-# --------------------------------------------------------------------------------------------
+def _worker_setup():
+    """The worker's judge, its folder and the cases it judges first (compiling or loading
+    the kernels)."""
+    return check_case, Path(tempfile.mkdtemp(prefix="fuzz_bvh_")), (BASE, PARTIAL)
 
 
-def _worker() -> None:
-    """Judge cases read from stdin (length-prefixed), one JSON line each on stdout."""
-    import resource
-
-    folder = Path(tempfile.mkdtemp(prefix="fuzz_bvh_"))
-    check_case(BASE, folder, use_tracemalloc=False)  # compile or load the kernels first
-    check_case(PARTIAL, folder, use_tracemalloc=False)
-    limit = _rss_kib("VmSize") * 1024 + 2 * 2**30  # 2 GiB of address space beyond now
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    stdin, stdout = sys.stdin.buffer, sys.stdout
-    stdout.write("ready\n")
-    stdout.flush()
-    while header := stdin.read(4):
-        data = stdin.read(struct.unpack("<I", header)[0])
-        category, detail = check_case(data, folder, use_tracemalloc=False)
-        stdout.write(json.dumps([category, detail]) + "\n")
-        stdout.flush()
-
-
-class _Worker:
-    def __init__(self):
-        self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        if self.process.stdout.readline() != b"ready\n":
-            raise RuntimeError("the fuzz worker did not start")
-
-    def run(self, data: bytes, timeout: float) -> tuple[str, str]:
-        self.process.stdin.write(struct.pack("<I", len(data)) + data)
-        self.process.stdin.flush()
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        line = self.process.stdout.readline() if ready else b""
-        if not line:
-            self.process.kill()
-            self.process.wait()
-            what = f"killed after {timeout:.0f} s" if not ready else "worker died"
-            raise TimeoutError(what)
-        return tuple(json.loads(line))
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        self.process.wait()
+FUZZER = Fuzzer(
+    description=(__doc__ or "").split("\n\n")[0],
+    script=__file__,
+    cases=6000,
+    worker_setup=_worker_setup,
+    corpus=lambda: seed_corpus(SHARED if SHARED.is_dir() else None),
+    mutate=mutate,
+    random_steps=random_steps,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=int, default=6000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=10.0, help="kill a case after this")
-    parser.add_argument("--examples", type=int, default=8, help="examples of 'other' shown")
-    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.worker:
-        _worker()
-        return 0
-    import ikrig
-
-    corpus = seed_corpus(SHARED if SHARED.is_dir() else None)
-    rng = random.Random(args.seed)
-    counts = collections.Counter()
-    kinds: dict[str, list] = {}  # kind of "other" (its detail without numbers) -> [count, example]
-    worker = _Worker()
-    started = time.perf_counter()
-    for case in range(args.cases):
-        seed_index = rng.randrange(len(corpus))
-        steps = random_steps(rng)
-        data = mutate(corpus[seed_index], steps)
-        try:
-            category, detail = worker.run(data, args.timeout)
-        except TimeoutError as error:
-            category, detail = "other", str(error)
-            worker = _Worker()
-        counts[category] += 1
-        if category == "other":
-            kind = re.sub(r"[0-9]+|'[^']*'", "#", detail)[:60]
-            entry = kinds.setdefault(
-                kind, [0, f"case {case} (seed {seed_index}, {steps}): {detail}"]
-            )
-            entry[0] += 1
-    worker.close()
-    print(
-        f"tried {args.cases}  ok {counts['ok']}  clear error {counts['clear']}"
-        f"  other {counts['other']}  ({time.perf_counter() - started:.0f} s,"
-        f" ikrig from {Path(ikrig.__file__).parent})"
-    )
-    if kinds:
-        print("examples of other (count, first case of each kind):")
-        for count, example in sorted(kinds.values(), key=lambda e: -e[0])[: args.examples]:
-            print(f"  {count:5d}  {_short(example, 300)}")
-    return 0
+    return run_fuzz(FUZZER, argv)
 
 
 if __name__ == "__main__":
