@@ -209,17 +209,19 @@ def ground_input(spec: str) -> str | None:
 
 @contextmanager
 def echo_warnings() -> Iterator[None]:
-    """Show ikrig's warnings (ground coverage, a far floor) once each as ``ikrig: warning:
-    ...`` lines; other warnings are shown as usual, after the block (showing one inside the
-    recording block would record it again)."""
+    """Show ikrig's warnings (ground coverage, a far floor, limbs left unplaced) once each
+    as ``ikrig: warning: ...`` lines; other warnings are shown as usual, after the block
+    (showing one inside the recording block would record it again)."""
+    from .character.limbs import UnplacedLimbWarning
     from .foot.offline import DatumWarning
     from .ground.coverage import GroundCoverageWarning
 
-    ours = (GroundCoverageWarning, DatumWarning)
+    ours = (GroundCoverageWarning, DatumWarning, UnplacedLimbWarning)
     caught: list[warnings.WarningMessage] = []
     try:
         with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", GroundCoverageWarning)
+            for category in ours:  # (said once per run below, not once per process)
+                warnings.simplefilter("always", category)
             yield
     finally:
         shown = set()

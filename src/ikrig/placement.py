@@ -123,6 +123,7 @@ def place_clip(
     check_clip(motion)
     fk = motion.fk()
     found = legs if isinstance(legs, Legs) else find_legs(motion.skeleton, legs, fk[1])
+    _warn_unplaced(motion.skeleton, found, fk[1])
     p = placement
     moved = travel(motion, found, p.at, p.heading, p.path, p.walk, p.cycles)
     fk, motion = (fk if moved is motion else moved.fk()), moved
@@ -139,6 +140,26 @@ def place_clip(
         for m in modes
     }
     return Placed(found, ground, results, motion, treadmill is not None, fk)
+
+
+def _warn_unplaced(skeleton: Any, legs: Legs, positions_world: Any) -> None:
+    """Say which limbs reach the floor but are no placed leg
+    (:func:`~ikrig.character.limbs.unplaced_limbs`)."""
+    import warnings
+
+    from .character.limbs import UnplacedLimbWarning, unplaced_limbs
+
+    left = unplaced_limbs(skeleton, legs, positions_world)
+    if left:
+        names = ", ".join(repr(skeleton.names[j]) for j in left[:4])
+        more = f" and {len(left) - 4} more" if len(left) > 4 else ""
+        warnings.warn(
+            UnplacedLimbWarning(
+                f"{len(left)} limb(s) reach the floor but are not placed ({names}{more}): they"
+                " may hang or sink; name every leg with --legs 'hip,knee,ankle[,toe];...'"
+            ),
+            stacklevel=3,
+        )
 
 
 STEP_GROUNDS = ("stairs",)

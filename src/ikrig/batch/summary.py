@@ -73,6 +73,9 @@ def batch_summary(entries: list[dict[str, Any]], skipped: int, seconds: float) -
         "seconds": round(seconds, 3),
         "metrics": _stats(ok),
         "worse_than_baseline": _worse_than_baseline(ok),
+        "warnings": [
+            {"clip": e["relative"], "warnings": e["warnings"]} for e in ok if e.get("warnings")
+        ],
         "failures": [{"clip": e["relative"], "error": e["error"]} for e in failed],
         "entries": entries,
     }
@@ -97,6 +100,8 @@ def summary_table(summary: dict) -> str:
         lines.append("  worse than doing nothing (the baseline), clips per measure:")
         for key, clips in sorted(worse.items()):
             lines.append(f"    {key:<20} {len(clips):>4}  {', '.join(clips[:3])}")
+    for w in summary.get("warnings") or []:
+        lines.append(f"  warning {w['clip']}: {w['warnings'][0]}")
     for f in summary["failures"]:
         lines.append(f"  FAILED {f['clip']}: {f['error']}")
     return "\n".join(lines)

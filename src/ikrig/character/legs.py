@@ -160,7 +160,9 @@ def _role(core: str) -> str | None:
     return None
 
 
-def _is_helper(name: str) -> bool:
+def is_helper(name: str) -> bool:
+    """Whether a joint name is a helper bone's (twist, roll, IK, pole, end, digit, ...),
+    which never takes a leg role."""
     tokens = _TOKENS.findall(_NAMESPACE.sub("", name))
     return any(t.lower() in _HELPERS for t in tokens)
 
@@ -171,7 +173,7 @@ def _named(skeleton: Skeleton) -> list[tuple[str, str | None, str]]:
     out = []
     for name in skeleton.names:
         side, core = _words(name)
-        role = None if _is_helper(name) else _role(core)
+        role = None if is_helper(name) else _role(core)
         out.append((side, role, core.rstrip("0123456789")))
     return out
 
@@ -193,7 +195,7 @@ def _up_to(skeleton: Skeleton, named, j: int, role: str) -> int:
 
 def _toe(skeleton: Skeleton, named, ankle: int) -> int:
     """A child of the ankle named as a toe, else its only child that is no helper, else -1."""
-    kids = [c for c in skeleton.children(ankle) if not _is_helper(skeleton.names[c])]
+    kids = [c for c in skeleton.children(ankle) if not is_helper(skeleton.names[c])]
     toes = [c for c in kids if named[c][1] == "toe"]
     return toes[0] if toes else (kids[0] if len(kids) == 1 else -1)
 
