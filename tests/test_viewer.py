@@ -477,3 +477,24 @@ def test_view_stands_the_clip_as_foot_does():
     pelvis = pelvis_joint(clip.skeleton, find_legs(clip.skeleton))
     np.testing.assert_allclose(moved.positions_world()[0, pelvis, [0, 2]], [2.0, -1.0], atol=1e-9)
     assert moved.num_frames > clip.num_frames
+
+
+def test_view_and_the_pictures_take_fps_as_foot_does(tmp_path):
+    """Issue 36: ``--fps`` samples a glTF clip in ``view`` and the pictures as in ``foot``,
+    ``batch`` and ``convert``; the built-in walk has no animation to sample."""
+    from click.testing import CliRunner
+
+    from ikrig.cli_common import ClipChoice
+    from ikrig.cli_viz import read_source, view
+    from ikrig.data.walk import walk_clip
+    from ikrig.errors import InputError
+    from ikrig.io import to_bvh_clip, write_clip
+
+    pytest.importorskip("pygltflib")
+    assert "--fps" in CliRunner().invoke(view, ["--help"]).output
+    path = tmp_path / "walk.glb"
+    write_clip(path, to_bvh_clip(walk_clip(seconds=1.0, fps=30.0)))
+    clip = read_source(str(path), ClipChoice(None, 10.0))
+    assert clip.motion.frame_time == pytest.approx(0.1) and clip.motion.num_frames == 10
+    with pytest.raises(InputError, match="--fps needs a glTF"):
+        read_source(None, ClipChoice(None, 10.0))

@@ -5,8 +5,8 @@ Standalone click commands (``plot`` is a group), registered on the main group in
 :mod:`ikrig.cli`. They need the ``[plot]`` extra (matplotlib, Pillow; MP4 also
 imageio-ffmpeg) or the ``[viewer]`` extra (viser); a missing one is reported as a one-line
 error naming the extra. Every CLIP argument is a clip file (``.bvh``, ``.glb``, ``.gltf``,
-chosen by suffix; ``--animation`` picks a glTF animation) and may be left out to use the
-built-in procedural walk (:func:`ikrig.data.walk.walk_clip`).
+chosen by suffix; ``--animation`` and ``--fps`` pick a glTF animation and its rate) and may
+be left out to use the built-in procedural walk (:func:`ikrig.data.walk.walk_clip`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ import numpy as np
 from .cli_common import (
     ANIMATION_OPTION,
     DATUM_OPTION,
+    FPS_OPTION,
+    ClipChoice,
+    clip_choice,
     placement_from,
     standing_options,
     up_option,
@@ -41,26 +44,33 @@ SHOWN_UP = up_option("It is shown turned Y-up.")
 
 
 # ---------------------------------------------------------------------------------- helpers
-def read_source(path, animation=None):
-    """The clip a file holds (:func:`ikrig.io.read_clip`: a BVH or glTF clip), or the
-    built-in 4 s walk (a Motion) when ``path`` is None."""
+ANY_CLIP = ClipChoice()
+"""No ``--animation`` or ``--fps``: a glTF's first animation at its keys' rate."""
+
+
+def read_source(path, choice: ClipChoice = ANY_CLIP):
+    """The clip a file holds (:func:`ikrig.io.read_clip`: a BVH or glTF clip, the glTF's
+    animation and rate as ``choice`` says), or the built-in 4 s walk (a Motion) when
+    ``path`` is None."""
     if path is None:
-        if animation is not None:
+        if choice != ANY_CLIP:
             from .errors import InputError
 
-            raise InputError("--animation needs a glTF CLIP file")
+            given = [n for n, v in (("--animation", choice.animation), ("--fps", choice.fps)) if v]
+            verb = "needs" if len(given) == 1 else "need"
+            raise InputError(f"{' and '.join(given)} {verb} a glTF CLIP file")
         from .data.walk import walk_clip
 
         return walk_clip(seconds=4.0)
     from .io import read_clip
 
-    return read_clip(path, animation=animation)
+    return read_clip(path, animation=choice.animation, fps=choice.fps)
 
 
-def load_clip(path, animation=None, up="auto"):
+def load_clip(path, choice: ClipChoice = ANY_CLIP, up="auto"):
     """``(up axis, the clip's Motion in ikrig's Y-up world)`` (see :func:`read_source`;
     ``up`` as ``--up`` says, ``auto`` detects it, as ``ikrig foot`` does)."""
-    clip = read_source(path, animation)
+    clip = read_source(path, choice)
     return y_up_motion(clip if path is None else clip.motion, up)
 
 
@@ -191,14 +201,15 @@ seed_option = click.option(
 class ClipOnGround(NamedTuple):
     """What a clip command was given: the CLIP path (``None``: the built-in walk), the
     ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override, the glTF
-    ``--animation``, and how the clip meets the ground as ``ikrig foot`` takes it
-    (``--seed``, ``--up``, and for the pictures ``--datum`` and where the clip stands)."""
+    ``--animation`` and ``--fps`` (:class:`~ikrig.cli_common.ClipChoice`), and how the clip
+    meets the ground as ``ikrig foot`` takes it (``--seed``, ``--up``, and for the pictures
+    ``--datum`` and where the clip stands)."""
 
     clip: str | None
     ground_spec: str
     mode: str
     legs: str | None
-    animation: str | None
+    choice: ClipChoice
     placement: FootPlacement
 
 
@@ -208,9 +219,9 @@ def clip_on_ground(command):
     name; :func:`~ikrig.cli_common.placement_from` reads the placement's)."""
 
     @functools.wraps(command)
-    def run(*, clip, ground_spec, mode, legs, animation, **options):
-        placement = placement_from(options)
-        return command(ClipOnGround(clip, ground_spec, mode, legs, animation, placement), **options)
+    def run(*, clip, ground_spec, mode, legs, **options):
+        choice, placement = clip_choice(options), placement_from(options)
+        return command(ClipOnGround(clip, ground_spec, mode, legs, choice, placement), **options)
 
     return run
 
@@ -301,6 +312,7 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @legs_option
 @seed_option
 @ANIMATION_OPTION
+@FPS_OPTION
 @SHOWN_UP
 @DATUM_OPTION
 @standing_options
@@ -311,12 +323,12 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 @clip_on_ground
 def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
-    clip, ground_spec, mode, legs, animation, placement = given
+    clip, ground_spec, mode, legs, choice, placement = given
     check_picture(output, clip, ground_spec, placement.path)
     from .viz.options import View
     from .viz.scene3d import plot_skeleton_3d
 
-    up, motion = load_clip(clip, animation, placement.up)
+    up, motion = load_clip(clip, choice, placement.up)
     ground, found, _ = clip_ground(motion, ground_spec, legs, placement.seed, up)
     f = motion.num_frames // 2 if frame is None else frame
     result = None
@@ -335,6 +347,7 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
 @legs_option
 @seed_option
 @ANIMATION_OPTION
+@FPS_OPTION
 @SHOWN_UP
 @DATUM_OPTION
 @standing_options
@@ -344,11 +357,11 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
 @clip_on_ground
 def plot_diagnostics(given: ClipOnGround, output):
     """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
-    clip, ground_spec, mode, legs, animation, placement = given
+    clip, ground_spec, mode, legs, choice, placement = given
     check_picture(output, clip, ground_spec, placement.path)
     from .viz.diagnostics import plot_foot_diagnostics
 
-    up, motion = load_clip(clip, animation, placement.up)
+    up, motion = load_clip(clip, choice, placement.up)
     result, motion, ground = place(motion, given, up)
     title = f"{ground_name(ground_spec)}, mode {mode}"
     plot_foot_diagnostics(result, motion, ground, path=output, title=title)
@@ -372,7 +385,9 @@ def plot_diagnostics(given: ClipOnGround, output):
     show_default=True,
     help="Frames written at most (long clips are frame-skipped).",
 )
-@click.option("--fps", type=float, default=None, help="Playback rate (default: real time).")
+@click.option(
+    "--fps", "playback", type=float, default=None, help="Playback rate (default: real time)."
+)
 @click.option("--dpi", type=float, default=80, show_default=True)
 @click.option(
     "-o",
@@ -383,14 +398,14 @@ def plot_diagnostics(given: ClipOnGround, output):
     help="A .gif or .mp4 path (MP4 needs imageio-ffmpeg, in the [plot] extra).",
 )
 @clip_on_ground
-def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
+def plot_movie(given: ClipOnGround, max_frames, playback, dpi, output):
     """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
-    clip, ground_spec, mode, legs, animation, placement = given
+    clip, ground_spec, mode, legs, choice, placement = given
     check_movie(output, clip, ground_spec, placement.path)
     from .viz.movie import write_before_after_movie
     from .viz.options import MovieLook
 
-    up, motion = load_clip(clip, animation, placement.up)
+    up, motion = load_clip(clip, choice, placement.up)
     result, motion, ground = place(motion, given, up)
     write_before_after_movie(
         result,
@@ -398,7 +413,7 @@ def plot_movie(given: ClipOnGround, max_frames, fps, dpi, output):
         ground,
         output,
         max_frames=max_frames,
-        fps=fps,
+        fps=playback,
         look=MovieLook(
             dpi=dpi, labels=("before: root on the ground, no IK", f"after: foot IK ({mode})")
         ),
@@ -430,6 +445,7 @@ def plot_batch(summary, output):
 @legs_option
 @seed_option
 @ANIMATION_OPTION
+@FPS_OPTION
 @SHOWN_UP
 @standing_options
 @click.option("--host", default="127.0.0.1", show_default=True)
@@ -439,11 +455,11 @@ def plot_batch(summary, output):
 def view(given: ClipOnGround, host, port, play):
     """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra.
     --at, --heading, --path, --walk and --cycles stand the clip as ikrig foot does."""
-    clip, ground_spec, mode, legs, animation, placement = given
+    clip, ground_spec, mode, legs, choice, placement = given
     from .viz._viser import serve_forever
     from .viz.viewer import ClipViewer
 
-    source = read_source(clip, animation)
+    source = read_source(clip, choice)
     up, motion = y_up_motion(source if clip is None else source.motion, placement.up)
     moved = stand(motion, legs, placement)
     if up != "y" or moved is not motion:  # the file's own frame (a glTF's mesh) is not shown
