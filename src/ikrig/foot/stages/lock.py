@@ -6,11 +6,11 @@ the horizontal position it had when it was planted: the lock adds a horizontal c
 the anchor moves to the new point without changing ``delta``, so nothing jumps. A lock gives
 way where holding it would take the leg straighter than the source had it at that moment (or
 ``pelvis.max_extension``, :func:`~ikrig.foot.stages.pelvis.allowed_reach`): the foot falls
-back toward the source's, just enough, its anchor moving with it, so the pelvis never comes down to
-keep a lock (on flat ground the pelvis stays as recorded). The lock is released when the
-correction grows past ``radius`` (the recording moved the foot too far to be skating) or
-when the span ends; ``delta`` then returns to zero on a critically damped
-spring with ``halflife``, so position and velocity stay continuous.
+back toward the source's, just enough, its anchor moving with it, so the pelvis never comes
+down to keep a lock (on flat ground the pelvis stays as recorded). The lock is released when
+the correction grows past ``radius`` (the recording moved the foot too far to be skating) or
+when the span ends; ``delta`` then returns to zero on a critically damped spring with
+``halflife``, so position and velocity stay continuous.
 
 Offline runs the kernel over all frames; live runs it over one frame with the carried
 state; both use the same code and give the same frames.
@@ -102,7 +102,7 @@ def lock_step(lock, contact, p, pxz, radius, rate, disk):
             lock.point = p
             anchor[0] = px + delta[0]
             anchor[1] = pz + delta[1]
-        # out of the leg's reach, the foot slides along, just enough
+        # out of the leg's reach, the foot falls back toward the source's, just enough
         dx, dz = onto_disk(anchor[0] - px, anchor[1] - pz, disk)
         anchor[0] = px + dx
         anchor[1] = pz + dz

@@ -119,14 +119,14 @@ def plan_foot_offsets(
     upper envelope of the deficit, which starts rising ``smooth_frames`` ahead (a toe that
     reaches a riser's edge right after lift-off, where the bump is still low). The smoothing
     rounds off the plan's kinks (plant ramps, the lowest sole point switching, a foot
-    slapping flat), which show as knee pops. A foot without any contact keeps its exact
+    slapping flat), which show as knee pops. Out of contact a foot keeps its exact
     ground-following offset where it is near the ground, the smoothed one from
     ``free_height`` of clearance up (blended by smoothstep): with no stance held level,
     averaging in the ground under its other frames would lift it off the ground just where
     it touches it (a paw that slides back and forth on a slope, never slow enough to count
-    as a contact). Near a step in the ground under it (a riser's edge), and for every foot
-    with contacts, the plan is smoothed everywhere: the smoothing's lift ahead of a riser is
-    what keeps a foot out of it. Offline it replaces the causal target spring
+    as a contact, or one that touches down after its contact ends). In contact, and near a
+    step in the ground under it (a riser's edge), the plan is smoothed: the smoothing's lift
+    ahead of a riser is what keeps a foot out of it. Offline it replaces the causal target spring
     (``live.target_halflife``), whose lag lets a path sink below ``planted`` where that
     rises. The lift is rarely active: a symmetric window lowers a curve only near its peaks,
     and there by a second-order amount, while the kinks of ``planted`` (a maximum over sole
