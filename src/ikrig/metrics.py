@@ -173,9 +173,18 @@ def _rel(skate: float | None, skate_source: float | None) -> float | None:
     return 1.0 if skate == 0.0 else None
 
 
-def _checked(result: Motion, source: Motion, legs: Legs, source_fk: Any = None) -> tuple:
-    """World rotations and positions (:meth:`~ikrig.pose.Motion.fk`, float64) of both clips
-    after the structural checks."""
+WorldFK = tuple[np.ndarray, np.ndarray]
+"""World rotations ``(F, J, 4)`` and positions ``(F, J, 3)`` (:meth:`~ikrig.pose.Motion.fk`)."""
+
+
+def _float64(fk: WorldFK) -> WorldFK:
+    return np.asarray(fk[0], dtype=np.float64), np.asarray(fk[1], dtype=np.float64)
+
+
+def _checked(
+    result: Motion, source: Motion, legs: Legs, source_fk: Any = None
+) -> tuple[WorldFK, WorldFK]:
+    """The world transforms (float64) of both clips after the structural checks."""
     if not isinstance(result, Motion) or not isinstance(source, Motion):
         raise InputError("result and source: expected ikrig Motion clips")
     if not isinstance(legs, Legs):
@@ -197,8 +206,7 @@ def _checked(result: Motion, source: Motion, legs: Legs, source_fk: Any = None) 
     for leg in legs.legs:
         if not all(0 <= j < J for j in leg.joints) or leg.toe >= J:
             raise InputError(f"legs: leg {leg.side!r} names a joint outside the {J}-joint skeleton")
-    f64 = lambda fk: tuple(np.asarray(a, dtype=np.float64) for a in fk)  # noqa: E731
-    return f64(result.fk()), f64(source.fk(source_fk))
+    return _float64(result.fk()), _float64(source.fk(source_fk))
 
 
 def _ground_heights(ground, xz: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
