@@ -686,3 +686,15 @@ def test_samplers_with_different_keys_are_sampled_at_the_densest_rate():
     assert frame_time == pytest.approx(1 / 60) and times[-1] == pytest.approx(1.0)
     times, frame_time, _ = time_grid([np.array([0.0]), np.array([1.0])], None)
     assert frame_time == pytest.approx(1 / 30) and len(times) == 31
+
+
+def test_the_grid_bound_reckons_with_the_densest_rate():
+    """Sampling at the densest sampler's rate, the bound on the grid must use that rate:
+    a 1000 fps sampler beside a key at 1e6 s would ask for 1e9 frames (the fuzzer found it
+    as a 358 GiB allocation)."""
+    from ikrig.io._gltf_sample import MAX_FRAMES, grid_problem
+
+    dense = np.arange(1000) / 1000.0
+    assert grid_problem([dense], None, 10) is None
+    problem = grid_problem([dense, np.array([0.0, 1e6])], None, 10)
+    assert problem is not None and str(MAX_FRAMES) in problem

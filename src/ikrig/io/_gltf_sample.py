@@ -22,6 +22,14 @@ MAX_SAMPLES = 2_000_000
 """The most frames x sampled nodes (about 1 GB of working arrays)."""
 
 
+def densest_rate(key_sets: list[np.ndarray]) -> float:
+    """Frames per second of the densest sampler (the inverse of its mean key spacing), or 30
+    when no sampler has two keys apart: the rate :func:`time_grid` samples at when the
+    samplers' keys differ."""
+    spacing = [(float(k[-1]) - float(k[0])) / (len(k) - 1) for k in key_sets if len(k) > 1]
+    return 1.0 / min((d for d in spacing if d > 0), default=1.0 / 30.0)
+
+
 def grid_problem(key_sets: list[np.ndarray], fps: float | None, nodes: int) -> str | None:
     """Why sampling ``key_sets`` at ``fps`` (``None``: as :func:`time_grid` chooses) on
     ``nodes`` nodes is refused (:data:`MAX_FRAMES`, :data:`MAX_SAMPLES`), or ``None``.
@@ -29,7 +37,7 @@ def grid_problem(key_sets: list[np.ndarray], fps: float | None, nodes: int) -> s
     start = min(float(k[0]) for k in key_sets)
     end = max(float(k[-1]) for k in key_sets)
     own = max(len(k) for k in key_sets)
-    frames = max(float(own), (end - start) * (30.0 if fps is None else fps) + 1.0)
+    frames = max(float(own), (end - start) * (densest_rate(key_sets) if fps is None else fps) + 1)
     if not frames <= MAX_FRAMES:
         return (
             f"key times from {start:.6g} to {end:.6g} s would make over {MAX_FRAMES} frames"
@@ -132,9 +140,7 @@ def time_grid(key_sets: list[np.ndarray], fps: float | None) -> tuple[np.ndarray
         step = uniform_step(first) if same else None
         if step is not None:
             return np.asarray(first, dtype=np.float64).copy(), step, True
-        spacing = [(float(k[-1]) - float(k[0])) / (len(k) - 1) for k in key_sets if len(k) > 1]
-        rate = 1.0 / min((d for d in spacing if d > 0), default=1.0 / 30.0)
-        intervals = max(int(round((end - start) * rate)), 1)
+        intervals = max(int(round((end - start) * densest_rate(key_sets))), 1)
         if end > start:  # the densest sampler's rate, the first and last keys both on a frame
             return (
                 start + (end - start) * np.arange(intervals + 1) / intervals,
