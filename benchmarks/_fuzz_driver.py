@@ -3,8 +3,8 @@ judges cases under a memory cap, its driver with a timeout, the peak-memory mete
 run over mutated cases with its printed counts.
 
 A fuzzer script describes itself as a :class:`Fuzzer` (its own ``check_case(data, folder,
-use_tracemalloc)`` judge, ``("ok" | "clear" | "other", detail)``, its corpus of seed files,
-``mutate`` and ``random_steps``) and hands it to :func:`run_fuzz`.
+use_tracemalloc)`` judge, ``("ok" | "clear" | "other", detail)``, and the module of its
+seed files and mutations) and hands it to :func:`run_fuzz`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 Judge = Callable[..., tuple[str, str]]
 
@@ -120,21 +120,25 @@ class Fuzzer(NamedTuple):
     """One file format's fuzzer.
 
     Attributes:
-        description: the command line's help.
+        doc: the script's docstring (its first paragraph is the command line's help).
         script: the fuzzer script's path (its ``--worker`` serves).
         cases: how many cases by default.
         worker_setup: ``() -> (judge, folder, warm cases)`` for :func:`serve`.
-        corpus: ``() -> [seed file bytes]``.
-        mutate: ``(data, steps) -> bytes``; random_steps: ``(rng) -> [(family, seed)]``.
+        family: the module of its mutations: ``SHARED`` (the shared data folder),
+            ``seed_corpus(folder or None) -> [bytes]``, ``mutate(data, steps) -> bytes``,
+            ``random_steps(rng) -> [(family, seed)]``.
     """
 
-    description: str
+    doc: str | None
     script: str
     cases: int
     worker_setup: Callable[[], tuple[Judge, Path, Iterable[bytes]]]
-    corpus: Callable[[], list[bytes]]
-    mutate: Callable[[bytes, list], bytes]
-    random_steps: Callable[[random.Random], list]
+    family: Any
+
+    def corpus(self) -> list[bytes]:
+        """The seed files: the shared ones when the folder is there, else generated."""
+        shared = self.family.SHARED
+        return self.family.seed_corpus(shared if shared.is_dir() else None)
 
 
 def run_fuzz(fuzzer: Fuzzer, argv: list[str] | None = None) -> int:
@@ -142,7 +146,7 @@ def run_fuzz(fuzzer: Fuzzer, argv: list[str] | None = None) -> int:
     mutated cases (``--seed``) in a worker, a case killed after ``--timeout`` seconds, and
     print tried / ok / clear / other, the families of the other cases and an example of
     each kind of other."""
-    parser = argparse.ArgumentParser(description=fuzzer.description)
+    parser = argparse.ArgumentParser(description=(fuzzer.doc or "").split("\n\n")[0])
     parser.add_argument("--cases", type=int, default=fuzzer.cases)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=10.0, help="kill a case after this")
@@ -163,8 +167,8 @@ def run_fuzz(fuzzer: Fuzzer, argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for case in range(args.cases):
         seed_index = rng.randrange(len(seeds))
-        steps = fuzzer.random_steps(rng)
-        data = fuzzer.mutate(seeds[seed_index], steps)
+        steps = fuzzer.family.random_steps(rng)
+        data = fuzzer.family.mutate(seeds[seed_index], steps)
         try:
             category, detail = worker.run(data, args.timeout)
         except TimeoutError as error:

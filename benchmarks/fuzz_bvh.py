@@ -36,13 +36,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _bvh_fuzz_cases  # noqa: E402
 from _bvh_fuzz_cases import (  # noqa: E402
     BASE,
     GENERATED_SEEDS,
     MUTATIONS,
     NO_CHANNELS,
     PARTIAL,
-    SHARED,
     deep_file,
     generated_file,
     mutate,
@@ -167,15 +167,7 @@ def _worker_setup():
     return check_case, Path(tempfile.mkdtemp(prefix="fuzz_bvh_")), (BASE, PARTIAL)
 
 
-FUZZER = Fuzzer(
-    description=(__doc__ or "").split("\n\n")[0],
-    script=__file__,
-    cases=6000,
-    worker_setup=_worker_setup,
-    corpus=lambda: seed_corpus(SHARED if SHARED.is_dir() else None),
-    mutate=mutate,
-    random_steps=random_steps,
-)
+FUZZER = Fuzzer(__doc__, __file__, 6000, _worker_setup, _bvh_fuzz_cases)
 
 
 def main(argv: list[str] | None = None) -> int:

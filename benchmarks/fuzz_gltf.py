@@ -38,6 +38,7 @@ import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _gltf_fuzz_cases  # noqa: E402
 from _fuzz_driver import Fuzzer, Peak, run_fuzz  # noqa: E402
 from _fuzz_driver import short as _short  # noqa: E402
 from _gltf_fuzz_cases import (  # noqa: E402
@@ -169,15 +170,7 @@ def _worker_setup():
     return check_case, folder, seed_corpus(SHARED if SHARED.is_dir() else None)
 
 
-FUZZER = Fuzzer(
-    description=(__doc__ or "").split("\n\n")[0],
-    script=__file__,
-    cases=3000,
-    worker_setup=_worker_setup,
-    corpus=lambda: seed_corpus(SHARED if SHARED.is_dir() else None),
-    mutate=mutate,
-    random_steps=random_steps,
-)
+FUZZER = Fuzzer(__doc__, __file__, 3000, _worker_setup, _gltf_fuzz_cases)
 
 
 def main(argv: list[str] | None = None) -> int:
