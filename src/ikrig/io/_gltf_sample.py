@@ -37,7 +37,10 @@ def grid_problem(key_sets: list[np.ndarray], fps: float | None, nodes: int) -> s
     start = min(float(k[0]) for k in key_sets)
     end = max(float(k[-1]) for k in key_sets)
     own = max(len(k) for k in key_sets)
-    frames = max(float(own), (end - start) * (densest_rate(key_sets) if fps is None else fps) + 1)
+    # at least 30 fps: a span of key times past MAX_FRAMES at 30 fps is refused however
+    # sparse its keys (as before the densest rate), and a dense sampler counts at its rate
+    rate = max(densest_rate(key_sets), 30.0) if fps is None else fps
+    frames = max(float(own), (end - start) * rate + 1.0)
     if not frames <= MAX_FRAMES:
         return (
             f"key times from {start:.6g} to {end:.6g} s would make over {MAX_FRAMES} frames"
