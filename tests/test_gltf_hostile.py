@@ -248,12 +248,22 @@ def test_negative_key_times_are_refused_on_reading(seed, folder):
 # --------------------------------------------------------------------------------------------
 
 
+def _armature(data: dict) -> dict:
+    """The node the ``root_motion`` mutation animates (the last translation channel's)."""
+    return data["nodes"][data["animations"][0]["channels"][-1]["target"]["node"]]
+
+
 @pytest.mark.parametrize("drift", [0, 1, 2])
-def test_root_motion_on_the_armature_is_written_once(drift, seed, folder):
+@pytest.mark.parametrize("rest_rotation", [None, [1.0, 1.0, 1.0, 1.0]])
+def test_root_motion_on_the_armature_is_written_once(drift, rest_rotation, seed, folder):
+    """A non-unit rest rotation on the armature (fuzz seed 4, case 337) is read normalised;
+    the writer solves joint 0 against the same normalised rotation."""
     import random
 
     data, blob = fuzz.split_glb(seed)
     fuzz.MUTATIONS["root_motion"]((data, blob), random.Random(drift))
+    if rest_rotation is not None:
+        _armature(data)["rotation"] = rest_rotation
     path = folder / "armature.glb"
     path.write_bytes(fuzz.join_glb(data, blob))
     clip = read_gltf(path)

@@ -241,13 +241,15 @@ def node_matrix(node: dict) -> np.ndarray:
 
 def node_trs(node: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A node's rest translation ``(3,)``, rotation ``(4,)`` xyzw and scale ``(3,)`` (from
-    its matrix when it has one)."""
+    its matrix when it has one). The rotation is normalised, as the reader reads it (a
+    file may store a quaternion of another length)."""
     if "matrix" in node:
         return decompose(node_matrix(node))
     t = np.asarray(node.get("translation", (0.0, 0.0, 0.0)), dtype=np.float64)
     q = np.asarray(node.get("rotation", (0.0, 0.0, 0.0, 1.0)), dtype=np.float64)
     s = np.asarray(node.get("scale", (1.0, 1.0, 1.0)), dtype=np.float64)
-    return t, q, s
+    n = float(np.linalg.norm(q))
+    return t, (q / n if n > 0 else np.array([0.0, 0.0, 0.0, 1.0])), s
 
 
 def compose(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
