@@ -547,6 +547,84 @@ def test_batch_places_gltf_clips_as_foot_does_with_its_options(tmp_path):
     assert "skipped (already done): 0" in other.output  # another option: done again
 
 
+def _glb_with_animations(path: Path, names: list[str | None]) -> Path:
+    """The built-in walk as a ``.glb`` whose one animation is repeated under ``names``
+    (``None``: unnamed)."""
+    import struct
+
+    pytest.importorskip("pygltflib")
+    from ikrig.data import walk_clip
+    from ikrig.io import motion_to_gltf, write_gltf
+
+    write_gltf(path, motion_to_gltf(walk_clip(seconds=0.2, fps=30.0)))
+    raw = path.read_bytes()
+    size = struct.unpack_from("<I", raw, 12)[0]
+    data = json.loads(raw[20 : 20 + size])
+    anim = data["animations"][0]
+    anim.pop("name", None)
+    data["animations"] = [{**anim, **({"name": n} if n else {})} for n in names]
+    text = json.dumps(data).encode()
+    text += b" " * (-len(text) % 4)
+    rest = raw[20 + size :]
+    body = struct.pack("<II", len(text), 0x4E4F534A) + text + rest
+    path.write_bytes(raw[:8] + struct.pack("<I", 12 + len(body)) + body)
+    return path
+
+
+def test_each_animation_names_one_clip_per_animation(tmp_path):
+    """``--animation all``: a glTF file gives one clip per animation, named
+    ``NAME@INDEX-ANIMATION``; repeated names are picked by index, unnamed ones by their
+    listed name, odd characters are left out of the file name; a BVH file stays one clip."""
+    from ikrig.batch import each_animation, expand_inputs
+
+    lib = tmp_path / "lib"
+    (lib / "sub").mkdir(parents=True)
+    _glb_with_animations(lib / "sub" / "char.glb", ["walk", "walk", None, "a/b c*"])
+    (lib / "arms.bvh").write_text(ARMS_ONLY)
+    (lib / "broken.glb").write_bytes(b"glTF not really")
+    clips = each_animation(expand_inputs([str(lib)], tmp_path / "out"))
+    got = {c.relative: c.animation for c in clips}
+    assert got == {
+        "arms.bvh": None,
+        "broken.glb": None,  # reading it records the error
+        "sub/char@0-walk.glb": "0",
+        "sub/char@1-walk.glb": "1",
+        "sub/char@2-animation2.glb": "animation2",
+        "sub/char@3-a_b_c.glb": "a/b c*",
+    }
+    outputs = {c.relative: c.output for c in clips}
+    assert outputs["sub/char@3-a_b_c.glb"] == tmp_path / "out" / "sub" / "char@3-a_b_c.glb"
+
+
+@pytest.mark.compile  # worker processes load the compiled kernels
+def test_batch_animation_all_places_every_animation_as_foot_does(tmp_path):
+    """Issue 36: ``ikrig batch --animation all`` places every animation of each glTF file,
+    each output byte for byte what ``ikrig foot --animation NAME`` writes; a second run
+    skips them all."""
+    gltf = SHARED / "gltf" / "GodotPlatformerPlayer.glb"
+    if not gltf.is_file():
+        pytest.skip("../shared/data/gltf is not present")
+    from ikrig.io import list_animations
+
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    shutil.copyfile(gltf, lib / "robot.glb")
+    names = [name for _, name, _, _ in list_animations(gltf)]
+    options = ["-g", "stairs", "--animation", "all", "--walk"]
+    r = invoke("batch", lib, *options, "-o", tmp_path / "out", "--jobs", 2, "-q")
+    assert r.exit_code == 0, r.output
+    written = sorted(p.name for p in (tmp_path / "out").glob("*.glb"))
+    assert written == sorted(f"robot@{i}-{n}.glb" for i, n in enumerate(names))
+    for i in (names.index("walk"), names.index("idle")):
+        out = tmp_path / f"foot_{i}.glb"
+        r = invoke("foot", lib / "robot.glb", "-g", "stairs", "--animation", names[i], "--walk",
+                   "-o", out)  # fmt: skip
+        assert r.exit_code == 0, r.output
+        assert (tmp_path / "out" / f"robot@{i}-{names[i]}.glb").read_bytes() == out.read_bytes()
+    again = invoke("batch", lib, *options, "-o", tmp_path / "out", "--jobs", 1, "-q")
+    assert f"skipped (already done): {len(names)}" in again.output
+
+
 def test_the_summary_names_clips_placed_worse_than_doing_nothing(tmp_path):
     """Issue 36: each clip records its baseline's measures beside its own (``baseline_``
     columns in the CSV), and the summary names, per measure, the clips placed worse than

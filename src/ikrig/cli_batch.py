@@ -7,10 +7,12 @@ import os
 import click
 
 from .batch import (
+    ALL_ANIMATIONS,
     BatchInterrupted,
     BatchSettings,
     FootJob,
     default_jobs,
+    each_animation,
     expand_inputs,
     legs_map,
     run_batch,
@@ -87,7 +89,8 @@ def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
     """Place the feet of every clip of a library, as ikrig foot does each.
 
     INPUTS are clip files (.bvh, .glb, .gltf), folders (searched recursively) or glob
-    patterns. --animation and --fps apply to the glTF files, and the placement options
+    patterns. --animation and --fps apply to the glTF files (--animation all: every
+    animation of each, written as NAME@INDEX-ANIMATION.glb), and the placement options
     (--at, --heading, --path, --walk, --cycles) to every clip, as in ikrig foot. Results
     mirror the inputs' tree under OUT_DIR, each written atomically; OUT_DIR/ikrig_batch.jsonl
     records every clip (input and options hashes, status, error,
@@ -104,6 +107,8 @@ def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
     if report_path:
         check_outputs([(report_path, (".json",), "report")], inputs=[mesh, path])
     clips = expand_inputs(list(inputs), out_dir)
+    if choice.animation == ALL_ANIMATIONS:
+        clips, choice = each_animation(clips), choice._replace(animation=None)
     job = FootJob(
         ground=os.path.abspath(mesh) if mesh else ground_spec,
         mode=mode,

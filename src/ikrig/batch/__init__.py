@@ -7,13 +7,14 @@
 - :mod:`~ikrig.batch.run`: a whole batch; :mod:`~ikrig.batch.summary`: the summary.
 """
 
-from .inputs import ClipPath, expand_inputs
+from .inputs import ALL_ANIMATIONS, ClipPath, each_animation, expand_inputs
 from .job import ClipOutcome, ClipTask, FootJob, run_clip
 from .manifest import MANIFEST_NAME, Manifest
 from .run import LOCK_NAME, BatchInterrupted, BatchSettings, default_jobs, legs_map, run_batch
 from .summary import batch_summary, summary_table, write_report
 
 __all__ = [
+    "ALL_ANIMATIONS",
     "LOCK_NAME",
     "MANIFEST_NAME",
     "BatchInterrupted",
@@ -25,6 +26,7 @@ __all__ = [
     "Manifest",
     "batch_summary",
     "default_jobs",
+    "each_animation",
     "expand_inputs",
     "legs_map",
     "run_batch",

@@ -124,7 +124,8 @@ def _plan(
     todo, skipped = [], []
     for c in clips:
         legs = _legs_for(settings.legs, c.relative)
-        opts = options_hash(job, legs)
+        mine = job if c.animation is None else job._replace(animation=c.animation)
+        opts = options_hash(mine, legs)
         if not settings.force and c.relative in manifest.entries:
             try:
                 done = manifest.is_done(c.relative, clip_sha256(c.source), opts)
@@ -133,7 +134,7 @@ def _plan(
             if done:
                 skipped.append(c.relative)
                 continue
-        todo.append(ClipTask(os.path.abspath(c.source), c.relative, str(c.output), legs, job))
+        todo.append(ClipTask(os.path.abspath(c.source), c.relative, str(c.output), legs, mine))
     return todo, skipped
 
 
@@ -183,7 +184,7 @@ def run_batch(clips: list[ClipPath], job: FootJob, settings: BatchSettings) -> d
         remove_stale_parts([out_dir / MANIFEST_NAME, *(Path(c.output) for c in clips)])
         manifest = Manifest(out_dir)
         todo, skipped = _plan(clips, job, settings, manifest)
-        hashes = {t.relative: options_hash(job, t.legs) for t in todo}
+        hashes = {t.relative: options_hash(t.job, t.legs) for t in todo}
         bar = _Progress(len(todo), settings.progress)
 
         done: list[str] = []
