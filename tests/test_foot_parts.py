@@ -364,3 +364,35 @@ def test_a_foot_without_contacts_follows_the_ground_where_it_touches_it():
     away = down & ~walking.reshape(-1)
     np.testing.assert_allclose(new[away, 0], exact[away, 0], atol=1e-12)
     assert np.max(np.abs(old - exact)[away, 0]) > 0.005
+
+
+def test_smoothing_lifts_a_short_contact_by_at_most_lift_above():
+    """Issue 34: a contact shorter than the smoothing window (the Fox's hind paw, two frames
+    of an 18-frame cycle, sliding back and forth over the slope) took the ground under the
+    swing around it into its average, and rested 0.82 % of a leg over the slope. In
+    contact on smooth ground the plan now stays within ``lift_above`` of the exact one
+    (never below where the sole touches); a recorded dip deeper than ``lift_above`` is
+    still rounded off as before."""
+    from ikrig.foot.stages.swing import PlanHeights, plan_foot_offsets
+    from ikrig.signal.filters import zero_lag_smooth
+
+    frames = 18
+    t = np.arange(frames)
+    ground = -0.06 * np.cos(2 * np.pi * (t - 16.5) / frames)  # lowest under the contact
+    clearance = 0.1 * (1 - np.cos(2 * np.pi * (t - 16) / 16)) / 2  # a swing arc
+    clearance[16:] = 0.0
+    contacts = np.zeros((frames, 1), dtype=bool)
+    contacts[16:] = True
+    planted = (ground - clearance)[:, None]
+    heights = PlanHeights(0.005, 0.01, 0.06)
+    args = (contacts, 3.0, 0.2, 3, heights)
+    plan = plan_foot_offsets(planted, clearance[:, None], *args)
+    exact = ground[16:, None]  # the offset that stands the sole on the ground
+    assert np.max(zero_lag_smooth(ground[:, None], 3)[16:] - exact) > 0.005  # uncapped
+    assert np.all(plan[16:] <= exact + 0.005 + 1e-12), plan[16:] - exact
+    assert np.all(plan >= planted - 1e-12)
+    # a deep recorded dip (3 % below the floor) is kept to 1 % and rounded off, as before
+    dipped = clearance.copy()
+    dipped[16:] = -0.03
+    deep = plan_foot_offsets(planted, dipped[:, None], *args)
+    assert np.max(deep[16:] - (exact - 0.01)) > 0.005  # lifted by the smoothing

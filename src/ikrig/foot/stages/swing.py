@@ -126,11 +126,15 @@ def plan_foot_offsets(
     it touches it (a paw that slides back and forth on a slope, never slow enough to count
     as a contact, or one that touches down after its contact ends). In contact, and near a
     step in the ground under it (a riser's edge), the plan is smoothed: the smoothing's lift
-    ahead of a riser is what keeps a foot out of it. Offline it replaces the causal target spring
-    (``live.target_halflife``), whose lag lets a path sink below ``planted`` where that
-    rises. The lift is rarely active: a symmetric window lowers a curve only near its peaks,
-    and there by a second-order amount, while the kinks of ``planted`` (a maximum over sole
-    samples) point upwards.
+    ahead of a riser is what keeps a foot out of it. Elsewhere in contact the smoothing may
+    round the plan off but lift it by at most ``lift_above`` over the exact plan (unless the
+    recording dips deeper than that below its floor, a kink to round off): in a contact
+    shorter than the window (a paw's two frames in an 18-frame cycle) the window averages in
+    the swing around it and held the paw off the slope it stands on. Offline it replaces
+    the causal target spring (``live.target_halflife``), whose lag lets a path sink below
+    ``planted`` where that rises. The lift is rarely active: a symmetric window lowers a
+    curve only near its peaks, and there by a second-order amount, while the kinks of
+    ``planted`` (a maximum over sole samples) point upwards.
 
     Args:
         planted: ``(F, feet)`` offsets at which each foot's sole touches the ground.
@@ -170,7 +174,13 @@ def plan_foot_offsets(
         smoothed = zero_lag_smooth(out, smooth_frames)
         if free_height > 0:  # out of contact, near the ground: the ground under the foot
             out = np.where(flags, out, planted + clearance)
-        weight = _smoothing_weights(out, clearance, flags, free_height, smooth_frames)
+        edge = _near_edges(out, free_height, smooth_frames)
+        # a foot standing on smooth ground (no edge near, no deep recorded dip to round
+        # off) is not lifted off it by the smoothing: in a contact shorter than the window
+        # the window averages in the swing around it
+        held = flags & ~edge & (signed >= -lift_above)
+        smoothed = np.where(held, np.minimum(smoothed, out + lift_above), smoothed)
+        weight = _smoothing_weights(clearance, flags, free_height, edge)
         out = out + weight * (smoothed - out)
     # where the sole would still cut into the ground (a toe reaching a riser's edge right
     # after lift-off), lift the foot by a smooth envelope of the deficit that starts
@@ -182,23 +192,28 @@ def plan_foot_offsets(
     return np.maximum(out, planted)
 
 
-def _smoothing_weights(
-    plan: np.ndarray, clearance: np.ndarray, contacts: np.ndarray, height: float, radius: int
-) -> np.ndarray:
-    """``(F, feet)`` how much of the smoothed plan each frame takes (see
-    :func:`plan_foot_offsets`): 1 in contact; out of contact 0 on the ground and 1 from
-    ``height`` of ``clearance`` up (smoothstep), but 1 within ``radius`` frames of a step in
-    the ground under it (``plan`` changing by more than ``height`` in a frame: a riser's
-    edge), where the smoothing's lift keeps it out of the riser. All 1 when ``height <=
-    0``."""
-    weight = np.ones_like(clearance)
+def _near_edges(plan: np.ndarray, height: float, radius: int) -> np.ndarray:
+    """``(F, feet)`` bool: within ``radius`` frames of a step in the ground under the foot
+    (``plan`` changing by more than ``height`` in a frame: a riser's edge). None when
+    ``height <= 0``."""
     if not height > 0:
-        return weight
+        return np.zeros(plan.shape, dtype=bool)
     step = np.abs(np.diff(plan, axis=0)) > height
     edge = np.zeros(plan.shape, dtype=bool)
     edge[1:] |= step
     edge[:-1] |= step
-    edge = running_max(edge.astype(np.float64), radius) > 0  # (the float64 kernel)
+    return running_max(edge.astype(np.float64), radius) > 0  # (the float64 kernel)
+
+
+def _smoothing_weights(
+    clearance: np.ndarray, contacts: np.ndarray, height: float, edge: np.ndarray
+) -> np.ndarray:
+    """``(F, feet)`` how much of the smoothed plan each frame takes (see
+    :func:`plan_foot_offsets`): 1 in contact; out of contact 0 on the ground and 1 from
+    ``height`` of ``clearance`` up (smoothstep), but 1 near an ``edge`` (:func:`_near_edges`),
+    where the smoothing's lift keeps it out of the riser. All 1 when ``height <= 0``."""
+    if not height > 0:
+        return np.ones_like(clearance)
     return np.where(edge | contacts, 1.0, smoothstep(clearance / height))
 
 
