@@ -21,7 +21,7 @@ from ._bvh_channels import _Layout, _rotation_problem
 from ._bvh_header import _shown
 
 if TYPE_CHECKING:
-    from .bvh import BvhClip
+    from .bvh_clip import BvhClip
 
 _GIMBAL_TOLERANCE = 1e-6  # |cos(middle)| (Tait-Bryan) or |sin(middle)| (proper) below this
 _TWO_PI = 2.0 * np.pi

@@ -25,7 +25,7 @@ from ._bvh_header import MAX_COORDINATE, _cut, _shown
 from ._bvh_motion import MAX_DEGREES
 
 if TYPE_CHECKING:
-    from .bvh import BvhClip
+    from .bvh_clip import BvhClip
 
 
 def _depth_first_order(parents: np.ndarray) -> list[int]:
