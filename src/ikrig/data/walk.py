@@ -37,6 +37,7 @@ import numpy as np
 
 from ..math.quat import quat_conj, quat_from_axis_angle, quat_mul, quat_rotate
 from ..pose import Motion
+from ..signal.filters import upper_envelope
 from ..solvers.two_bone import solve_two_bone
 from .gait import Gait, check_args, foot_tracks
 from .humanoid import JOINT_INDEX, LEGS, SHIN, THIGH, X_AXIS, Y_AXIS, Z_AXIS, humanoid_skeleton
@@ -75,21 +76,6 @@ def walk_contacts(
 # --------------------------------------------------------------------------------------------
 # Pelvis, legs, upper body
 # --------------------------------------------------------------------------------------------
-
-
-def _upper_envelope(x: np.ndarray, radius: int) -> np.ndarray:
-    """A smooth curve ``>= x``: a running maximum over ``+-radius`` frames, then a Hann
-    average over the same window (each average only sees values >= the centre's own)."""
-    if radius < 1:
-        return x.copy()
-    F = len(x)
-    pad = np.concatenate([np.full(radius, x[0]), x, np.full(radius, x[-1])])
-    windows = np.lib.stride_tricks.sliding_window_view(pad, 2 * radius + 1)
-    dilated = windows.max(axis=-1)
-    pad = np.concatenate([np.full(radius, dilated[0]), dilated, np.full(radius, dilated[-1])])
-    kernel = np.hanning(2 * radius + 3)[1:-1]
-    kernel /= kernel.sum()
-    return np.convolve(pad, kernel, mode="valid")[:F]
 
 
 def _dip(u, phase, width):
@@ -200,7 +186,7 @@ def walk_clip(
         drop = _needed_drop(hips, ankles, reach)
         if not drop.any():
             break
-        pos[:, 0, 1] -= _upper_envelope(drop + 1e-4 * (drop > 0), int(round(0.04 * fps)))
+        pos[:, 0, 1] -= upper_envelope(drop + 1e-4 * (drop > 0), int(round(0.04 * fps)))
 
     # legs: a slight initial bend fixes each knee's hinge axis (local X), then IK
     for hip, knee, _, _, _ in LEGS:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..metrics import knee_angles
+from ..signal.spans import spans
 from ._mpl import finish, new_figure
 from ._solve import LABELS, solve_chain
 from .options import Canvas, SolveLimits
@@ -47,12 +48,6 @@ def foot_clearance(motion, sole, ground) -> np.ndarray:
     h, _, mask = ground.height_at(pts[..., [0, 2]])
     c = np.min(pts[..., 1] - sole.heights - np.asarray(h, dtype=np.float64), axis=-1)
     return np.where(np.asarray(mask).all(axis=-1), c, np.nan)
-
-
-def _spans(mask):
-    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
-    d = np.diff(m.astype(np.int8))
-    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
 
 
 def plot_foot_diagnostics(
@@ -88,14 +83,14 @@ def plot_foot_diagnostics(
     axes = fig.subplots(feet + 1, 1, sharex=True)
     for k, leg in enumerate(legs.legs):
         ax = axes[k]
-        for a, b in _spans(result.contacts[:, k]):
+        for a, b in spans(result.contacts[:, k]):
             ax.axvspan(
                 t[a],
                 t[min(b, len(t) - 1)],
                 color=CONTACT,
                 alpha=0.5,
                 lw=0,
-                label="contact" if a == _spans(result.contacts[:, k])[0][0] else None,
+                label="contact" if a == spans(result.contacts[:, k])[0][0] else None,
             )
         ax.axhline(0.0, color="0.3", lw=0.8)
         ax.plot(t, before[:, k], color=BEFORE, lw=1.5, label="before (baseline)")
