@@ -32,7 +32,9 @@ from .cli_common import (
     FPS_OPTION,
     GROUND_HELP,
     GROUND_OPTION,
+    LEGS_OPTION,
     MODE_OPTION,
+    MODES,
     SEED_OPTION,
     UP_OPTION,
     ClipChoice,
@@ -298,9 +300,7 @@ def _outputs_as_record(command):
 @MODE_OPTION
 @REPORT_OPTION
 @click.option("--compare", is_flag=True, help="Also run the other modes and report them.")
-@click.option(
-    "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
-)
+@LEGS_OPTION
 @ANIMATION_OPTION
 @FPS_OPTION
 @SEED_OPTION
@@ -333,9 +333,7 @@ def foot(
         from .viz.movie import check_movie_path
 
         check_movie_path(gif_path, inputs=inputs)
-    modes = [mode] + (
-        [m for m in ("trace-offset", "goal-blend", "full") if m != mode] if compare else []
-    )
+    modes = [mode] + ([m for m in MODES if m != mode] if compare else [])
     compile_ahead(modes)  # a first run: on the second core
     clip = clip_with_time(input_path, choice.animation, fps=choice.fps)
     up, motion = y_up_motion(clip.motion, placement.up)

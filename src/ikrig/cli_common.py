@@ -16,15 +16,32 @@ import numpy as np
 
 from ._files import check_output
 from .errors import InputError
+from .foot.options import MODES
 
-# Options ikrig foot and ikrig batch share (one definition each).
+# Options the commands share (ikrig foot, batch, plot and view; one definition each).
 GROUND_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
-GROUND_OPTION = click.option("-g", "--ground", "ground_spec", required=True, help=GROUND_HELP)
+
+
+def ground_option(default: str | None = None):
+    """``-g/--ground``: required without a ``default`` (foot, batch), else defaulted (the
+    pictures and the viewer, which show the built-in stairs)."""
+    if default is None:
+        return click.option("-g", "--ground", "ground_spec", required=True, help=GROUND_HELP)
+    return click.option(
+        "-g", "--ground", "ground_spec", default=default, show_default=True, help=GROUND_HELP
+    )
+
+
+GROUND_OPTION = ground_option()
 MODE_OPTION = click.option(
     "--mode",
-    type=click.Choice(["full", "goal-blend", "trace-offset"]),
+    type=click.Choice(list(MODES)),
     default="full",
     show_default=True,
+    help="Foot-placement recipe.",
+)
+LEGS_OPTION = click.option(
+    "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
 )
 SEED_OPTION = click.option(
     "--seed", default=0, show_default=True, help="Seed of random built-in grounds."

@@ -23,8 +23,12 @@ from .cli_common import (
     ANIMATION_OPTION,
     DATUM_OPTION,
     FPS_OPTION,
+    LEGS_OPTION,
+    MODE_OPTION,
+    SEED_OPTION,
     ClipChoice,
     clip_choice,
+    ground_option,
     placement_from,
     standing_options,
     up_option,
@@ -35,9 +39,6 @@ if TYPE_CHECKING:
     from .character.legs import Legs
     from .character.sole import FootSole
     from .placement import FootPlacement
-
-GROUNDS_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
-MODES = ("full", "goal-blend", "trace-offset")
 
 
 SHOWN_UP = up_option("It is shown turned Y-up.")
@@ -180,22 +181,6 @@ def chain_problem(bones, limit, target):
 clip_argument = click.argument(
     "clip", metavar="[CLIP]", required=False, type=click.Path(dir_okay=False, exists=True)
 )
-ground_option = click.option(
-    "-g", "--ground", "ground_spec", default="stairs", show_default=True, help=GROUNDS_HELP
-)
-mode_option = click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default="full",
-    show_default=True,
-    help="Foot-placement mode.",
-)
-legs_option = click.option(
-    "--legs", default=None, help="Leg joints: 'hip,knee,ankle[,toe];hip,knee,ankle[,toe]'."
-)
-seed_option = click.option(
-    "--seed", default=0, show_default=True, help="Seed of random built-in grounds."
-)
 
 
 class ClipOnGround(NamedTuple):
@@ -300,7 +285,7 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
 
 @plot.command("skeleton")
 @clip_argument
-@ground_option
+@ground_option("stairs")
 @click.option("--frame", type=int, default=None, help="Frame to draw (default: the middle).")
 @click.option(
     "--ik/--no-ik",
@@ -308,9 +293,9 @@ def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
     show_default=True,
     help="Run foot placement and draw the result (the source as a ghost).",
 )
-@mode_option
-@legs_option
-@seed_option
+@MODE_OPTION
+@LEGS_OPTION
+@SEED_OPTION
 @ANIMATION_OPTION
 @FPS_OPTION
 @SHOWN_UP
@@ -342,10 +327,10 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
 
 @plot.command("diagnostics")
 @clip_argument
-@ground_option
-@mode_option
-@legs_option
-@seed_option
+@ground_option("stairs")
+@MODE_OPTION
+@LEGS_OPTION
+@SEED_OPTION
 @ANIMATION_OPTION
 @FPS_OPTION
 @SHOWN_UP
@@ -370,10 +355,10 @@ def plot_diagnostics(given: ClipOnGround, output):
 
 @plot.command("movie")
 @clip_argument
-@ground_option
-@mode_option
-@legs_option
-@seed_option
+@ground_option("stairs")
+@MODE_OPTION
+@LEGS_OPTION
+@SEED_OPTION
 @ANIMATION_OPTION
 @SHOWN_UP
 @DATUM_OPTION
@@ -440,10 +425,10 @@ def plot_batch(summary, output):
 # ---------------------------------------------------------------------------------- browser
 @click.command()
 @clip_argument
-@ground_option
-@mode_option
-@legs_option
-@seed_option
+@ground_option("stairs")
+@MODE_OPTION
+@LEGS_OPTION
+@SEED_OPTION
 @ANIMATION_OPTION
 @FPS_OPTION
 @SHOWN_UP

@@ -9,9 +9,11 @@ Layout: :mod:`~ikrig.foot.options` (settings, one group per concern),
 :mod:`~ikrig.foot.offline` and :mod:`~ikrig.foot.live` (the two drivers).
 """
 
-from .context import FootContext
-from .live import FootPlacer
-from .offline import DatumWarning, FootResult, FramePlan, make_baseline, place_feet
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .options import (
     DATUMS,
     MODES,
@@ -26,8 +28,37 @@ from .options import (
     RootOptions,
     TraceOptions,
 )
-from .stages.contacts import detect_foot_contacts
-from .stages.legs_ik import FrameInfo
+
+if TYPE_CHECKING:
+    from .context import FootContext
+    from .live import FootPlacer
+    from .offline import DatumWarning, FootResult, FramePlan, make_baseline, place_feet
+    from .stages.contacts import detect_foot_contacts
+    from .stages.legs_ik import FrameInfo
+
+_LAZY = {
+    "FootContext": "context",
+    "FootPlacer": "live",
+    "DatumWarning": "offline",
+    "FootResult": "offline",
+    "FramePlan": "offline",
+    "make_baseline": "offline",
+    "place_feet": "offline",
+    "detect_foot_contacts": "stages.contacts",
+    "FrameInfo": "stages.legs_ik",
+}
+"""The pipeline's names, imported when first used: the settings (``MODES`` included, which
+the command line's options read) load without the compiled pipeline."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DATUMS",

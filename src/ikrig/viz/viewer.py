@@ -26,6 +26,7 @@ import time
 import numpy as np
 
 from ..errors import IkrigError
+from ..foot.options import MODES
 from ..io.gltf_clip import GltfClip
 from ..pose import Motion
 from . import _viser as V
@@ -36,7 +37,6 @@ MISS = "#ff9f1c"  # a ray that finds no ground under a sole point
 
 __all__ = ["ClipViewer", "view_clip"]
 
-MODES = ("full", "goal-blend", "trace-offset")
 #: What each colour in the scene is (shown under the controls).
 LEGEND = (
     "**Legend**: skeleton navy, left leg blue, right leg coral, ghost (original) grey; "
