@@ -152,10 +152,7 @@ def test_options_are_validated(kwargs):
 
 
 def test_bad_shapes_raise():
-    with pytest.raises(InputError, match="target_world"):
-        two_bone_positions([0, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1])
-    with pytest.raises(InputError, match="do not broadcast"):
-        two_bone_positions(np.zeros((4, 3)), np.ones((5, 3)), [1, 1, 0], [1, 1, 0])
+    # (the errors every solver shares: tests/test_solver_contract.py)
     with pytest.raises(InputError, match="mid_world"):
         two_bone_positions([0, 0, 0], "abc", [1, 1, 0], [1, 1, 0])
     with pytest.raises(InputError, match="weight"):
