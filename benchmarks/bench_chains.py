@@ -44,7 +44,7 @@ from functools import partial
 import numba
 import numpy as np
 
-from ikrig._numba import njit
+from ikrig._jit.setup import njit
 from ikrig.constraints import Hinge
 from ikrig.solvers.ccd import CCDOptions, ccd
 from ikrig.solvers.ccd2d import CCD2DOptions, ccd_2d

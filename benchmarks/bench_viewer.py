@@ -41,7 +41,7 @@ def main(argv=None) -> None:
     ap.add_argument("--frames", type=int, default=600)
     args = ap.parse_args(argv)
 
-    from ikrig.cli_viz import clip_ground, load_clip
+    from ikrig.cli.viz import clip_ground, load_clip
     from ikrig.viz.viewer import MODES, ClipViewer
 
     clip = load_clip(args.clip)

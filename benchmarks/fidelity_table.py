@@ -7,7 +7,7 @@ Every BVH clip in ``../shared/data/bvh`` and ``bvh_more`` (turned Y-up) as recor
 shared glTF walk cycles walked (``FootPlacement(walk=True)``, the Fox with its four legs
 and three cycles), placed in ``full`` mode on each built-in ground at the clip's floor, and
 measured with :func:`ikrig.metrics.foot_metrics` against the source's own floors: the
-change measures (:mod:`ikrig.metrics_fidelity`: pelvis height change, joint displacement,
+change measures (:mod:`ikrig.metrics.fidelity`: pelvis height change, joint displacement,
 upper-body change, leg extension) and the foot measures (float against the source's own,
 penetration, skate, pops, pelvis acceleration ratio). ``--save`` writes every row as JSON;
 ``--compare`` prints each value as ``before -> after`` from a saved run.
@@ -20,9 +20,9 @@ import json
 import warnings
 from pathlib import Path
 
+from ikrig.app.placement import FootPlacement, place_clip, result_summary
 from ikrig.character import detect_up, to_y_up
 from ikrig.io import read_bvh, read_clip
-from ikrig.placement import FootPlacement, place_clip, result_summary
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FOX_LEGS = ";".join([

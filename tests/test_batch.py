@@ -170,7 +170,7 @@ def _recorded_pools(monkeypatch, local) -> list[str]:
 def test_a_first_batch_compiles_ahead_in_one_worker(reference, tmp_path, monkeypatch, jobs,
                                                     first_run):  # fmt: skip
     """On a cold cache with two workers or more, the first compiles ahead
-    (``ikrig.warmup.place_ahead``) before any clip, the others take the clips; the
+    (``ikrig.app.warmup.place_ahead``) before any clip, the others take the clips; the
     outputs are ``ikrig foot``'s all the same. Never on a warm cache or with one worker."""
     import ikrig.batch.local as local
 
@@ -185,8 +185,8 @@ def test_a_first_batch_compiles_ahead_in_one_worker(reference, tmp_path, monkeyp
 
 
 def test_first_run_needs_a_cold_cache_and_compiling_ahead_wanted(monkeypatch):
+    import ikrig.app.warmup as warmup
     import ikrig.batch.local as local
-    import ikrig.warmup as warmup
 
     for wanted, cold in [(True, True), (True, False), (False, True)]:
         monkeypatch.setattr(warmup, "ahead_wanted", lambda w=wanted: w)
@@ -211,7 +211,7 @@ def test_workers_fork_only_where_it_is_safe(monkeypatch):
     import threading
 
     import ikrig.batch.local as local
-    from ikrig._numba import numba
+    from ikrig._jit.setup import numba
 
     def no_pool() -> str:
         raise ValueError("Threading layer is not initialized.")

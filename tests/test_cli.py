@@ -130,8 +130,8 @@ def no_solve(monkeypatch):
     def solve(*args, **kwargs):
         raise AssertionError("the solve started before the outputs were checked")
 
-    monkeypatch.setattr("ikrig.cli.run_foot", solve)
-    monkeypatch.setattr("ikrig.cli_viz.place", solve)
+    monkeypatch.setattr("ikrig.cli.commands.run_foot", solve)
+    monkeypatch.setattr("ikrig.cli.viz.place", solve)
 
 
 def test_foot_never_overwrites_its_input(clip, tmp_path, monkeypatch, no_solve):
@@ -274,10 +274,10 @@ def test_file_without_frames(clip, tmp_path):
     assert not (tmp_path / "b.bvh").exists()
     out = one_error_line(invoke("convert", empty, tmp_path / "b.glb"), "has no frames")
     assert "empty.bvh" in out and not (tmp_path / "b.glb").exists()
+    from ikrig.app.placement import place_clip
     from ikrig.foot import FootPlacer, place_feet
     from ikrig.ground import load_ground
     from ikrig.io import read_bvh
-    from ikrig.placement import place_clip
 
     motion = read_bvh(empty).motion
     ground = load_ground("flat", [[0.0, 0.0]], 1.0)
@@ -389,7 +389,7 @@ def test_warnings_other_than_ours_are_shown_once_after_the_run(capsys):
     # showing a warning inside the recording block used to record it again, forever
     import warnings
 
-    from ikrig.cli_common import echo_warnings
+    from ikrig.cli.common import echo_warnings
     from ikrig.foot import DatumWarning
 
     with pytest.warns(UserWarning, match="something else") as rec:

@@ -1,4 +1,4 @@
-"""Compiling ahead on the second core (``ikrig.cli_ahead``, ``ikrig.warmup.place_ahead``):
+"""Compiling ahead on the second core (``ikrig.cli.ahead``, ``ikrig.app.warmup.place_ahead``):
 the helper's made-up walk, when the helper starts (once, only on a compile, never when
 switched off) and that its job covers every kernel the demo calls after making its own
 walk."""
@@ -13,11 +13,13 @@ import sys
 import numpy as np
 import pytest
 
-from ikrig import _numba, cli_ahead, warmup
-from ikrig._pose_kernels import fk_kernel
+from ikrig._jit import setup as _numba
+from ikrig.app import warmup
 from ikrig.character.legs import find_legs
 from ikrig.character.sole import estimate_sole
+from ikrig.cli import ahead as cli_ahead
 from ikrig.foot import FootOptions, detect_foot_contacts
+from ikrig.kernels.pose import fk_kernel
 from ikrig.signal.spans import spans
 
 
@@ -118,7 +120,7 @@ def test_a_cache_is_cold_until_it_holds_the_leg_ik(tmp_path):
     ikrig set up): cold when it is empty, warm once that index is there."""
     code = (
         "import os\n"
-        "from ikrig.warmup import cache_is_cold\n"
+        "from ikrig.app.warmup import cache_is_cold\n"
         "from ikrig.foot.stages.legs_ik import legs_run\n"
         "print(cache_is_cold())\n"
         "index = legs_run._cache._cache_file._index_path\n"
@@ -176,7 +178,7 @@ def test_the_helper_job_covers_what_the_demo_calls_after_its_walk(tmp_path):
     first demo finds each of them compiled by the helper when it is done in time; but the
     ground's own, which the command needs first and the helper leaves to it (no race)."""
     helper = _run(
-        "from ikrig.cli_ahead import run_ahead\n"
+        "from ikrig.cli.ahead import run_ahead\n"
         "run_ahead(['full', 'trace-offset'])\n"
         "print(json.dumps(signatures()))",
         tmp_path,

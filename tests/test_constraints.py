@@ -316,7 +316,7 @@ def test_project_local_kernel_matches_method():
 
 
 def test_kernels_callable_from_other_kernels():
-    from ikrig._numba import njit
+    from ikrig._jit.setup import njit
 
     @njit
     def use(kind, row, q, parent, d):

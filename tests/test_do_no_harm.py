@@ -1,6 +1,6 @@
 """Issue 34, do no harm: where the ground asks for nothing, the clip stays as recorded.
 
-Measured the way an outsider would (:mod:`ikrig.metrics_fidelity`, against the source
+Measured the way an outsider would (:mod:`ikrig.metrics.fidelity`, against the source
 alone): on flat ground at each clip's own floor the pelvis keeps its height, nothing
 outside the stance legs moves, legs stay as straight as the source had them, and the upper
 body keeps its pose on every ground.
@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from conftest import FOX_LEGS, SHARED, float_goal
 
+from ikrig.app.placement import FootPlacement, place_clip, result_summary
 from ikrig.character import detect_up, find_legs, to_y_up
 from ikrig.data.walk import walk_clip
 from ikrig.foot import FootPlacer
 from ikrig.io import read_bvh, read_clip
 from ikrig.metrics import foot_summary
-from ikrig.metrics_fidelity import fidelity_values, leg_extensions, upper_body_joints
-from ikrig.placement import FootPlacement, place_clip, result_summary
+from ikrig.metrics.fidelity import fidelity_values, leg_extensions, upper_body_joints
 
 SINKING = {"cmu_01_01_jumps", "cmu_131_02_walk"}
 """Clips whose feet sink below their floor (4.2 and 7.0 % of a leg, against each foot

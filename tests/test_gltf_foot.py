@@ -3,7 +3,7 @@ the Godot platformer robot's walk and run, the Fox's walk with its four legs nam
 on slope and stairs with ``place_clip`` (mode full), held to issue 11's bar the BVH clips
 meet (``conftest.assert_foot_bar``).
 
-Measured the outsider's way, :func:`~ikrig.placement.result_metrics` against the clip's own
+Measured the outsider's way, :func:`~ikrig.app.placement.result_metrics` against the clip's own
 floors. A cycle in place has a complication: its stance foot slides (the treadmill), so the
 metrics' contact rule (low *and* slow) finds few or no contacts on the source as given, and
 float and skate over contacts are empty. Those two are therefore also read on both clips
@@ -36,11 +36,11 @@ pytest.importorskip("pygltflib")
 
 from conftest import FOX_LEGS, SHARED_GLTF, assert_foot_bar, float_goal  # noqa: E402
 
+from ikrig.app.placement import FootPlacement, place_clip, result_metrics  # noqa: E402
 from ikrig.foot.travel import move_roots  # noqa: E402
 from ikrig.ground.views import RaisedGround  # noqa: E402
 from ikrig.io import read_gltf  # noqa: E402
 from ikrig.metrics import CONTACT_HEIGHT, FLOOR_PERCENTILE, foot_metrics  # noqa: E402
-from ikrig.placement import FootPlacement, place_clip, result_metrics  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -211,7 +211,7 @@ def hock_allowance(ground: str, legs_unit: float) -> dict[str, float]:
 
 
 def assert_feet_down(m: dict, ground: str) -> None:
-    """Every paw of ``m`` (the Fox's :func:`~ikrig.placement.result_metrics`) rests on the
+    """Every paw of ``m`` (the Fox's :func:`~ikrig.app.placement.result_metrics`) rests on the
     ground (planted shift <= 0.5 % of a leg), every hock within :func:`hock_allowance`."""
     assert sorted(m["per_joint"]) == sorted(PAWS + list(HOCKS))
     for paw in PAWS:

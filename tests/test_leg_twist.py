@@ -135,7 +135,7 @@ def _fox_clip():
 
 @functools.lru_cache(maxsize=2)
 def _fox_placed(ground: str):
-    from ikrig.placement import place_clip
+    from ikrig.app.placement import place_clip
 
     return place_clip(_fox_clip().motion, ground, ["full"], FOX_LEGS)
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from conftest import FOX_LEGS, SHARED, invoke, shared_bvh_files
 
+from ikrig.app.placement import place_clip
 from ikrig.character import detect_up, find_legs, to_y_up
 from ikrig.character.limbs import UnplacedLimbWarning, unplaced_limbs
 from ikrig.data.walk import walk_clip
 from ikrig.io import read_bvh, read_clip
-from ikrig.placement import place_clip
 
 FOX = SHARED / "data" / "gltf" / "Fox.glb"
 HIND = ";".join(FOX_LEGS.split(";")[:2])  # the Fox's hind legs only

@@ -19,8 +19,8 @@ PROBE = textwrap.dedent(
     """
     import numpy as np
     import ikrig
-    from ikrig._numba import CACHE_DIR
-    from ikrig._pose_kernels import fk_kernel
+    from ikrig._jit.setup import CACHE_DIR
+    from ikrig.kernels.pose import fk_kernel
 
     parents = np.array([-1, 0], dtype=np.int64)
     rl = np.zeros((1, 2, 4)); rl[..., 3] = 1.0
@@ -107,7 +107,7 @@ def test_compiling_notice_follows_the_cache(tmp_path):
     assert not [p for p in cache.rglob("*") if p.suffix == ".compiled"]
 
     # an edited kernel module (same version number) recompiles, and says so again
-    kernels = src / "ikrig" / "_pose_kernels.py"
+    kernels = src / "ikrig" / "kernels" / "pose.py"
     kernels.write_text(kernels.read_text() + "\n# edited\n")
     third, err = run(tmp_path, env)
     assert third["HITS"] == "0"
@@ -124,14 +124,14 @@ def test_notice_ignores_kernels_that_are_not_ikrigs(tmp_path):
     (tmp_path / "probe_kernel.py").write_text(
         textwrap.dedent(
             """
-            import ikrig._numba
+            import ikrig._jit.setup
             from numba import njit
 
             @njit(cache=True)
             def twice(x):
                 return 2.0 * x
 
-            ikrig._numba.notify_compiling()
+            ikrig._jit.setup.notify_compiling()
             assert twice(2.0) == 4.0
             print("PACKAGE=" + ikrig.__file__)
             """
@@ -169,7 +169,7 @@ def test_every_process_that_compiles_says_so(tmp_path):
 def test_compile_time_is_added_up_for_our_cached_kernels_only():
     from types import SimpleNamespace
 
-    from ikrig import _numba
+    from ikrig._jit import setup as _numba
 
     listener = _numba._CompileNotice()
     listener.printed = True  # no notice in the test output
@@ -193,9 +193,9 @@ def test_compile_time_is_added_up_for_our_cached_kernels_only():
     assert _numba.compile_seconds() >= 0.0
 
 
-HELPER = "from ._numba import njit\n\n\n@njit\ndef value():\n    return {}\n"
+HELPER = "from ._jit.setup import njit\n\n\n@njit\ndef value():\n    return {}\n"
 KERNEL = (
-    "from ._numba import njit\nfrom ._probe_helper import value\n\n\n"
+    "from ._jit.setup import njit\nfrom ._probe_helper import value\n\n\n"
     "@njit(cache=True)\ndef kernel():\n    return value()\n"
 )
 CALLER = textwrap.dedent(
@@ -243,7 +243,7 @@ def test_every_cached_kernel_is_stamped_with_all_it_compiles_in():
     import importlib
     import pkgutil
 
-    from ikrig._kernel_cache import kernel_sources
+    from ikrig._jit.cache import kernel_sources
 
     for info in pkgutil.walk_packages(ikrig.__path__, "ikrig."):
         if not info.name.startswith(("ikrig.viz", "ikrig.cli")):

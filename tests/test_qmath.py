@@ -1,4 +1,4 @@
-"""The compiled scalar helpers of ``ikrig.math._qmath`` against the public ``ikrig.math``
+"""The compiled scalar helpers of ``ikrig.kernels.qmath`` against the public ``ikrig.math``
 array functions, on random inputs (quaternions compared up to sign).
 
 The kernels of every chain solver and constraint are built from these helpers, so a helper
@@ -15,7 +15,7 @@ from conftest import assert_quat_close
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from ikrig.math import _qmath as qm
+from ikrig.kernels import qmath as qm
 from ikrig.math import (
     any_perpendicular,
     cross,

@@ -9,7 +9,7 @@ import sys
 PROBE = (
     "import os, warnings\n"
     "warnings.simplefilter('always')\n"
-    "import ikrig._numba, numba\n"
+    "import ikrig._jit.setup, numba\n"
     "print(numba.get_num_threads(), numba.config.NUMBA_NUM_THREADS,"
     " os.environ.get('OMP_WAIT_POLICY'))\n"
 )

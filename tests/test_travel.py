@@ -13,6 +13,7 @@ from conftest import SHARED_BVH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ikrig.app.placement import FootPlacement, clip_with_time, place_clip, result_metrics
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.character.sole import estimate_sole
 from ikrig.cli import main
@@ -32,7 +33,6 @@ from ikrig.foot.travel import (
 from ikrig.ground.views import RaisedGround
 from ikrig.io import read_bvh, to_bvh_clip, write_bvh
 from ikrig.metrics import foot_metrics
-from ikrig.placement import FootPlacement, clip_with_time, place_clip, result_metrics
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ikrig._numba import njit
+from ikrig._jit.setup import njit
 from ikrig.errors import InputError
 from ikrig.kernels.two_bone import (
     TwoBoneConstants,

@@ -417,8 +417,8 @@ def test_viewer_in_the_browser(browser, viewer, tmp_path):
 @pytest.mark.parametrize(
     "command",
     [
-        "from ikrig.cli_viz import playground; playground.main(['--port', '0'])",
-        "from ikrig.cli_viz import view; view.main(['-g', 'slope', '--port', '0', '--play'])",
+        "from ikrig.cli.viz import playground; playground.main(['--port', '0'])",
+        "from ikrig.cli.viz import view; view.main(['-g', 'slope', '--port', '0', '--play'])",
     ],
     ids=["playground", "view"],
 )
@@ -440,7 +440,7 @@ def test_solver_names_are_the_same_in_plot_and_playground():
     playground starts on the solver asked for."""
     from click.testing import CliRunner
 
-    from ikrig.cli_viz import playground, plot
+    from ikrig.cli.viz import playground, plot
 
     for command, args in ((plot, ["chain", "--help"]), (playground, ["--help"])):
         text = CliRunner().invoke(command, args).output
@@ -459,14 +459,14 @@ def test_solver_names_are_the_same_in_plot_and_playground():
 def test_view_stands_the_clip_as_foot_does():
     """Issue 36: ``ikrig view`` takes ``foot``'s placement options, so a user can preview
     what ``foot --walk --at ... --heading ...`` wrote: the viewer is given the clip stood
-    where they say (``cli_viz.stand``, the same travel as foot's); without them, the clip
+    where they say (``ikrig.cli.viz.stand``, the same travel as foot's); without them, the clip
     itself."""
     from click.testing import CliRunner
 
+    from ikrig.app.placement import FootPlacement
     from ikrig.character import find_legs, pelvis_joint
-    from ikrig.cli_viz import stand, view
+    from ikrig.cli.viz import stand, view
     from ikrig.data.walk import walk_clip
-    from ikrig.placement import FootPlacement
 
     text = " ".join(CliRunner().invoke(view, ["--help"]).output.split())
     for option in ("--at X,Z", "--heading DEG", "--path", "--walk", "--cycles"):
@@ -484,8 +484,8 @@ def test_view_and_the_pictures_take_fps_as_foot_does(tmp_path):
     ``batch`` and ``convert``; the built-in walk has no animation to sample."""
     from click.testing import CliRunner
 
-    from ikrig.cli_common import ClipChoice
-    from ikrig.cli_viz import read_source, view
+    from ikrig.cli.common import ClipChoice
+    from ikrig.cli.viz import read_source, view
     from ikrig.data.walk import walk_clip
     from ikrig.errors import InputError
     from ikrig.io import to_bvh_clip, write_clip

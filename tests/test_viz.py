@@ -18,10 +18,10 @@ PIL_Image = pytest.importorskip("PIL.Image", reason="Pillow not installed (the [
 
 from click.testing import CliRunner  # noqa: E402
 
+from ikrig.app.placement import FootPlacement  # noqa: E402
 from ikrig.character import estimate_sole, find_legs  # noqa: E402
-from ikrig.cli_viz import plot  # noqa: E402
+from ikrig.cli.viz import plot  # noqa: E402
 from ikrig.ground import load_ground  # noqa: E402
-from ikrig.placement import FootPlacement  # noqa: E402
 from ikrig.viz import chain2d, diagnostics, geometry, movie, scene3d  # noqa: E402
 from ikrig.viz.options import MovieLook  # noqa: E402
 
@@ -365,8 +365,8 @@ def test_four_legged_diagnostics_fit_and_tell_the_legs_apart(tmp_path):
     pytest.importorskip("pygltflib")
     from conftest import FOX_LEGS, SHARED_GLTF
 
+    from ikrig.app.placement import place_clip
     from ikrig.io import read_gltf
-    from ikrig.placement import place_clip
 
     path = SHARED_GLTF / "Fox.glb"
     if not path.is_file():
@@ -462,8 +462,8 @@ def test_clip_pictures_show_what_foot_writes(tmp_path, monkeypatch, command, sta
     """The pictures are of the placement ``ikrig foot`` writes (``place_clip``: the ground
     along the pelvis, in-place clips found so, moved where ``foot``'s options say), and of
     the ground it stood the feet on."""
+    from ikrig.app.placement import place_clip
     from ikrig.io import read_bvh
-    from ikrig.placement import place_clip
 
     bvh = stick_bvh(tmp_path)
     drawn = {}
@@ -678,7 +678,7 @@ def test_mp4_is_written_atomically(tmp_path, monkeypatch):
 def test_mp4_without_its_writer_names_the_plot_extra(tmp_path, monkeypatch):
     bvh = stick_bvh(tmp_path)
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # import fails
-    monkeypatch.setattr("ikrig.cli_viz.place", lambda *a, **k: pytest.fail("solved first"))
+    monkeypatch.setattr("ikrig.cli.viz.place", lambda *a, **k: pytest.fail("solved first"))
     line = one_error_line(main_cli("plot", "movie", bvh, "-o", tmp_path / "m.mp4"))
     assert "pip install 'ikrig[plot]'" in line and "MP4" in line
     assert "pip install imageio-ffmpeg" not in line
@@ -842,7 +842,7 @@ def test_movie_frames_match_drawing_titles_and_legend_with_them():
 
 # ------------------------------------------------------------------------------ progress (#15)
 def test_demo_gif_shows_a_progress_bar(tmp_path, capsys):
-    from ikrig.cli import _maybe_gif
+    from ikrig.cli.commands import _maybe_gif
 
     clip = stick_walk(frames=6)
     _maybe_gif(fake_result(clip), clip, ground_for(clip), tmp_path / "demo.gif")

@@ -46,7 +46,7 @@ def gltf_file(name: str) -> Path:
 
 def open_viewer(key: str, ground_name: str = "stairs"):
     """``(clip, viewer)`` of a shared character on a built-in ground, with its legs."""
-    from ikrig.cli_viz import clip_ground
+    from ikrig.cli.viz import clip_ground
 
     name, animation, legs = CHARACTERS[key]
     clip = read_clip(gltf_file(name), animation=animation)

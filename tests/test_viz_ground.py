@@ -144,7 +144,7 @@ def test_cli_plot_skeleton_on_a_stairs_mesh(tmp_path, monkeypatch):
     from click.testing import CliRunner
     from test_viz import stick_bvh
 
-    from ikrig.cli_viz import plot
+    from ikrig.cli.viz import plot
 
     drawn = []
     real = scene3d.plot_skeleton_3d

@@ -95,7 +95,7 @@ def test_every_frame_of_a_bandai_gif_shows_the_character(tmp_path):
     The clip's first 1.3 s are 5-9 m from the origin: a view of joint 0 shows no leg."""
     pytest.importorskip("matplotlib", reason="matplotlib not installed (the [plot] extra)")
     pytest.importorskip("PIL.Image", reason="Pillow not installed (the [plot] extra)")
-    from ikrig.placement import place_clip
+    from ikrig.app.placement import place_clip
     from ikrig.viz.movie import write_before_after_gif
     from ikrig.viz.options import MovieLook
 

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from ikrig.app.placement import FootPlacement, place_clip, result_metrics
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.cli import main
 from ikrig.errors import InputError
 from ikrig.foot.belt import repeat_cycle, treadmill_contacts, walk_the_belt
 from ikrig.foot.travel import facing
 from ikrig.io import read_bvh, to_bvh_clip, write_bvh
-from ikrig.placement import FootPlacement, place_clip, result_metrics
 
 
 @pytest.fixture(scope="module")

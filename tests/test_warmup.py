@@ -10,7 +10,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from ikrig import warmup
+from ikrig.app import warmup
 from ikrig.cli import main
 from ikrig.errors import InputError
 

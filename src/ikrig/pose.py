@@ -13,9 +13,9 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from ._checks import as_float, float_dtype
-from ._numba import notify_compiling
-from ._pose_kernels import bone_change_kernel, fk_kernel
+from ._jit.setup import notify_compiling
 from .errors import InputError
+from .kernels.pose import bone_change_kernel, fk_kernel
 from .math.quat import quat_conj, quat_identity, quat_mul, quat_rotate
 from .skeleton import Skeleton
 

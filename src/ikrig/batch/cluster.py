@@ -56,7 +56,7 @@ def run_clip_one_thread(task: ClipTask) -> ClipOutcome:
     """:func:`~ikrig.batch.job.run_clip` on one compute thread: a Dask worker runs one task
     per worker thread, so the cluster's threads (``dask worker --nthreads``) are the cores
     used."""
-    from .._numba import numba
+    from .._jit.setup import numba
 
     numba.set_num_threads(1)
     return run_clip(task)

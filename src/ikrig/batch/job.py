@@ -43,7 +43,7 @@ class FootJob(NamedTuple):
     :class:`ClipTask`). ``ground_sha256`` is the mesh file's hash (None for a built-in).
     ``animation`` and ``fps`` choose and sample a glTF file's clip (a BVH file has one);
     ``at``, ``heading`` (radians), ``path`` (a CSV file, hashed as ``path_sha256``), ``walk``
-    and ``cycles`` place it as :class:`~ikrig.placement.FootPlacement` does."""
+    and ``cycles`` place it as :class:`~ikrig.app.placement.FootPlacement` does."""
 
     ground: str
     mode: str = "full"
@@ -186,12 +186,12 @@ def _scalars(row: dict[str, Any]) -> dict[str, float | None]:
 
 
 def _place(task: ClipTask, data: bytes) -> tuple[dict[str, float | None], int]:
-    """``ikrig foot`` on one clip (the same :func:`ikrig.placement.place_clip` and writer),
+    """``ikrig foot`` on one clip (the same :func:`ikrig.app.placement.place_clip` and writer),
     whose file's bytes are ``data``; writes the output, returns the result's metrics (the
     report's row of the mode) and frame count."""
+    from ..app.placement import FootPlacement, clip_with_time, place_clip, result_summary
     from ..character.up import detect_up, from_y_up, to_y_up
     from ..io.clips import clip_format, write_clip
-    from ..placement import FootPlacement, clip_with_time, place_clip, result_summary
 
     job = task.job
     gltf = clip_format(task.source) == "gltf"  # (a BVH file has one clip, at its own rate)

@@ -8,7 +8,7 @@ the runner starts a new pool and hands the unfinished clips out again, at most
 
 On a cold cache (a first batch after installing) every worker would compile the same
 kernels at once, each as slowly as one process alone. So the first worker compiles ahead
-instead (:func:`ikrig.warmup.place_ahead`, the job ``ikrig foot``'s helper runs) while the
+instead (:func:`ikrig.app.warmup.place_ahead`, the job ``ikrig foot``'s helper runs) while the
 next takes the first clip: the two compile different kernels, and the clips after them
 find the cache warm. ``IKRIG_COMPILE_AHEAD=0`` switches this off.
 
@@ -72,7 +72,7 @@ def _exit_now() -> None:
 def _start_worker(parent: int, threads: int, inherited: tuple[int, ...]) -> None:
     """Pool initializer: close the batch process's files a forked worker inherited
     (``inherited``), set the compute threads, watch the batch process, exit quickly."""
-    from .._numba import numba
+    from .._jit.setup import numba
 
     for fd in inherited:
         os.close(fd)
@@ -101,7 +101,7 @@ def start_method() -> str:
     not fork-safe), with no thread besides this one (a fork copies locks other threads may
     hold) and Numba's thread pool not started (OpenMP's is not fork-safe); else
     ``"spawn"``."""
-    from .._numba import numba
+    from .._jit.setup import numba
 
     try:
         numba.threading_layer()  # raises until a parallel kernel has run
@@ -125,9 +125,9 @@ def _new_pool(jobs: int, inherited: tuple[int, ...]) -> ProcessPoolExecutor:
 
 
 def _compile_ahead() -> None:
-    """Pool task on a cold cache: :func:`ikrig.warmup.place_ahead`, best effort (a
+    """Pool task on a cold cache: :func:`ikrig.app.warmup.place_ahead`, best effort (a
     failure here costs only time: the clips compile what it did not)."""
-    from ..warmup import place_ahead
+    from ..app.warmup import place_ahead
 
     try:
         with _BUSY:
@@ -222,8 +222,8 @@ def run_local(
 
 def _first_run() -> bool:
     """Whether the workers would all compile the same kernels at once: a cold cache
-    (:func:`ikrig.warmup.cache_is_cold`), where compiling ahead is wanted
-    (:func:`ikrig.warmup.ahead_wanted`)."""
-    from ..warmup import ahead_wanted, cache_is_cold
+    (:func:`ikrig.app.warmup.cache_is_cold`), where compiling ahead is wanted
+    (:func:`ikrig.app.warmup.ahead_wanted`)."""
+    from ..app.warmup import ahead_wanted, cache_is_cold
 
     return ahead_wanted() and cache_is_cold()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from .._files import write_text
-from ..metrics_table import worse_than
+from ..metrics.table import worse_than
 from .job import BASELINE
 
 __all__ = ["batch_summary", "summary_table", "write_report"]

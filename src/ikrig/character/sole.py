@@ -15,9 +15,9 @@ from functools import cached_property
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 from ..ground.views import heights_below
-from ..math._qmath import q_get, q_rotate
+from ..kernels.qmath import q_get, q_rotate
 from ..pose import Motion
 from ..signal.stats import percentiles
 from .legs import Legs

@@ -68,7 +68,7 @@ Allocation-free forms
 ``project_local_t(kind, params_row, q)`` and ``project_direction_t(kind, params_row, parent,
 d)`` take and return plain tuples ``(x, y, z, w)`` / ``(x, y, z)`` of float64, for hot loops.
 The ``q_*`` / ``v_*`` tuple helpers (quaternion product, rotation, shortest arc, ...) and the
-angle helpers are defined once in :mod:`ikrig.math._qmath` and re-exported here.
+angle helpers are defined once in :mod:`ikrig.kernels.qmath` and re-exported here.
 """
 
 from __future__ import annotations
@@ -77,11 +77,11 @@ import math
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
-# The tuple helpers live in ikrig.math._qmath (the one copy); they are re-exported here
+# The tuple helpers live in ikrig.kernels.qmath (the one copy); they are re-exported here
 # because they are part of this module's kernel contract.
-from ..math._qmath import (  # noqa: F401
+from ..kernels.qmath import (  # noqa: F401
     TINY,
     angle_in_interval,
     nearest_angle_in_interval,

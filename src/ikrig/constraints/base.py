@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._checks import angle_pair, as_float
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..errors import InputError
 from . import _kernels as K
 

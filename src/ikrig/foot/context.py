@@ -15,12 +15,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._numba import njit, notify_compiling
+from .._jit.setup import njit, notify_compiling
 from ..character.legs import Legs, pelvis_joint
 from ..character.sole import FootSole
 from ..errors import InputError
 from ..ground.views import RaisedGround
-from ..math._qmath import q_conj, q_from_array, q_rotate, v_cross, v_dot, v_get, v_norm, v_sub
+from ..kernels.qmath import q_conj, q_from_array, q_rotate, v_cross, v_dot, v_get, v_norm, v_sub
 from ..math.quat import quat_conj, quat_rotate
 from ..pose import Motion
 from ..signal.stats import medians

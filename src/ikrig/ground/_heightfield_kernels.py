@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 from ._grid_walk import Grid, grid_of, grid_span, grid_walk, outside, t_exit, walk_next
 from ._ray import BARY_EPS, Hit, RayOut, Surface, cast_rays, no_hit, query_points, ray_tri
 

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 from ._grid_walk import (
     Grid,
     grid_of,

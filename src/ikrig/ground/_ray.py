@@ -53,7 +53,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
 # Barycentric slack of the ray-triangle test: rays through a shared edge or vertex hit at
 # least one of the triangles sharing it (both, at the same distance, is harmless).

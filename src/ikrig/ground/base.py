@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from .._checks import as_float, broadcast_batch, float_dtype
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..errors import InputError
 from ._ray import RayOut
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._checks import as_float
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..errors import FileFormatError, IkrigError, InputError
 from ..math.axes import check_up, points_to_y_up
 from ._grid_walk import Grid

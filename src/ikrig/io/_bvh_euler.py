@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .._numba import njit, notify_compiling
+from .._jit.setup import njit, notify_compiling
 from ..errors import InputError
 from ..math import quat_normalize, quat_to_euler
 from ._bvh_channels import _Layout, _rotation_problem

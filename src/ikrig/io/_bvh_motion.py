@@ -18,9 +18,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit, notify_compiling
+from .._jit.setup import njit, notify_compiling
 from ..errors import FileFormatError
-from ..math._qmath import q_mul
+from ..kernels.qmath import q_mul
 from ..pose import Motion
 from ._bvh_channels import _channel_layout, _Layout
 from ._bvh_header import (

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from .._numba import njit, notify_compiling
+from .._jit.setup import njit, notify_compiling
 from ..errors import InputError
 from ..pose import Motion
 from ..skeleton import Skeleton

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
 # 'contract' (FMA) and 'arcp' (x / y as x * (1 / y)) only: no 'nnan'/'ninf', which would
 # let LLVM delete the NaN test.

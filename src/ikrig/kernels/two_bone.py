@@ -78,8 +78,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
-from ..math._qmath import q_mul
+from .._jit.setup import njit
 from ._two_bone_math import (
     INLINE,
     SMALL,
@@ -93,6 +92,7 @@ from ._two_bone_math import (
     shortest_arc,
     sqrt_abs,
 )
+from .qmath import q_mul
 
 __all__ = [
     "EPS",

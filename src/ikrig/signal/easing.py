@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
 
 def smoothstep(x: np.ndarray) -> np.ndarray:

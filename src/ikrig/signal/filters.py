@@ -12,7 +12,7 @@ import functools
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._numba import NUMPY_ERRORS, njit, notify_compiling
+from .._jit.setup import NUMPY_ERRORS, njit, notify_compiling
 from ..errors import InputError
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
 
 @njit(cache=True)

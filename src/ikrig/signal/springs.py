@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
 SPRING = np.dtype([("value", np.float64), ("velocity", np.float64), ("goal", np.float64)])
 """One spring: its ``value``, ``velocity`` (per second) and the ``goal`` it had last frame.

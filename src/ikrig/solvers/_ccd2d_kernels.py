@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
-from ..math._qmath import nearest_angle_in_interval, pick, q_set, row_finite, wrap_angle
+from .._jit.setup import njit
+from ..kernels.qmath import nearest_angle_in_interval, pick, q_set, row_finite, wrap_angle
 from ._ccd_kernels import EPS, KICK, STILL, TINY, line_saddle
 from ._chain_common import settings_record
 from ._single_kernels import status, status_arrays

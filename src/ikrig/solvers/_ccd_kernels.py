@@ -7,7 +7,7 @@ arrays (or ``(M, ...)`` with ``M`` 1, shared by every problem, or ``N``) and the
 as a one-element ``CCD_SETTINGS`` structured array, write into output arrays passed in and
 return ``bad``: ``-1``, or the index of the first problem whose inputs hold NaN or infinity
 (the wrapper turns that into an :class:`~ikrig.errors.InputError`). They compute in float64
-with the tuple helpers of :mod:`ikrig.math._qmath`; inside, a problem is a
+with the tuple helpers of :mod:`ikrig.kernels.qmath`; inside, a problem is a
 :class:`~ikrig.solvers._frame_chain.FrameChain` and a
 :class:`~ikrig.solvers._frame_chain.FrameState`.
 
@@ -42,9 +42,9 @@ import math
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 from ..constraints._kernels import project_local_t
-from ..math._qmath import (
+from ..kernels.qmath import (
     chain_fk,
     identity_rotations,
     pick,
@@ -288,7 +288,7 @@ def ccd_positions_kernel(positions, target, parent, kinds, params, settings, pos
         target: ``(N, 3)`` world targets.
         parent: ``(M, 4)`` world rotation of the chain root's parent: every joint's frame in
             the input pose, whose local rotations are the identity
-            (:func:`~ikrig.math._qmath.rest_frame`).
+            (:func:`~ikrig.kernels.qmath.rest_frame`).
         kinds, params: packed constraints ``(n,)``, ``(M, n, P)``.
         settings: one-element ``CCD_SETTINGS`` (:func:`ccd_settings`).
         pos_out, rl_out, err, iters, reached: outputs ``(N, n + 1, 3)``, ``(N, n, 4)``,

@@ -64,9 +64,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 from ..constraints._kernels import P_BONE, project_direction_t, project_local_t
-from ..math._qmath import (
+from ..kernels.qmath import (
     pick,
     q_between,
     q_conj,

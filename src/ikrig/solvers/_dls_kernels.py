@@ -4,7 +4,7 @@ Private. The wrapper validates and flattens (:mod:`ikrig.solvers._problem`); the
 take float64 ``(N, ...)`` arrays (or ``(M, ...)``, ``M`` 1 or ``N``) and their settings as
 a one-element ``DLS_SETTINGS`` structured array, write into output arrays passed in and
 return ``bad`` (-1, or the index of the first problem whose inputs hold NaN or infinity).
-They compute in float64 with the tuple helpers of :mod:`ikrig.math._qmath`. Inside, a
+They compute in float64 with the tuple helpers of :mod:`ikrig.kernels.qmath`. Inside, a
 problem is a :class:`~ikrig.solvers._frame_chain.FrameChain`, its :class:`Goals`, its
 :class:`Active` residual rows and a :class:`~ikrig.solvers._frame_chain.FrameState`; the
 step itself (Jacobian, damped solve, straight-chain tests) is in :mod:`._dls_step`.
@@ -51,8 +51,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
-from ..math._qmath import (
+from .._jit.setup import njit
+from ..kernels.qmath import (
     all_finite,
     chain_fk,
     identity_rotations,
@@ -335,7 +335,7 @@ def _targets_finite(tpos, trot, k):
 def dls_positions_kernel(positions, parent, effectors, tpos, trot, wpos, wrot, kinds, params,
                          settings, pos_out, rl_out, err, iters, reached):  # fmt: skip
     """Damped least squares of chains given by joint positions (the input pose is the rest
-    pose: :func:`~ikrig.math._qmath.rest_frame`; the effector's frame too).
+    pose: :func:`~ikrig.kernels.qmath.rest_frame`; the effector's frame too).
 
     Args:
         positions: ``(M, n + 1, 3)``; parent: ``(M, 4)``; the others as for

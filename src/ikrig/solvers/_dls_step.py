@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 
-from .._numba import njit
+from .._jit.setup import njit
 from ..constraints._kernels import project_local_t
-from ..math._qmath import (
+from ..kernels.qmath import (
     q_conj,
     q_exp,
     q_get,

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 from ..constraints._kernels import project_direction_t
-from ..math._qmath import pick, q_between, q_get, q_rotate, v_from_array, v_get, v_norm, v_set
+from ..kernels.qmath import pick, q_between, q_get, q_rotate, v_from_array, v_get, v_norm, v_set
 from ._chain_common import (
     EPS_LEN,
     ChainInputs,

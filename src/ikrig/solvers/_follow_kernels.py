@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 from ..constraints._kernels import project_local_t
-from ..math._qmath import (
+from ..kernels.qmath import (
     pick,
     q_between,
     q_conj,

@@ -5,7 +5,7 @@ Private. These kernels solve chains given by their joint frames: each solved joi
 in its own frame, the start local rotations, the world rotation of the chain root's parent
 and the root's world position. Their position-level entry kernels first put a chain given
 by joint positions into that form (the input pose is the rest pose:
-:func:`~ikrig.math._qmath.rest_frame`; every start local rotation is the identity).
+:func:`~ikrig.kernels.qmath.rest_frame`; every start local rotation is the identity).
 
 Settings cross from Python as one-element structured arrays built once per options object
 (:func:`~ikrig.solvers._chain_common.settings_record`; ``CCD_SETTINGS``, ``DLS_SETTINGS``);
@@ -20,8 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
-from ..math._qmath import pick, rest_frame, v_get
+from .._jit.setup import njit
+from ..kernels.qmath import pick, rest_frame, v_get
 
 IDENTITY_Q = (0.0, 0.0, 0.0, 1.0)
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
 
 class StatusArrays(NamedTuple):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit, numba, prange
+from .._jit.setup import njit, numba, prange
 from ..kernels._two_bone_math import FASTMATH, sel
 from ..kernels.two_bone import (
     TwoBoneConstants,
@@ -36,7 +36,7 @@ from ..kernels.two_bone import (
     unpack_constants,
 )
 
-uint64 = numba.uint64  # via ikrig._numba, which must configure Numba's cache first
+uint64 = numba.uint64  # via ikrig._jit.setup, which must configure Numba's cache first
 OPTS = {"cache": True, "error_model": "numpy", "fastmath": FASTMATH}
 
 # Layout of one element of the serial AoS kernel's float output (``(N, OUT_WIDTH)``).

@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from .._checks import as_points, check_finite_each
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..errors import InputError
 from ..kernels.two_bone import make_constants
 from . import _two_bone_loops as KL

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit, prange
+from .._jit.setup import njit, prange
 from ..kernels._two_bone_math import INLINE, fast_geometry, geometry, sel, sqrt_abs
 from ..kernels.two_bone import TwoBoneConstants, TwoBonePoints, unpack_constants
 from ._two_bone_loops import OPTS, count_marked, named

@@ -48,7 +48,7 @@ from .._checks import (
     check_options,
     raise_nonfinite,
 )
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..pose import Motion
 from . import _ccd_kernels as K
 from ._packing import pack_pose_constraints, packed_or_free

@@ -31,7 +31,7 @@ from .._checks import (
     check_options,
     raise_nonfinite,
 )
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..constraints import AngleLimit2D
 from ..errors import InputError
 from . import _ccd2d_kernels as K

@@ -37,7 +37,7 @@ from .._checks import (
     positive,
     raise_nonfinite,
 )
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..errors import InputError
 from . import _dls_kernels as K
 from ._dls_goals import goal_arrays, goals, target_batch

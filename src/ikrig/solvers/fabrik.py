@@ -64,7 +64,7 @@ import numpy as np
 from .._checks import (
     check_options,
 )
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..pose import Motion
 from . import _chain_common as C
 from . import _fabrik_kernels as K

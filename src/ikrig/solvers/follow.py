@@ -49,7 +49,7 @@ import numpy as np
 from .._checks import (
     check_options,
 )
-from .._numba import notify_compiling
+from .._jit.setup import notify_compiling
 from ..errors import InputError
 from ..pose import Motion
 from . import _chain_common as C

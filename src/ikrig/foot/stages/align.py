@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._numba import njit
+from ..._jit.setup import njit
 from ...ground.views import heights_below
-from ...math._qmath import q_between, q_normalize, q_rotate
+from ...kernels.qmath import q_between, q_normalize, q_rotate
 from ...signal.springs import lane, spring_advance, spring_rate
 from ..context import FootContext
 from .goals import FootGoals

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..._numba import NUMPY_ERRORS, njit
+from ..._jit.setup import NUMPY_ERRORS, njit
 from ...character.legs import Legs
 from ...character.sole import FootSole
 from ...pose import Motion

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._numba import njit, notify_compiling
+from ..._jit.setup import njit, notify_compiling
 from ...ground.views import heights_below
 from ...signal.spans import spans
 from ..context import FootContext

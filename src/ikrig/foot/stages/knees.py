@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._numba import NUMPY_ERRORS, njit, notify_compiling
-from ...math._qmath import v_get, v_norm, v_sub
+from ..._jit.setup import NUMPY_ERRORS, njit, notify_compiling
+from ...kernels.qmath import v_get, v_norm, v_sub
 from ...metrics import POP_WINDOW
 from ...signal.filters import hann_window, jump_rows, max_rows, smooth_rows
 from ..context import UP, FootContext

@@ -29,15 +29,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..._numba import njit
-from ...kernels.two_bone import (
-    TwoBoneConstants,
-    TwoBonePoints,
-    make_constants,
-    solve_two_bone_positions_serial,
-    unpack_constants,
-)
-from ...math._qmath import (
+from ..._jit.setup import njit
+from ...kernels.qmath import (
     TINY,
     q_between,
     q_conj,
@@ -51,6 +44,13 @@ from ...math._qmath import (
     v_normalize,
     v_sub,
     v_unit_or,
+)
+from ...kernels.two_bone import (
+    TwoBoneConstants,
+    TwoBonePoints,
+    make_constants,
+    solve_two_bone_positions_serial,
+    unpack_constants,
 )
 from ...signal.springs import lane, spring_advance, spring_rate
 from ...solvers.two_bone import TwoBoneOptions

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._numba import njit
+from ..._jit.setup import njit
 from ...signal.springs import as_lanes, lane, spring_rate, spring_step
 from ..context import FootContext
 from .goals import FootGoals, ground_heights

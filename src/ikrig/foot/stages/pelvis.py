@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._numba import njit
+from ..._jit.setup import njit
 from ...signal.easing import smooth_max
 from ...signal.filters import upper_envelope
 from ...signal.springs import lane, spring_advance, spring_rate

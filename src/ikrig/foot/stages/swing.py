@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..._numba import njit
+from ..._jit.setup import njit
 from ...signal.easing import smootherstep, smoothstep, swing_bump
 from ...signal.filters import running_max, upper_envelope, zero_lag_smooth
 from ...signal.spans import spans_of

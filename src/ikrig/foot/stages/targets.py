@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..._numba import njit
+from ..._jit.setup import njit
 from ...signal.springs import SpringBank, as_lanes, lane, smooth, spring_advance, spring_rate
 from ..context import UP, FootContext
 from .goals import FootGoals, ground_heights

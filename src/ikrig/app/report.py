@@ -3,9 +3,9 @@ other modes run for comparison), as a JSON-ready dict and a printed table."""
 
 from __future__ import annotations
 
-from .foot.offline import FootResult
-from .ground.views import RaisedGround
-from .metrics import foot_metrics, metrics_table, worse_than
+from ..foot.offline import FootResult
+from ..ground.views import RaisedGround
+from ..metrics import foot_metrics, metrics_table, worse_than
 
 
 def foot_report(results: dict[str, FootResult], source, ground, extra: dict | None = None):

@@ -105,7 +105,7 @@ def metrics_table(rows) -> str:
         "(% of leg length against each foot joint's floor in the source, contacts from the"
         " source; hdev: a planted joint's height off its recorded one; acc ratio: pelvis"
         " vertical acceleration p99 over the source's; pelvis dy, joints p95, upper body: what"
-        " changed, ikrig.metrics_fidelity; ext max: straightest leg, 1 is straight; lower is"
+        " changed, ikrig.metrics.fidelity; ext max: straightest leg, 1 is straight; lower is"
         " better, pelvis dy nearer 0; ! worse than the baseline, which does nothing)",
         "-" * len(header),
     ]

@@ -12,7 +12,7 @@ the first writable directory among ``$IKRIG_CACHE_DIR``, ``$XDG_CACHE_HOME/ikrig
 ``~/.cache/ikrig/numba`` and ``<tempdir>/ikrig-numba-<user>``.
 
 A cached kernel is compiled again when the file defining it *or any ikrig module it
-compiles in* changes (Numba alone checks only the first: :mod:`ikrig._kernel_cache`).
+compiles in* changes (Numba alone checks only the first: :mod:`ikrig._jit.cache`).
 
 The first call of a kernel in a fresh cache compiles it (tens of seconds for the whole
 package). Instead of sitting silent, ikrig prints one line to stderr when Numba starts
@@ -91,9 +91,9 @@ if os.environ.get("NUMBA_CACHE_DIR") and not numba.config.CACHE_DIR:
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 # a cached kernel is recompiled when any ikrig source it compiles in changes, not only the
-# file that defines it (see ikrig._kernel_cache)
-from ._kernel_cache import install as _install_kernel_cache  # noqa: E402
-from ._kernel_cache import is_ikrig_module  # noqa: E402
+# file that defines it (see ikrig._jit.cache)
+from .cache import install as _install_kernel_cache  # noqa: E402
+from .cache import is_ikrig_module  # noqa: E402
 
 _install_kernel_cache()
 
@@ -189,7 +189,7 @@ _first_compile_hooks: list[Callable[[], None]] = []
 def on_first_compile(hook: Callable[[], None]) -> None:
     """Call ``hook()`` when this process starts compiling one of ikrig's cached kernels for
     the first time (at once if it already has); never on a warm cache. The hook runs inside
-    Numba's compile event: keep it short (``ikrig.cli_ahead`` starts a process there)."""
+    Numba's compile event: keep it short (``ikrig.cli.ahead`` starts a process there)."""
     if _listener is not None and _listener.printed:
         hook()
     else:

@@ -1,5 +1,5 @@
 """The ``ikrig`` command line: ``demo``, ``foot`` (and ``info``, ``convert`` from
-:mod:`ikrig.cli_clips`, ``plot``, ``view``, ``playground`` from :mod:`ikrig.cli_viz`,
+:mod:`ikrig.cli.clips`, ``plot``, ``view``, ``playground`` from :mod:`ikrig.cli.viz`,
 ``warmup``, ``batch``).
 
 Every output is checked before any work (:func:`check_outputs`: never an input, a known
@@ -23,10 +23,12 @@ from typing import NamedTuple
 import click
 import numpy as np
 
-from ._files import write_text
-from ._version import __version__
-from .cli_ahead import compile_ahead
-from .cli_common import (
+from .._files import write_text
+from .._version import __version__
+from ..app.placement import DEFAULT_PLACEMENT, FootPlacement, clip_with_time
+from ..errors import IkrigError, InputError
+from .ahead import compile_ahead
+from .common import (
     ANIMATION_OPTION,
     DATUM_OPTION,
     FPS_OPTION,
@@ -48,8 +50,6 @@ from .cli_common import (
     standing_options,
     y_up_motion,
 )
-from .errors import IkrigError, InputError
-from .placement import DEFAULT_PLACEMENT, FootPlacement, clip_with_time
 
 
 def _fail(message: str):
@@ -126,7 +126,7 @@ def main(ctx, debug, allow_outside):
     """Inverse kinematics for character animation."""
     ctx.obj = {"debug": debug}
     if allow_outside:
-        from .io._gltf_uri import files_outside_allowed
+        from ..io._gltf_uri import files_outside_allowed
 
         ctx.with_resource(files_outside_allowed())
 
@@ -183,13 +183,13 @@ def demo(clip_path, ground_spec, output, report_path, up, gif):
         clip = clip_with_time(clip_path)
         source = str(clip_path)
     else:
-        from .data.walk import walk_clip
-        from .io.bvh import to_bvh_clip
+        from ..data.walk import walk_clip
+        from ..io.bvh import to_bvh_clip
 
         clip = to_bvh_clip(walk_clip(seconds=6.0, fps=60.0))
         source = "built-in walk (31 joints, 6 s at 60 fps)"
     click.echo(f"clip: {source}; ground: {ground_spec}")
-    from ._numba import compile_seconds
+    from .._jit.setup import compile_seconds
 
     up, motion = y_up_motion(clip.motion, up)
     t0, compiled = time.perf_counter(), compile_seconds()
@@ -223,7 +223,7 @@ the README's next commands (``ikrig foot walk.bvh ...``)."""
 def _write_demo_source(clip, path: Path) -> None:
     """Write the demo's built-in walk to ``path``, unless a file is there already (never
     overwritten: it may be the user's own)."""
-    from .io.bvh import write_bvh
+    from ..io.bvh import write_bvh
 
     if path.exists():
         click.echo(f"kept {path} (a file of that name was there; the built-in walk not written)")
@@ -236,8 +236,8 @@ def _write_results(clip, report, table, mode_up, output, report_path):
     """Write the clip of ``mode_up = (mode, up axis)`` in the format ``output``'s suffix
     names, in the file's own up axis (and the report as JSON, atomically), print the
     metrics table; return that mode's result (Y-up) and the ground."""
-    from .character.up import from_y_up
-    from .io.clips import write_clip
+    from ..character.up import from_y_up
+    from ..io.clips import write_clip
 
     mode, up = mode_up
     result, ground = report.pop("_results")[mode], report.pop("_ground")
@@ -253,7 +253,7 @@ def _write_results(clip, report, table, mode_up, output, report_path):
 def _maybe_gif(result, source, ground, path):
     """Write a before/after GIF if the [plot] extra is installed; say where, or why not."""
     try:
-        from .viz.movie import write_before_after_gif
+        from ..viz.movie import write_before_after_gif
 
         write_before_after_gif(result, source, ground, path)  # with a progress bar
     except (ImportError, IkrigError) as exc:
@@ -274,7 +274,7 @@ class FootOutputs(NamedTuple):
 def _outputs_as_record(command):
     """Hand the ``-o``, ``--report`` and ``--gif`` values to ``command`` as one
     :class:`FootOutputs`, ``--animation`` and ``--fps`` as one
-    :class:`~ikrig.cli_common.ClipChoice`, and ``--seed``, ``--datum``, ``--up``, ``--at``,
+    :class:`~ikrig.cli.common.ClipChoice`, and ``--seed``, ``--datum``, ``--up``, ``--at``,
     ``--heading`` (degrees, handed on in radians), ``--path``, ``--walk`` and ``--cycles``
     as one :class:`FootPlacement` (click passes every option by name)."""
 
@@ -330,7 +330,7 @@ def foot(
         inputs=inputs,
     )
     if gif_path:
-        from .viz.movie import check_movie_path
+        from ..viz.movie import check_movie_path
 
         check_movie_path(gif_path, inputs=inputs)
     modes = [mode] + ([m for m in MODES if m != mode] if compare else [])
@@ -358,7 +358,7 @@ def foot(
     source = report.pop("_source")
     result, ground = _write_results(clip, report, table, (mode, up), output, report_path)
     if gif_path:
-        from .viz.movie import write_before_after_gif
+        from ..viz.movie import write_before_after_gif
 
         write_before_after_gif(result, source, ground, gif_path)
         click.echo(f"wrote {gif_path} (before/after)")
@@ -382,9 +382,9 @@ def run_foot(
     placement: FootPlacement = DEFAULT_PLACEMENT,
 ):  # fmt: skip
     """Load the ground for a clip (in ikrig's Y-up world), run foot placement in each mode
-    (:func:`ikrig.placement.place_clip`), and build the report."""
-    from .placement import place_clip, slides_over_steps
-    from .report import foot_report
+    (:func:`ikrig.app.placement.place_clip`), and build the report."""
+    from ..app.placement import place_clip, slides_over_steps
+    from ..app.report import foot_report
 
     placed = place_clip(motion, ground_spec, modes, legs, placement, progress)
     results, world = placed.results, placed.world()
@@ -414,10 +414,10 @@ def run_foot(
 def _register_viz() -> None:
     """The plot, view, playground and warmup commands (their heavy imports load only when
     run)."""
-    from .cli_batch import batch
-    from .cli_clips import convert, info
-    from .cli_viz import playground, plot, view
-    from .cli_warmup import warmup
+    from .batch import batch
+    from .clips import convert, info
+    from .viz import playground, plot, view
+    from .warmup import warmup
 
     for command in (info, convert, plot, view, playground, warmup, batch):
         main.add_command(command)

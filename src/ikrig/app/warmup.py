@@ -1,7 +1,7 @@
 """Compile ikrig's kernels ahead of time: ``ikrig warmup``.
 
 Numba compiles each kernel the first time it runs on a machine and keeps the machine code
-in its disk cache (see :mod:`ikrig._numba`). On a fresh install that first run costs about
+in its disk cache (see :mod:`ikrig._jit.setup`). On a fresh install that first run costs about
 a minute of CPU. :func:`warm_up` pays it once, knowingly: it runs small, real workloads
 (:data:`TASKS`) that reach every kernel the command line and the common library calls use,
 spread over worker processes so that every core compiles. Run it after installing, in a
@@ -13,7 +13,7 @@ load. A task that fails says so and the others go on.
 
 Example (a warm cache takes a few seconds: everything loads)::
 
-    from ikrig.warmup import warm_up
+    from ikrig.app.warmup import warm_up
     seconds = warm_up(["two-bone"], jobs=1, progress=False)
 
 Without a warm-up, a first run compiles as it goes; :func:`place_ahead` is the job another
@@ -34,10 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._numba import CACHE_DIR, compile_seconds
-from .errors import InputError
-from .math.quat import quat_from_axis_angle
-from .pose import Motion
+from .._jit.setup import CACHE_DIR, compile_seconds
+from ..errors import InputError
+from ..math.quat import quat_from_axis_angle
+from ..pose import Motion
 
 GROUNDS = ("flat", "stairs", "slope", "bumps", "blocks")
 
@@ -46,7 +46,7 @@ def _two_bone() -> None:
     """Two-bone solver: positions (serial and parallel kernels, both rotation modes, the
     weighted and the common-case kernels) and the component-first path, float64 and
     float32."""
-    from .solvers.two_bone import TwoBoneOptions, two_bone_positions, two_bone_positions_soa
+    from ..solvers.two_bone import TwoBoneOptions, two_bone_positions, two_bone_positions_soa
 
     rng = np.random.default_rng(0)
     for dtype in (np.float64, np.float32):
@@ -67,7 +67,7 @@ def _chains() -> None:
     """The iterative chain solvers (CCD, 2D CCD, FABRIK, follow, DLS), float64 and
     float32, one problem (the one-problem kernels) and a batch (the batch kernels; any
     other call of them runs the same specialisation, ``tests/test_kernel_types.py``)."""
-    from .solvers import ccd, ccd_2d, dls, fabrik, follow
+    from ..solvers import ccd, ccd_2d, dls, fabrik, follow
 
     for dtype in (np.float64, np.float32):
         chain = np.array([[0, 0, 0], [0, 1, 0], [0, 2, 0], [0, 3, 0]], dtype)
@@ -83,7 +83,7 @@ def _chains() -> None:
 
 
 def _walk(seconds: float = 2.0):
-    from .data.walk import walk_clip
+    from ..data.walk import walk_clip
 
     return walk_clip(seconds=seconds, fps=60.0)
 
@@ -92,9 +92,9 @@ def _foot(mode: str) -> Callable[[], None]:
     def run() -> None:
         """Offline foot placement in ``mode`` on every built-in ground, with the report's
         metrics."""
-        from .character.legs import find_legs, pelvis_joint
-        from .foot import FootOptions, place_feet
-        from .ground import load_ground
+        from ..character.legs import find_legs, pelvis_joint
+        from ..foot import FootOptions, place_feet
+        from ..ground import load_ground
         from .report import foot_report
 
         clip = _walk()
@@ -111,8 +111,8 @@ def _foot(mode: str) -> Callable[[], None]:
 
 def _live() -> None:
     """Live foot placement, frame by frame, with and without the offline plan."""
-    from .foot import FootPlacer, place_feet
-    from .ground import load_ground
+    from ..foot import FootPlacer, place_feet
+    from ..ground import load_ground
 
     clip = _walk(1.0)
     ground = load_ground("stairs", clip.positions_world()[:, 0, [0, 2]], 0.85)
@@ -125,8 +125,8 @@ def _live() -> None:
 
 def _files() -> None:
     """BVH writing and reading, and a mesh ground's queries."""
-    from .ground import MeshGround
-    from .io.bvh import read_bvh, to_bvh_clip, write_bvh
+    from ..ground import MeshGround
+    from ..io.bvh import read_bvh, to_bvh_clip, write_bvh
 
     clip = _walk(0.5)
     with tempfile.TemporaryDirectory(prefix="ikrig-warmup-") as tmp:
@@ -256,7 +256,7 @@ def ahead_wanted() -> bool:
 def cache_is_cold() -> bool:
     """Whether the cache holds no leg IK kernel, which every placement runs: a placement
     in this process would compile. False when this Numba keeps its cache otherwise."""
-    from .foot.stages.legs_ik import legs_run
+    from ..foot.stages.legs_ik import legs_run
 
     try:
         index = legs_run._cache._cache_file._index_path
@@ -280,9 +280,9 @@ def place_ahead(modes: Iterable[str] = ()) -> None:
        converts rotations to Euler angles before it formats, so the two end apart;
     3. the report's metrics, then ``modes`` other than :data:`FIRST`.
     """
-    from .io._bvh_write import format_rows
-    from .io.bvh import to_bvh_clip
-    from .io.clips import write_clip
+    from ..io._bvh_write import format_rows
+    from ..io.bvh import to_bvh_clip
+    from ..io.clips import write_clip
     from .placement import place_clip
     from .report import foot_report
 
@@ -303,7 +303,7 @@ def stepping_clip(seconds: float = 2.0, fps: float = 60.0) -> Motion:
     the built-in walk compiles first): a compass gait along +Z at 1.2 m/s. Each stance leg
     is straight, its ankle planted while the hip vaults over it; the swing leg's hip turns
     forward on a smootherstep with its knee bent; the feet stay level."""
-    from .data.humanoid import JOINT_INDEX, LEGS, X_AXIS, humanoid_skeleton
+    from ..data.humanoid import JOINT_INDEX, LEGS, X_AXIS, humanoid_skeleton
 
     sk = humanoid_skeleton()
     frames = max(int(round(seconds * fps)), 2)

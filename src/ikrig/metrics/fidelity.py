@@ -13,7 +13,7 @@ no pipeline model). Lengths are in **% of the leg length**; extensions are plain
     except a leg below its hip (knee, ankle, toes, their end sites) while that leg stands
     (:func:`legs_down`): from :data:`STANCE_MARGIN` before to as long after any point of its
     foot (the ankle, the toe, an end site below the ankle) is within the contact height of
-    its own floor in the source (:data:`~ikrig.metrics_joints.CONTACT_HEIGHT` over the 5th
+    its own floor in the source (:data:`~ikrig.metrics.joints.CONTACT_HEIGHT` over the 5th
     percentile of its height, however fast it moves), where planting a sliding foot moves it
     on purpose (skate says how well). Given: the 95th
     percentile over all those samples pooled; the largest of the per-joint 95th
@@ -37,12 +37,12 @@ from typing import Any
 
 import numpy as np
 
-from .character.legs import Legs, pelvis_joint
-from .math.quat import quat_conj, quat_rotate
-from .metrics_joints import CONTACT_HEIGHT, FLOOR_PERCENTILE
-from .pose import end_site_positions
-from .signal.stats import percentile
-from .skeleton import Skeleton
+from ..character.legs import Legs, pelvis_joint
+from ..math.quat import quat_conj, quat_rotate
+from ..pose import end_site_positions
+from ..signal.stats import percentile
+from ..skeleton import Skeleton
+from .joints import CONTACT_HEIGHT, FLOOR_PERCENTILE
 
 __all__ = [
     "FIDELITY_KEYS", "STANCE_MARGIN", "fidelity_values", "leg_extensions", "legs_down",
@@ -107,7 +107,7 @@ def legs_down(
     skeleton: Skeleton, legs: Legs, rotations_world: np.ndarray, positions_world: np.ndarray
 ) -> np.ndarray:
     """``(F, legs)`` bool: some point of each leg's foot (its ankle, toe and the end sites
-    below the ankle) is within :data:`~ikrig.metrics_joints.CONTACT_HEIGHT` of its own floor
+    below the ankle) is within :data:`~ikrig.metrics.joints.CONTACT_HEIGHT` of its own floor
     (the 5th percentile of its height) in the clip of these world transforms."""
     sites = end_site_positions(skeleton, rotations_world, positions_world)
     unit = float(legs.leg_length)

@@ -91,7 +91,7 @@ Contacts (per foot joint, from the source alone), in this order
 ``misses``: the (frame, foot joint) pairs left out because the ground query missed.
 
 What changed in the animation (pelvis height change, joint displacement, upper-body change,
-leg extension): :mod:`ikrig.metrics_fidelity`, its keys (:data:`FIDELITY_KEYS`) among the
+leg extension): :mod:`ikrig.metrics.fidelity`, its keys (:data:`FIDELITY_KEYS`) among the
 body values.
 
 Values without samples (no contact frames, every query missed, a clip of ``2 W`` frames or
@@ -108,45 +108,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .character.legs import Legs, pelvis_joint
-from .errors import InputError
-from .metrics_fidelity import FIDELITY_KEYS, fidelity_values, legs_down
-from .metrics_joints import (
-    CONTACT_HEIGHT,
-    CONTACT_MIN_SPAN,
-    CONTACT_SPEED,
+from ..character.legs import Legs, pelvis_joint
+from ..errors import InputError
+from ..pose import Motion, bone_length_change
+from ..signal.stats import percentile
+from .fidelity import fidelity_values, legs_down
+from .joints import (
     FLOOR_PERCENTILE,
-    POP_THRESHOLD,
-    POP_WINDOW,
     joint_contacts,
     knee_angles,
     knee_pops,
 )
-from .metrics_table import BETTER, TABLE_COLUMNS, metrics_table, table_cell, worse_than
-from .pose import Motion, bone_length_change
-from .signal.stats import percentile
 
-__all__ = [
-    "ACC_FLOOR",
-    "ACC_WINDOW",
-    "BETTER",
-    "CONTACT_HEIGHT",
-    "CONTACT_MIN_SPAN",
-    "CONTACT_SPEED",
-    "FIDELITY_KEYS",
-    "FLOOR_PERCENTILE",
-    "POP_THRESHOLD",
-    "POP_WINDOW",
-    "TABLE_COLUMNS",
-    "foot_metrics",
-    "foot_summary",
-    "joint_contacts",
-    "knee_angles",
-    "knee_pops",
-    "metrics_table",
-    "table_cell",
-    "worse_than",
-]
+__all__ = ["ACC_FLOOR", "ACC_WINDOW", "foot_metrics", "foot_summary"]
 
 ACC_WINDOW = 1.0 / 30.0
 """Seconds: the step of the pelvis's vertical acceleration."""

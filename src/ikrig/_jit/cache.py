@@ -30,7 +30,7 @@ from typing import Any
 
 __all__ = ["install", "is_ikrig_module", "kernel_sources"]
 
-_PACKAGE = __name__.rpartition(".")[0] or "ikrig"
+_PACKAGE = __name__.partition(".")[0] or "ikrig"
 
 
 def is_ikrig_module(name: str) -> bool:

@@ -1,4 +1,4 @@
-"""``ikrig warmup``: compile the kernels ahead of time (see :mod:`ikrig.warmup`)."""
+"""``ikrig warmup``: compile the kernels ahead of time (see :mod:`ikrig.app.warmup`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 
 import click
 
-from .warmup import TASKS, cache_dir, warm_up
+from ..app.warmup import TASKS, cache_dir, warm_up
 
 
 @click.command()

@@ -6,7 +6,7 @@ after the other on one core, in the order it reaches them: the clip (the built-i
 solves its legs with two-bone IK; a file's parser), then every step of foot placement,
 the report's metrics and the writer. On such a first run, :func:`compile_ahead` starts
 one helper process that runs the rest of that job on a small made-up clip
-(:func:`ikrig.warmup.place_ahead`, which says in what order and why) while the command
+(:func:`ikrig.app.warmup.place_ahead`, which says in what order and why) while the command
 itself is still busy with its clip. The two share Numba's disk cache: a kernel the helper
 has compiled by the time the command reaches it is loaded, not compiled again. Nothing the
 helper computes is kept but that cache. (``ikrig batch`` runs the same job in one of its
@@ -27,8 +27,8 @@ import os
 import subprocess
 import sys
 
-from ._numba import CACHE_DIR, on_first_compile
-from .warmup import AHEAD_ENV, ahead_wanted, cache_is_cold, place_ahead
+from .._jit.setup import CACHE_DIR, on_first_compile
+from ..app.warmup import AHEAD_ENV, ahead_wanted, cache_is_cold, place_ahead
 
 ENV = AHEAD_ENV
 """Set to ``0`` to never start the helper."""
@@ -54,7 +54,7 @@ def _start(modes: list[str]) -> None:
     env = dict(os.environ, **{ENV: "0"})
     if CACHE_DIR:
         env["NUMBA_CACHE_DIR"] = str(CACHE_DIR)
-    code = "import sys; from ikrig.cli_ahead import run_ahead; run_ahead(sys.argv[1:])"
+    code = "import sys; from ikrig.cli.ahead import run_ahead; run_ahead(sys.argv[1:])"
     try:
         proc = subprocess.Popen(
             [sys.executable, "-c", code, *modes],
@@ -77,7 +77,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def run_ahead(modes: list[str]) -> None:
-    """The helper process's job: :func:`ikrig.warmup.place_ahead` at a lower priority."""
+    """The helper process's job: :func:`ikrig.app.warmup.place_ahead` at a lower priority."""
     if hasattr(os, "nice"):
         os.nice(10)
     place_ahead(modes)

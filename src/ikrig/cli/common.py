@@ -1,4 +1,4 @@
-"""What the command modules (:mod:`ikrig.cli`, :mod:`ikrig.cli_viz`) share: output checks
+"""What the command modules (:mod:`ikrig.cli`, :mod:`ikrig.cli.viz`) share: output checks
 before any work, ground specs, ikrig's warnings shown as one line each, the clip turned
 into ikrig's Y-up world, and the datum line."""
 
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import click
 import numpy as np
 
-from ._files import check_output
-from .errors import InputError
-from .foot.options import MODES
+from .._files import check_output
+from ..errors import InputError
+from ..foot.options import MODES
 
 # Options the commands share (ikrig foot, batch, plot and view; one definition each).
 GROUND_HELP = "Built-in ground (flat, stairs, slope, bumps, blocks) or a mesh file."
@@ -167,14 +167,14 @@ def standing_options(command):
 
 
 def placement_from(options: dict) -> FootPlacement:
-    """The :class:`~ikrig.placement.FootPlacement` of a command's options, taken out of
+    """The :class:`~ikrig.app.placement.FootPlacement` of a command's options, taken out of
     ``options``: ``seed``, ``datum``, ``up`` and :func:`standing_options` (``--heading`` in
     degrees, handed on in radians); the defaults for those a command does not take.
 
     Raises:
         click.UsageError: ``--at`` or ``--walk`` with ``--path``.
     """
-    from .placement import FootPlacement
+    from ..app.placement import FootPlacement
 
     keys = ("seed", "datum", "up", "at", "heading", "path", "walk", "cycles")
     defaults = FootPlacement()._asdict()
@@ -187,8 +187,8 @@ def placement_from(options: dict) -> FootPlacement:
 
 
 if TYPE_CHECKING:
-    from .placement import FootPlacement
-    from .pose import Motion
+    from ..app.placement import FootPlacement
+    from ..pose import Motion
 
 StrPath = str | os.PathLike[str] | Path
 
@@ -219,7 +219,7 @@ def check_outputs(
 def ground_input(spec: str) -> str | None:
     """The mesh file a ground spec names (None for a built-in ground); an error, before any
     work, when it is neither."""
-    from .ground import ground_file
+    from ..ground import ground_file
 
     return ground_file(spec)
 
@@ -229,9 +229,9 @@ def echo_warnings() -> Iterator[None]:
     """Show ikrig's warnings (ground coverage, a far floor, limbs left unplaced) once each
     as ``ikrig: warning: ...`` lines; other warnings are shown as usual, after the block
     (showing one inside the recording block would record it again)."""
-    from .character.limbs import UnplacedLimbWarning
-    from .foot.offline import DatumWarning
-    from .ground.coverage import GroundCoverageWarning
+    from ..character.limbs import UnplacedLimbWarning
+    from ..foot.offline import DatumWarning
+    from ..ground.coverage import GroundCoverageWarning
 
     ours = (GroundCoverageWarning, DatumWarning, UnplacedLimbWarning)
     caught: list[warnings.WarningMessage] = []
@@ -254,7 +254,7 @@ def echo_warnings() -> Iterator[None]:
 def y_up_motion(motion: Motion, up: str) -> tuple[str, Motion]:
     """``(up axis, the clip in ikrig's Y-up world)``; ``up == "auto"`` detects it. Prints
     the up axis when it is not Y."""
-    from .character.up import detect_up, to_y_up
+    from ..character.up import detect_up, to_y_up
 
     given = up != "auto"
     up = up if given else detect_up(motion)

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:  # the pipeline loads when a clip is placed, not when the CLI starts
-    from .character.legs import Legs
-    from .foot import FootResult
-    from .io.clips import AnyClip
-    from .pose import Motion
+    from ..character.legs import Legs
+    from ..foot import FootResult
+    from ..io.clips import AnyClip
+    from ..pose import Motion
 
 __all__ = [
     "DEFAULT_PLACEMENT", "FootPlacement", "Placed", "clip_with_time", "place_clip",
@@ -59,8 +59,8 @@ def clip_with_time(
         InputError: the clip has no frame time (a single pose) or no frames; file errors
             as :func:`~ikrig.io.clips.read_clip`.
     """
-    from .errors import InputError
-    from .io.clips import read_clip
+    from ..errors import InputError
+    from ..io.clips import read_clip
 
     clip = read_clip(path, animation=animation, fps=fps, data=data)
     if clip.motion.frame_time is None:
@@ -90,7 +90,7 @@ class Placed(NamedTuple):
     def world(self) -> Any:
         """The ground where the pipeline stood the feet: raised to the first result's
         datum."""
-        from .ground.views import RaisedGround
+        from ..ground.views import RaisedGround
 
         datum = next(iter(self.results.values())).datum
         return RaisedGround(self.ground, datum) if datum else self.ground
@@ -114,11 +114,11 @@ def place_clip(
     walk) gets its contacts relative to its belt
     (:func:`~ikrig.foot.travel.treadmill_contacts`) and no foot lock: its stance feet slide
     on purpose."""
-    from .character.legs import Legs, find_legs, pelvis_joint
-    from .foot import FootOptions, LockOptions, place_feet
-    from .foot.context import check_clip
-    from .foot.travel import travel, treadmill_contacts
-    from .ground import load_ground
+    from ..character.legs import Legs, find_legs, pelvis_joint
+    from ..foot import FootOptions, LockOptions, place_feet
+    from ..foot.context import check_clip
+    from ..foot.travel import travel, treadmill_contacts
+    from ..ground import load_ground
 
     check_clip(motion)
     fk = motion.fk()
@@ -147,7 +147,7 @@ def _warn_unplaced(skeleton: Any, legs: Legs, positions_world: Any) -> None:
     (:func:`~ikrig.character.limbs.unplaced_limbs`)."""
     import warnings
 
-    from .character.limbs import UnplacedLimbWarning, unplaced_limbs
+    from ..character.limbs import UnplacedLimbWarning, unplaced_limbs
 
     left = unplaced_limbs(skeleton, legs, positions_world)
     if left:
@@ -176,7 +176,7 @@ def slides_over_steps(placed: Placed, ground_spec: str) -> bool:
     walking the cycle, or facing along the treads, does not."""
     import numpy as np
 
-    from .foot.belt import belt_velocity
+    from ..foot.belt import belt_velocity
 
     direction = getattr(placed.ground, "direction_xz", None)
     if not placed.walks_in_place or ground_spec not in STEP_GROUNDS or direction is None:
@@ -195,7 +195,7 @@ def result_metrics(
     (:meth:`Placed.world`), read with the clip's floor at its ``y = 0``, as the report's
     rows are (each foot joint against its own floor in the source); ``source_fk``: the
     source's world transforms if known (:attr:`Placed.source_fk`)."""
-    from .metrics import foot_metrics
+    from ..metrics import foot_metrics
 
     return foot_metrics(result.motion, source, _floors(result, world), result.legs, source_fk)
 
@@ -205,12 +205,12 @@ def result_summary(
 ) -> dict[str, Any]:
     """The overall values of :func:`result_metrics` (:func:`~ikrig.metrics.foot_summary`):
     what a batch records per clip."""
-    from .metrics import foot_summary
+    from ..metrics import foot_summary
 
     return foot_summary(result.motion, source, _floors(result, world), result.legs, source_fk)
 
 
 def _floors(result: FootResult, world: Any) -> Any:
-    from .ground.views import RaisedGround
+    from ..ground.views import RaisedGround
 
     return RaisedGround(world, -result.sole.floor)

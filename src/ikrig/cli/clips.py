@@ -9,8 +9,8 @@ from typing import Any
 import click
 import numpy as np
 
-from .cli_common import ANIMATION_OPTION, FPS_OPTION, check_outputs, printable
-from .errors import IkrigError, InputError
+from ..errors import IkrigError, InputError
+from .common import ANIMATION_OPTION, FPS_OPTION, check_outputs, printable
 
 __all__ = ["clip_summary", "convert", "info"]
 
@@ -26,7 +26,7 @@ def _layouts(clip: Any) -> dict[str, int]:
 
 def _gltf_part(clip: Any) -> dict[str, Any]:
     """The glTF-only part of a summary: animations, the one read, the skin, the quirks."""
-    from .io import GltfClip, list_animations
+    from ..io import GltfClip, list_animations
 
     if not isinstance(clip, GltfClip):
         return {}
@@ -43,10 +43,10 @@ def _gltf_part(clip: Any) -> dict[str, Any]:
 def clip_summary(path: str, animation: str | None = None) -> dict[str, Any]:
     """A JSON-ready summary of a clip file: joints, frames, timing, channel layout (BVH),
     animations and quirks (glTF), the up axis and legs found."""
-    from .character.legs import find_legs
-    from .character.up import detect_up
-    from .io import GltfClip, read_clip
-    from .pose import Motion
+    from ..character.legs import find_legs
+    from ..character.up import detect_up
+    from ..io import GltfClip, read_clip
+    from ..pose import Motion
 
     clip = read_clip(path, animation=animation)
     motion = clip.motion
@@ -148,8 +148,8 @@ def convert(input_path, output, animation, fps):
     A BVH becomes a skeleton-only glTF character (a capsule per bone) that any glTF viewer
     plays; one glTF animation becomes a BVH clip. glTF to glTF resamples and rewrites the
     file, keeping its meshes and other animations."""
-    from .io import read_clip, write_clip
-    from .io.clips import CLIP_SUFFIXES
+    from ..io import read_clip, write_clip
+    from ..io.clips import CLIP_SUFFIXES
 
     check_outputs([(output, CLIP_SUFFIXES, "output")], inputs=[input_path])
     clip = read_clip(input_path, animation=animation, fps=fps)

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .batch import (
+from ..batch import (
     ALL_ANIMATIONS,
     BatchInterrupted,
     BatchSettings,
@@ -19,9 +19,10 @@ from .batch import (
     summary_table,
     write_report,
 )
-from .batch.cluster import SCHEDULER_ENV, scheduler_address
-from .batch.job import file_sha256
-from .cli_common import (
+from ..batch.cluster import SCHEDULER_ENV, scheduler_address
+from ..batch.job import file_sha256
+from ..errors import InputError
+from .common import (
     ANIMATION_OPTION,
     DATUM_OPTION,
     FPS_OPTION,
@@ -35,7 +36,6 @@ from .cli_common import (
     placement_from,
     standing_options,
 )
-from .errors import InputError
 
 
 @click.command()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import click
 import numpy as np
 
-from .cli_common import (
+from .common import (
     ANIMATION_OPTION,
     DATUM_OPTION,
     FPS_OPTION,
@@ -36,9 +36,9 @@ from .cli_common import (
 )
 
 if TYPE_CHECKING:
-    from .character.legs import Legs
-    from .character.sole import FootSole
-    from .placement import FootPlacement
+    from ..app.placement import FootPlacement
+    from ..character.legs import Legs
+    from ..character.sole import FootSole
 
 
 SHOWN_UP = up_option("It is shown turned Y-up.")
@@ -55,15 +55,15 @@ def read_source(path, choice: ClipChoice = ANY_CLIP):
     ``path`` is None."""
     if path is None:
         if choice != ANY_CLIP:
-            from .errors import InputError
+            from ..errors import InputError
 
             given = [n for n, v in (("--animation", choice.animation), ("--fps", choice.fps)) if v]
             verb = "needs" if len(given) == 1 else "need"
             raise InputError(f"{' and '.join(given)} {verb} a glTF CLIP file")
-        from .data.walk import walk_clip
+        from ..data.walk import walk_clip
 
         return walk_clip(seconds=4.0)
-    from .io import read_clip
+    from ..io import read_clip
 
     return read_clip(path, animation=choice.animation, fps=choice.fps)
 
@@ -80,16 +80,16 @@ def clip_ground(motion, spec, legs=None, seed=0, up="y"):
     (:func:`~ikrig.viz.geometry.body_joint`; joint 0 without legs) at its floor, sized by its
     leg length (legs and sole are None for a clip without legs); a mesh file turned from
     ``up`` as the clip was."""
-    from .errors import IkrigError
-    from .ground import load_ground
-    from .viz.geometry import body_joint
+    from ..errors import IkrigError
+    from ..ground import load_ground
+    from ..viz.geometry import body_joint
 
     pos = motion.positions_world()
     found: Legs | None
     sole: FootSole | None
     try:
-        from .character.legs import find_legs
-        from .character.sole import estimate_sole
+        from ..character.legs import find_legs
+        from ..character.sole import estimate_sole
 
         found = find_legs(motion.skeleton, legs, pos)
         sole = estimate_sole(motion, found)
@@ -110,8 +110,8 @@ def stand(motion, legs, placement: FootPlacement):
     p = placement
     if p.at is None and p.heading is None and p.path is None and not p.walk and p.cycles == 1:
         return motion
-    from .character.legs import find_legs
-    from .foot.travel import travel
+    from ..character.legs import find_legs
+    from ..foot.travel import travel
 
     found = find_legs(motion.skeleton, legs, motion.positions_world())
     return travel(motion, found, p.at, p.heading, p.path, p.walk, p.cycles)
@@ -119,12 +119,12 @@ def stand(motion, legs, placement: FootPlacement):
 
 def place(motion, given: ClipOnGround, up: str):
     """Foot placement of a Y-up clip (recorded with ``up``) as ``ikrig foot`` runs it
-    (:func:`~ikrig.placement.place_clip` with the command's placement: the ground laid
+    (:func:`~ikrig.app.placement.place_clip` with the command's placement: the ground laid
     along its pelvis, a clip that walks in place found so, moved or walked where the
     options say): ``(result, the clip as placed, the ground the feet were stood on)``.
     Ground-coverage warnings are echoed as one line each."""
-    from .cli_common import echo_warnings
-    from .placement import place_clip
+    from ..app.placement import place_clip
+    from .common import echo_warnings
 
     placement = given.placement._replace(up=up)
     with echo_warnings():
@@ -136,8 +136,8 @@ def check_picture(output, clip=None, ground_spec=None, path=None):
     """Before any work: the output is a picture ikrig can write (a known suffix, a writable
     folder, not an input: the clip, a mesh ground or a ``--path`` file) and matplotlib is
     installed."""
-    from .cli_common import check_outputs, ground_input
-    from .viz._mpl import IMAGE_SUFFIXES, require
+    from ..viz._mpl import IMAGE_SUFFIXES, require
+    from .common import check_outputs, ground_input
 
     ground = ground_input(ground_spec) if ground_spec is not None else None
     check_outputs([(output, IMAGE_SUFFIXES, "picture")], inputs=[clip, ground, path])
@@ -148,8 +148,8 @@ def check_movie(output, clip=None, ground_spec=None, path=None):
     """Before any work: the output is a movie ikrig can write (.gif or .mp4 with its writer
     installed, a writable folder, not an input: the clip, a mesh ground or a ``--path``
     file)."""
-    from .cli_common import ground_input
-    from .viz.movie import check_movie_path
+    from ..viz.movie import check_movie_path
+    from .common import ground_input
 
     inputs = [p for p in (clip, ground_input(ground_spec), path) if p]
     check_movie_path(output, inputs=inputs)
@@ -166,7 +166,7 @@ def _out(path) -> str:
 
 def chain_problem(bones, limit, target):
     """The demo chain, its constraints (None when ``limit`` is 0) and a target."""
-    from .viz.chain2d import default_chain
+    from ..viz.chain2d import default_chain
 
     pos, cons = default_chain(bones, limit if limit > 0 else 60.0)
     if limit <= 0:
@@ -186,7 +186,7 @@ clip_argument = click.argument(
 class ClipOnGround(NamedTuple):
     """What a clip command was given: the CLIP path (``None``: the built-in walk), the
     ``--ground`` spec, the foot-placement ``--mode``, the ``--legs`` override, the glTF
-    ``--animation`` and ``--fps`` (:class:`~ikrig.cli_common.ClipChoice`), and how the clip
+    ``--animation`` and ``--fps`` (:class:`~ikrig.cli.common.ClipChoice`), and how the clip
     meets the ground as ``ikrig foot`` takes it (``--seed``, ``--up``, and for the pictures
     ``--datum`` and where the clip stands)."""
 
@@ -201,7 +201,7 @@ class ClipOnGround(NamedTuple):
 def clip_on_ground(command):
     """The options the clip commands share (after the CLIP argument), handed to
     ``command`` with the argument as one :class:`ClipOnGround` (click passes them by
-    name; :func:`~ikrig.cli_common.placement_from` reads the placement's)."""
+    name; :func:`~ikrig.cli.common.placement_from` reads the placement's)."""
 
     @functools.wraps(command)
     def run(*, clip, ground_spec, mode, legs, **options):
@@ -247,8 +247,8 @@ def plot():
 def plot_chain(solver, bones, limit, target, max_iterations, tolerance, iterations, output):
     """A planar chain solved gizmo-style: bones, joint-limit fans, target, iterations."""
     check_picture(output)
-    from .viz.chain2d import plot_chain_2d
-    from .viz.options import ChainLook, SolveLimits
+    from ..viz.chain2d import plot_chain_2d
+    from ..viz.options import ChainLook, SolveLimits
 
     pos, cons, tgt = chain_problem(bones, limit, target)
     limits = SolveLimits(max_iterations, tolerance)
@@ -275,8 +275,8 @@ def plot_chain(solver, bones, limit, target, max_iterations, tolerance, iteratio
 def plot_convergence(bones, limit, target, max_iterations, tolerance, output):
     """Error against iteration for CCD, FABRIK, follow and DLS on the same target."""
     check_picture(output)
-    from .viz.diagnostics import plot_convergence as draw
-    from .viz.options import SolveLimits
+    from ..viz.diagnostics import plot_convergence as draw
+    from ..viz.options import SolveLimits
 
     pos, cons, tgt = chain_problem(bones, limit, target)
     draw(pos, tgt, cons, limits=SolveLimits(max_iterations, tolerance), path=output)
@@ -310,8 +310,8 @@ def plot_skeleton(given: ClipOnGround, frame, ik, no_rays, output):
     """One frame of a clip on a ground in 3D: bones, rays and hits, contacts, IK targets."""
     clip, ground_spec, mode, legs, choice, placement = given
     check_picture(output, clip, ground_spec, placement.path)
-    from .viz.options import View
-    from .viz.scene3d import plot_skeleton_3d
+    from ..viz.options import View
+    from ..viz.scene3d import plot_skeleton_3d
 
     up, motion = load_clip(clip, choice, placement.up)
     ground, found, _ = clip_ground(motion, ground_spec, legs, placement.seed, up)
@@ -344,7 +344,7 @@ def plot_diagnostics(given: ClipOnGround, output):
     """Per foot: clearance over the ground and pinning over time; knee flexion before/after."""
     clip, ground_spec, mode, legs, choice, placement = given
     check_picture(output, clip, ground_spec, placement.path)
-    from .viz.diagnostics import plot_foot_diagnostics
+    from ..viz.diagnostics import plot_foot_diagnostics
 
     up, motion = load_clip(clip, choice, placement.up)
     result, motion, ground = place(motion, given, up)
@@ -387,8 +387,8 @@ def plot_movie(given: ClipOnGround, max_frames, playback, dpi, output):
     """Before/after movie: the baseline (root on the ground, no IK) beside the result."""
     clip, ground_spec, mode, legs, choice, placement = given
     check_movie(output, clip, ground_spec, placement.path)
-    from .viz.movie import write_before_after_movie
-    from .viz.options import MovieLook
+    from ..viz.movie import write_before_after_movie
+    from ..viz.options import MovieLook
 
     up, motion = load_clip(clip, choice, placement.up)
     result, motion, ground = place(motion, given, up)
@@ -416,7 +416,7 @@ def plot_batch(summary, output):
     import json
 
     check_picture(output, summary)
-    from .viz.batch import plot_batch_summary
+    from ..viz.batch import plot_batch_summary
 
     plot_batch_summary(json.loads(Path(summary).read_text(encoding="utf-8")), output)
     click.echo(f"wrote {_out(output)}")
@@ -441,8 +441,8 @@ def view(given: ClipOnGround, host, port, play):
     """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra.
     --at, --heading, --path, --walk and --cycles stand the clip as ikrig foot does."""
     clip, ground_spec, mode, legs, choice, placement = given
-    from .viz._viser import serve_forever
-    from .viz.viewer import ClipViewer
+    from ..viz._viser import serve_forever
+    from ..viz.viewer import ClipViewer
 
     source = read_source(clip, choice)
     up, motion = y_up_motion(source if clip is None else source.motion, placement.up)
@@ -466,8 +466,8 @@ def view(given: ClipOnGround, host, port, play):
 @click.option("--bones", type=click.IntRange(2, 8), default=4, show_default=True)
 def playground(host, port, solver, bones):
     """Drag a target and watch a chain solve live in the browser; needs the [viewer] extra."""
-    from .viz._viser import serve_forever
-    from .viz.playground import Playground
+    from ..viz._viser import serve_forever
+    from ..viz.playground import Playground
 
     app = Playground(host=host, port=port, solver=solver, bones=bones)
     serve_forever(app, click.echo)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .math.vec import angle_between
-from .pose import Motion
-from .skeleton import Skeleton
-from .solvers.two_bone import TwoBoneOptions, solve_two_bone
+from ..math.vec import angle_between
+from ..pose import Motion
+from ..skeleton import Skeleton
+from ..solvers.two_bone import TwoBoneOptions, solve_two_bone
 
 THIGH, SHIN = 0.45, 0.42
 LEG_JOINTS = ("thigh", "shin", "foot")

@@ -10,7 +10,7 @@ Also here: :func:`chain_fk` (forward kinematics of a chain from its local rotati
 by CCD and DLS) and :func:`all_finite`.
 
 Note: Numba's on-disk cache does not notice edits to a module a cached kernel calls into;
-clear the cache directory (``ikrig._numba.CACHE_DIR``) after editing this file.
+clear the cache directory (``ikrig._jit.setup.CACHE_DIR``) after editing this file.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._numba import njit
+from .._jit.setup import njit
 
 TWO_PI = 2.0 * math.pi
 TINY = 1e-300

@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from .character.legs import Legs
-from .errors import InputError
-from .signal.filters import jerk_excess
-from .signal.spans import clean_spans
-from .signal.stats import percentile
+from ..character.legs import Legs
+from ..errors import InputError
+from ..signal.filters import jerk_excess
+from ..signal.spans import clean_spans
+from ..signal.stats import percentile
 
 __all__ = [
     "CONTACT_HEIGHT",
