@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -71,9 +72,13 @@ def _exit_now() -> None:
 
 def _start_worker(parent: int, threads: int, inherited: tuple[int, ...]) -> None:
     """Pool initializer: close the batch process's files a forked worker inherited
-    (``inherited``), set the compute threads, watch the batch process, exit quickly."""
+    (``inherited``), set the compute threads, watch the batch process, exit quickly.
+    Ctrl-C (SIGINT to the terminal's whole process group) is the batch process's to
+    handle: a worker ignores it and finishes its clip, instead of printing a
+    ``KeyboardInterrupt`` traceback from the pool's queue under the batch's one line."""
     from .._jit.setup import numba
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     for fd in inherited:
         os.close(fd)
 
