@@ -3,7 +3,8 @@
 These read the source, so they fail the moment a change breaks a rule, with the offender
 named: a module over :data:`MAX_LINES`, a Python function over :data:`MAX_PARAMS` parameters
 (compiled kernels are exempt: they take named records instead), an import that points up a
-layer or closes a cycle, or a foot step that compares a mode.
+layer or closes a cycle, a foot step that compares a mode, or a public function of
+:data:`HINTED` without full type hints.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ikrig"
 MODULES = sorted(SRC.rglob("*.py"))
 MAX_LINES = 500
 MAX_PARAMS = 8
+HINTED = ("solvers", "constraints", "ground")
+"""Packages whose public functions and methods are fully annotated (issue 37)."""
 
 LAYERS = (
     ("errors", "_checks", "_jit", "_files", "_version"),
@@ -103,6 +106,67 @@ def _compiled(node: ast.FunctionDef | ast.AsyncFunctionDef, by_call: set[str]) -
     return node.name in by_call or any("jit" in ast.unparse(d) for d in node.decorator_list)
 
 
+def _public_module(path: Path) -> bool:
+    return not any(part.startswith("_") for part in _name(path).split("."))
+
+
+def _public(name: str) -> bool:
+    """Public names: no leading underscore, or a dunder (``__init__`` takes public arguments)."""
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def _api_defs(body: list[ast.stmt], names: set[str] | None = None, prefix: str = ""):
+    """``(qualified name, node)`` of the public functions and the public methods of the public
+    classes among ``body``'s statements (only those called ``names``, if given)."""
+    for node in body:
+        if names is not None and getattr(node, "name", None) not in names:
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _public(node.name):
+            yield prefix + node.name, node
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            yield from _api_defs(node.body, prefix=f"{prefix}{node.name}.")
+
+
+def _exported(tree: ast.Module) -> set[str]:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(x, ast.Name) and x.id == "__all__" for x in node.targets
+        ):
+            return set(ast.literal_eval(node.value))
+    return set()
+
+
+def _api(path: Path):
+    """``(where, qualified name, node, names compiled by a call there)`` of the public API of a
+    public module: its own public definitions, and the ones its ``__all__`` re-exports from a
+    private sibling module (``two_bone_positions`` lives in ``_two_bone_positions``)."""
+    tree = ast.parse(path.read_text())
+    for qual, node in _api_defs(tree.body):
+        yield _name(path), qual, node, _compiled_by_call(path)
+    exported = _exported(tree)
+    for imp in tree.body:
+        if not (isinstance(imp, ast.ImportFrom) and imp.level == 1 and imp.module):
+            continue
+        if not imp.module.split(".")[-1].startswith("_"):
+            continue
+        names = {a.name for a in imp.names if (a.asname or a.name) in exported}
+        src = path.parent.joinpath(*imp.module.split(".")).with_suffix(".py")
+        if names and src.exists():
+            by_call = _compiled_by_call(src)
+            for qual, node in _api_defs(ast.parse(src.read_text()).body, names):
+                yield _name(src), qual, node, by_call
+
+
+def _unannotated(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = node.args
+    params = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]
+    out = [p.arg for p in params if p.annotation is None and p.arg not in ("self", "cls")]
+    return out + (["return"] if node.returns is None else [])
+
+
+API_MODULES = [p for p in MODULES if _public_module(p) and _part(_name(p)) in HINTED]
+
+
 @pytest.mark.parametrize("path", MODULES, ids=_name)
 def test_module_is_small(path):
     lines = len(path.read_text().splitlines())
@@ -162,3 +226,21 @@ def test_no_foot_step_compares_a_mode():
         text = path.read_text()
         for word in ("mode", '"full"', '"trace-offset"', '"goal-blend"'):
             assert word not in text, f"{_name(path)} mentions {word}: a recipe decides that"
+
+
+@pytest.mark.parametrize("path", API_MODULES, ids=_name)
+def test_public_functions_have_full_type_hints(path):
+    bare = [
+        f"{where}.{qual} ({', '.join(_unannotated(node))})"
+        for where, qual, node, by_call in _api(path)
+        if not _compiled(node, by_call) and _unannotated(node)
+    ]
+    assert not bare, "no type hints on: " + "; ".join(bare)
+
+
+def test_type_hint_check_sees_the_public_api():
+    seen = {qual for path in API_MODULES for _, qual, _, _ in _api(path)}
+    for qual in ("ccd", "dls", "two_bone_positions", "two_bone_positions_soa", "Chain.between",
+                 "Constraint.project", "Cone.params", "Ground.raycast", "Plane.__init__",
+                 "Heightfield.height_at", "make_ground", "check_coverage"):  # fmt: skip
+        assert qual in seen, qual

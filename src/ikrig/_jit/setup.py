@@ -3,7 +3,7 @@ and a one-time "compiling" notice.
 
 Import this module (not ``numba``) first in every module that defines kernels::
 
-    from ._numba import njit, notify_compiling
+    from .._jit.setup import njit, notify_compiling
 
 Why: ``@njit(cache=True)`` needs a writable directory. When ikrig sits in a read-only
 site-packages and HOME is not writable, Numba finds no cache locator and fails at import

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import angle_pair, as_float
 from .._jit.setup import notify_compiling
@@ -80,7 +81,9 @@ class Constraint:
 
     kind: int = K.KIND_FREE
 
-    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+    def params(
+        self, bone_local: ArrayLike, parent_bone_local: ArrayLike | None = None
+    ) -> np.ndarray:
         """The ``(N_PARAMS,)`` float64 kernel row for this joint (see the kernel contract).
 
         ``bone_local`` (and ``parent_bone_local``) may also be ``(..., 3)`` batches (one rest
@@ -89,7 +92,12 @@ class Constraint:
         b = _bone_dir(bone_local)
         return _row(b.shape[:-1], bone=b)
 
-    def project(self, rotation_local, bone_local, parent_bone_local=None) -> np.ndarray:
+    def project(
+        self,
+        rotation_local: ArrayLike,
+        bone_local: ArrayLike,
+        parent_bone_local: ArrayLike | None = None,
+    ) -> np.ndarray:
         """The nearest allowed local rotation.
 
         Args:
@@ -118,7 +126,12 @@ class Constraint:
         K.project_local_batch(kinds, np.ascontiguousarray(params), flat, out)
         return out.reshape(batch + (4,)).astype(q.dtype, copy=False)
 
-    def violation(self, rotation_local, bone_local, parent_bone_local=None) -> np.ndarray:
+    def violation(
+        self,
+        rotation_local: ArrayLike,
+        bone_local: ArrayLike,
+        parent_bone_local: ArrayLike | None = None,
+    ) -> np.ndarray:
         """Angle in radians ``(...)`` between each rotation and its projection (0 if allowed)."""
         q = as_float(rotation_local, "rotation_local", last=4).astype(np.float64)
         q = q / np.linalg.norm(q, axis=-1, keepdims=True)
@@ -128,7 +141,7 @@ class Constraint:
 
 
 def pack_constraints(
-    constraints: Sequence[Constraint | None], bone_local
+    constraints: Sequence[Constraint | None], bone_local: ArrayLike
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pack a chain's constraints for the kernels.
 

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import in_range, unit_vector
 from . import _kernels as K
@@ -38,17 +39,19 @@ class Cone(Constraint):
 
     kind = K.KIND_CONE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "limit", in_range(self.limit, "limit", 0.0, math.pi))
         if self.axis is not None:
             object.__setattr__(self, "axis", unit_vector(self.axis, "axis"))
 
     @classmethod
-    def degrees(cls, limit_deg: float, axis=None) -> Cone:
+    def degrees(cls, limit_deg: float, axis: tuple[float, float, float] | None = None) -> Cone:
         """The cone from a half-angle in degrees."""
         return cls(math.radians(limit_deg), axis)
 
-    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+    def params(
+        self, bone_local: ArrayLike, parent_bone_local: ArrayLike | None = None
+    ) -> np.ndarray:
         b = _bone_dir(bone_local)
         if self.axis is not None:
             a = np.asarray(self.axis)

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import unit_vector
 from ..errors import InputError
@@ -42,7 +43,7 @@ class Hinge(Constraint):
 
     kind = K.KIND_HINGE
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "axis", unit_vector(self.axis, "axis"))
         if (self.min_angle is None) != (self.max_angle is None):
             raise InputError("Hinge: give both min_angle and max_angle, or neither (free)")
@@ -50,13 +51,20 @@ class Hinge(Constraint):
             _set_angle_range(self)
 
     @classmethod
-    def degrees(cls, axis, min_deg: float | None = None, max_deg: float | None = None) -> Hinge:
+    def degrees(
+        cls,
+        axis: tuple[float, float, float],
+        min_deg: float | None = None,
+        max_deg: float | None = None,
+    ) -> Hinge:
         """The hinge from limits in degrees."""
         lo = None if min_deg is None else math.radians(min_deg)
         hi = None if max_deg is None else math.radians(max_deg)
         return cls(axis, lo, hi)
 
-    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+    def params(
+        self, bone_local: ArrayLike, parent_bone_local: ArrayLike | None = None
+    ) -> np.ndarray:
         b = _bone_dir(bone_local)
         if self.min_angle is None or self.max_angle is None:
             lo, hi = -K.HINGE_FREE, K.HINGE_FREE

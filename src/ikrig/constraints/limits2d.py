@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import unit_vector
 from . import _kernels as K
@@ -56,16 +57,23 @@ class AngleLimit2D(Constraint):
 
     kind = K.KIND_ANGLE_2D
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _set_angle_range(self)
         object.__setattr__(self, "normal", unit_vector(self.normal, "normal"))
 
     @classmethod
-    def degrees(cls, min_deg: float, max_deg: float, normal=(0.0, 0.0, 1.0)) -> AngleLimit2D:
+    def degrees(
+        cls,
+        min_deg: float,
+        max_deg: float,
+        normal: tuple[float, float, float] = (0.0, 0.0, 1.0),
+    ) -> AngleLimit2D:
         """The limit from angles in degrees."""
         return cls(math.radians(min_deg), math.radians(max_deg), normal)
 
-    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+    def params(
+        self, bone_local: ArrayLike, parent_bone_local: ArrayLike | None = None
+    ) -> np.ndarray:
         n = np.asarray(self.normal)
         b = _bone_dir(bone_local)
         offset = np.zeros(b.shape[:-1])

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from . import _kernels as K
 from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range
@@ -41,7 +42,7 @@ class TwistLimit(Constraint):
 
     kind = K.KIND_TWIST
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _set_angle_range(self)
 
     @classmethod
@@ -49,7 +50,9 @@ class TwistLimit(Constraint):
         """The limit from angles in degrees."""
         return cls(math.radians(min_deg), math.radians(max_deg))
 
-    def params(self, bone_local, parent_bone_local=None) -> np.ndarray:
+    def params(
+        self, bone_local: ArrayLike, parent_bone_local: ArrayLike | None = None
+    ) -> np.ndarray:
         b = _bone_dir(bone_local)
         lo, hi = _angle_range(self.min_angle, self.max_angle)
         return _row(b.shape[:-1], lo, hi, b, b)

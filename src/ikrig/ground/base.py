@@ -8,10 +8,12 @@ lengths in the same units.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_float, broadcast_batch, float_dtype
 from .._jit.setup import notify_compiling
@@ -59,7 +61,9 @@ class Ground(Protocol):
     :mod:`ikrig.ground.procedural`.
     """
 
-    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+    def raycast(
+        self, origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+    ) -> Hits:
         """Nearest intersection of each ray with the ground.
 
         Args:
@@ -78,7 +82,7 @@ class Ground(Protocol):
         """
         ...
 
-    def height_at(self, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def height_at(self, xz: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Vertical queries: the ground's height under (or over) world positions.
 
         Args:
@@ -107,7 +111,9 @@ class RayBatch:
     max_dist: np.ndarray  # (N,)
 
 
-def prepare_rays(origins, directions, max_dist=np.inf) -> RayBatch:
+def prepare_rays(
+    origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+) -> RayBatch:
     """Validate and flatten ray-cast arguments (see :meth:`Ground.raycast`)."""
     dtype = float_dtype(origins, directions)
     o = as_float(origins, "origins", last=3)
@@ -136,7 +142,7 @@ def _kernel_array(a) -> np.ndarray:
     return np.require(a, dtype=np.float64, requirements=["C", "W"])
 
 
-def frozen(a) -> np.ndarray:
+def frozen(a: ArrayLike) -> np.ndarray:
     """A read-only, C-contiguous float64 copy of ``a``: a ground's geometry, fixed once built
     (its kernels' arguments are built once, from these)."""
     out = np.array(a, dtype=np.float64, order="C")
@@ -144,7 +150,7 @@ def frozen(a) -> np.ndarray:
     return out
 
 
-def prepare_xz(xz) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
+def prepare_xz(xz: ArrayLike) -> tuple[np.dtype, tuple[int, ...], np.ndarray]:
     """Validate and flatten vertical-query positions: ``(dtype, batch shape, (N, 2) f64)``."""
     dtype = float_dtype(xz)
     a = as_float(xz, "xz", last=2)
@@ -162,7 +168,7 @@ def empty_outputs(n: int) -> RayOut:
     )
 
 
-def run_ray_kernel(kernel, args: tuple, rays: RayBatch) -> Hits:
+def run_ray_kernel(kernel: Callable[..., Any], args: tuple, rays: RayBatch) -> Hits:
     """Call a ray kernel ``kernel(*args, origins, directions, max_dist, *out)`` (see
     :mod:`ikrig.ground._ray`; ``args``: the ground's arrays; ``out``: a :class:`RayOut`) on
     a batch and shape its outputs."""
@@ -183,7 +189,9 @@ def make_hits(rays: RayBatch, out: RayOut) -> Hits:
     )
 
 
-def run_height_kernel(kernel, args, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def run_height_kernel(
+    kernel: Callable[..., Any], args: tuple, xz: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Call a vertical-query kernel on ``xz (..., 2)`` (validated) and shape its outputs."""
     dtype, shape, flat = prepare_xz(xz)
     h, nrm, mask = _height_outputs(kernel, args, flat, shape)
@@ -200,7 +208,7 @@ def _height_outputs(kernel, args, flat, shape):
     return h, nrm, mask
 
 
-def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def query_heights(ground: Ground, xz: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``ground.height_at(xz)`` for positions ikrig computed itself (finite float64
     ``(..., 2)``): a built-in ground's kernel (its ``_height_kernel()``) is called directly,
     without the input checks that protect the public method; any other ground goes through
@@ -213,7 +221,9 @@ def query_heights(ground, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return _height_outputs(kernel, args, flat, xz.shape[:-1])
 
 
-def height_from_raycast(kernel, args: tuple, xz, top: float, bottom: float):
+def height_from_raycast(
+    kernel: Callable[..., Any], args: tuple, xz: ArrayLike, top: float, bottom: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Vertical queries answered by a ray kernel casting rays straight down from above.
 
     ``kernel(*args, origins, directions, max_dist, *out)`` is a ray kernel (see

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import InputError
 
@@ -22,7 +23,7 @@ class GroundCoverageWarning(UserWarning):
     """The ground is missing under the feet in some frames of a clip (they stay animated)."""
 
 
-def check_coverage(found, points=None, stacklevel: int = 1) -> int:
+def check_coverage(found: ArrayLike, points: ArrayLike | None = None, stacklevel: int = 1) -> int:
     """Check that the ground is under the feet; return the number of frames it fully covers.
 
     Args:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_float, positive
 from ..errors import InputError
@@ -38,7 +40,9 @@ class Heightfield:
             that is not > 0.
     """
 
-    def __init__(self, heights, origin_xz=(0.0, 0.0), cell_size=1.0):
+    def __init__(
+        self, heights: ArrayLike, origin_xz: ArrayLike = (0.0, 0.0), cell_size: ArrayLike = 1.0
+    ) -> None:
         h = as_float(heights, "heights", dtype=np.float64)
         if h.ndim != 2 or h.shape[0] < 2 or h.shape[1] < 2:
             raise InputError(f"heights: expected shape (H, W) with H, W >= 2, got {h.shape}")
@@ -88,7 +92,12 @@ class Heightfield:
         )
 
     @classmethod
-    def from_function(cls, fn, bounds_xz, cell_size) -> Heightfield:
+    def from_function(
+        cls,
+        fn: Callable[[np.ndarray, np.ndarray], ArrayLike],
+        bounds_xz: ArrayLike,
+        cell_size: float,
+    ) -> Heightfield:
         """Sample ``fn(x, z) -> y`` (vectorised over arrays) on a grid covering ``bounds_xz``.
 
         Args:
@@ -106,7 +115,7 @@ class Heightfield:
         heights = np.broadcast_to(heights, (n[1], n[0]))
         return cls(heights, b[0], cell)
 
-    def height_at(self, xz):
+    def height_at(self, xz: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Exact heights and upward normals of the triangle under each point.
 
         ``xz: (..., 2)`` -> ``(heights (...), normals (..., 3), mask (...))``; points on the
@@ -118,7 +127,9 @@ class Heightfield:
     def _height_kernel(self) -> tuple[Any, tuple]:
         return hf_height_at, self._kernel_args
 
-    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+    def raycast(
+        self, origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+    ) -> Hits:
         """Nearest hit of each ray with the triangles; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
         return run_ray_kernel(hf_raycast, self._kernel_args, rays)

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_float
 from .._jit.setup import notify_compiling
@@ -130,7 +131,7 @@ class MeshGround:
         IkrigError: ``backend="embree"`` without embreex/trimesh installed.
     """
 
-    def __init__(self, vertices, faces, backend: str = "auto"):
+    def __init__(self, vertices: ArrayLike, faces: ArrayLike, backend: str = "auto") -> None:
         v = as_float(vertices, "vertices", last=3, dtype=np.float64)
         if v.ndim != 2:
             raise InputError(f"vertices: expected shape (V, 3), got {v.shape}")
@@ -239,7 +240,7 @@ class MeshGround:
         return RayMeshIntersector(mesh)
 
     @classmethod
-    def load(cls, path, backend: str = "auto", up: str = "y") -> MeshGround:
+    def load(cls, path: str | os.PathLike[str], backend: str = "auto", up: str = "y") -> MeshGround:
         """Read a mesh file (OBJ, STL, PLY, GLB/glTF, anything trimesh reads) as a ground.
 
         The geometry is used in world coordinates and the clip's units (a scene's node
@@ -295,7 +296,9 @@ class MeshGround:
             f" grid {nx}x{nz}, backend={self.backend!r})"
         )
 
-    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+    def raycast(
+        self, origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+    ) -> Hits:
         """Nearest hit of each ray with the mesh; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
         if self._embree is not None and rays.origins.shape[0] > 0:
@@ -316,7 +319,7 @@ class MeshGround:
         tri_hits(picked, rays.origins, d, rays.max_dist, *out)
         return make_hits(rays, out)
 
-    def height_at(self, xz):
+    def height_at(self, xz: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Height and upward normal of the topmost triangle over/under each point.
 
         ``xz: (..., 2)``; misses (no triangle there) have height 0 and normal +Y. See

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_float
 from ..errors import InputError
@@ -34,7 +35,9 @@ class Plane:
         2.0
     """
 
-    def __init__(self, point=(0.0, 0.0, 0.0), normal=(0.0, 1.0, 0.0)):
+    def __init__(
+        self, point: ArrayLike = (0.0, 0.0, 0.0), normal: ArrayLike = (0.0, 1.0, 0.0)
+    ) -> None:
         p = as_float(point, "point", last=3, dtype=np.float64)
         n = as_float(normal, "normal", last=3, dtype=np.float64)
         if p.shape != (3,) or n.shape != (3,):
@@ -48,7 +51,9 @@ class Plane:
     def __repr__(self) -> str:
         return f"Plane(point={self.point.tolist()}, normal={self.normal.tolist()})"
 
-    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+    def raycast(
+        self, origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+    ) -> Hits:
         """Nearest hit of each ray with the plane; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
         o, d, md = rays.origins, rays.directions, rays.max_dist
@@ -73,7 +78,7 @@ class Plane:
         normal = np.where(mask[:, None], n * side, np.array([0.0, 1.0, 0.0]))
         return make_hits(rays, RayOut(mask, dist, point, normal))
 
-    def height_at(self, xz):
+    def height_at(self, xz: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Heights and upward normals; see :meth:`ikrig.ground.Ground.height_at`."""
         dtype, shape, flat = prepare_xz(xz)
         nx, ny, nz = self.normal

@@ -33,6 +33,7 @@ import os
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_float, positive
 from ..errors import InputError
@@ -105,7 +106,14 @@ class ProfileGround:
         InputError: wrong shapes, NaN, decreasing ``s_knots`` or a zero direction.
     """
 
-    def __init__(self, start_xz, direction_xz, s_knots, y_knots, floor_height=0.0):
+    def __init__(
+        self,
+        start_xz: ArrayLike,
+        direction_xz: ArrayLike,
+        s_knots: ArrayLike,
+        y_knots: ArrayLike,
+        floor_height: float = 0.0,
+    ) -> None:
         self.start_xz = _point2(start_xz, "start_xz")
         self.direction_xz = _direction(direction_xz)
         ks = as_float(s_knots, "s_knots", dtype=np.float64)
@@ -129,7 +137,7 @@ class ProfileGround:
             f" direction_xz={self.direction_xz.tolist()}, floor_height={self.floor_height:g})"
         )
 
-    def height_at(self, xz):
+    def height_at(self, xz: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Exact heights and upward normals; see :meth:`ikrig.ground.Ground.height_at`.
 
         Never misses.
@@ -139,7 +147,9 @@ class ProfileGround:
     def _height_kernel(self) -> tuple[Any, tuple]:
         return profile_height_at, self._kernel_args
 
-    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+    def raycast(
+        self, origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+    ) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
         return run_ray_kernel(profile_raycast, self._kernel_args, rays)
@@ -171,7 +181,15 @@ class BlocksGround:
         InputError: wrong shapes, NaN, a box outside its slot or with ``s0 > s1``/``u0 > u1``.
     """
 
-    def __init__(self, start_xz, direction_xz, origin_su, slot_size, boxes, floor_height=0.0):
+    def __init__(
+        self,
+        start_xz: ArrayLike,
+        direction_xz: ArrayLike,
+        origin_su: ArrayLike,
+        slot_size: ArrayLike,
+        boxes: ArrayLike,
+        floor_height: float = 0.0,
+    ) -> None:
         self.start_xz = _point2(start_xz, "start_xz")
         self.direction_xz = _direction(direction_xz)
         o = _point2(origin_su, "origin_su")
@@ -215,20 +233,22 @@ class BlocksGround:
             f" direction_xz={self.direction_xz.tolist()}, floor_height={self.floor_height:g})"
         )
 
-    def height_at(self, xz):
+    def height_at(self, xz: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Exact heights (normals +Y); see :meth:`ikrig.ground.Ground.height_at`."""
         return run_height_kernel(*self._height_kernel(), xz)
 
     def _height_kernel(self) -> tuple[Any, tuple]:
         return blocks_height_at, self._kernel_args
 
-    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+    def raycast(
+        self, origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+    ) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
         rays = prepare_rays(origins, directions, max_dist)
         return run_ray_kernel(blocks_raycast, self._kernel_args, rays)
 
 
-def walking_frame(path_xz, leg_length) -> tuple[np.ndarray, np.ndarray]:
+def walking_frame(path_xz: ArrayLike, leg_length: float) -> tuple[np.ndarray, np.ndarray]:
     """``(start_xz (2,), direction_xz (2,) unit)`` of a root path, as the grounds use it.
 
     ``start_xz`` is the path's first point; the direction runs from the first to the last
@@ -252,7 +272,9 @@ def _path(path_xz) -> np.ndarray:
     return p
 
 
-def make_ground(name: str, path_xz, leg_length, seed: int = 0, floor_height=0.0) -> Ground:
+def make_ground(
+    name: str, path_xz: ArrayLike, leg_length: float, seed: int = 0, floor_height: float = 0.0
+) -> Ground:
     """A built-in ground (one of :data:`GROUND_NAMES`) laid out along a root path.
 
     Args:
@@ -379,7 +401,12 @@ def _bumps(rng, start, w, leg, floor, rect, s1) -> Heightfield:
 
 
 def load_ground(
-    name_or_path, path_xz, leg_length, floor_height=0.0, seed: int = 0, up: str = "y"
+    name_or_path: str | os.PathLike[str],
+    path_xz: ArrayLike,
+    leg_length: float,
+    floor_height: float = 0.0,
+    seed: int = 0,
+    up: str = "y",
 ) -> Ground:
     """A built-in ground by name, or a mesh file as a :class:`~ikrig.ground.MeshGround`.
 

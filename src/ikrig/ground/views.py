@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .base import Hits, query_heights
 from .heightfield import Heightfield
@@ -30,21 +31,23 @@ class RaisedGround:
     ``y = 0`` meets that floor.
     """
 
-    def __init__(self, ground: Any, dy: float):
+    def __init__(self, ground: Any, dy: float) -> None:
         self.ground = ground
         self.dy = float(dy)
 
     def __repr__(self) -> str:
         return f"RaisedGround({self.ground!r}, dy={self.dy:g})"
 
-    def raycast(self, origins, directions, max_dist=np.inf) -> Hits:
+    def raycast(
+        self, origins: ArrayLike, directions: ArrayLike, max_dist: ArrayLike = np.inf
+    ) -> Hits:
         """Nearest hit of each ray; see :meth:`ikrig.ground.Ground.raycast`."""
         lift = np.array([0.0, self.dy, 0.0])
         hits = self.ground.raycast(np.asarray(origins) - lift, directions, max_dist)
         point = (hits.point + lift).astype(hits.point.dtype, copy=False)
         return Hits(hits.mask, hits.distance, point, hits.normal)
 
-    def height_at(self, xz) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def height_at(self, xz: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Heights plus ``dy``; see :meth:`ikrig.ground.Ground.height_at` (misses: 0, +Y)."""
         h, n, mask = self.ground.height_at(xz)
         return np.where(mask, h + self.dy, 0.0).astype(h.dtype, copy=False), n, mask
@@ -58,7 +61,9 @@ def single_valued(ground: Any) -> bool:
     return isinstance(ground, SINGLE_VALUED)
 
 
-def heights_below(ground: Any, xz: np.ndarray, ceiling: Any = None):
+def heights_below(
+    ground: Any, xz: np.ndarray, ceiling: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The topmost surface at or below ``ceiling`` under each position.
 
     Args:

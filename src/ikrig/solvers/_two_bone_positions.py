@@ -9,6 +9,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_points, check_finite_each
 from .._jit.setup import notify_compiling
@@ -62,13 +63,13 @@ def _notify() -> None:
 
 
 def two_bone_positions(
-    root_world,
-    mid_world,
-    end_world,
-    target_world,
-    pole_world=None,
-    weight=1.0,
-    twist_angle=0.0,
+    root_world: ArrayLike,
+    mid_world: ArrayLike,
+    end_world: ArrayLike,
+    target_world: ArrayLike,
+    pole_world: ArrayLike | None = None,
+    weight: ArrayLike = 1.0,
+    twist_angle: ArrayLike = 0.0,
     options: TwoBoneOptions | None = None,
 ) -> TwoBonePositions:
     """Solve two-bone IK on world positions.
@@ -226,13 +227,13 @@ _UNWEIGHTED = {dt: np.array([[1.0], [1.0], [0.0]], dtype=dt) for dt in (_F32, _F
 
 
 def two_bone_positions_soa(
-    root,
-    mid,
-    end,
-    target,
-    pole=None,
-    weight=1.0,
-    out=None,
+    root: np.ndarray,
+    mid: np.ndarray,
+    end: np.ndarray,
+    target: np.ndarray,
+    pole: np.ndarray | None = None,
+    weight: ArrayLike = 1.0,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     options: TwoBoneOptions | None = None,
 ) -> TwoBoneSoA:
     """Two-bone IK for big batches stored component-first (structure of arrays).

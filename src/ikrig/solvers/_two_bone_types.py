@@ -59,7 +59,7 @@ class TwoBoneOptions:
     tolerance: float = 1e-5
     root_rotation: str = "bend_plane"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         check_real(self.soften, "soften", 0.0, 1.0)
         check_real(self.max_stretch, "max_stretch", 1.0, math.inf)
         check_real(self.tolerance, "tolerance", 0.0, math.inf, open_low=True)

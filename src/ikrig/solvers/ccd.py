@@ -40,15 +40,18 @@ validated :class:`CCDOptions`; each call validates its inputs (the shared helper
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import (
     check_options,
     raise_nonfinite,
 )
 from .._jit.setup import notify_compiling
+from ..constraints import Constraint
 from ..pose import Motion
 from . import _ccd_kernels as K
 from ._packing import pack_pose_constraints, packed_or_free
@@ -97,7 +100,7 @@ class CCDOptions:
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
     _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         init_options(self)
         settings = K.ccd_settings(self.max_iterations, self.tolerance, self._bend, self.max_step)
         object.__setattr__(self, "_settings", settings)
@@ -107,12 +110,12 @@ _DEFAULT = CCDOptions()
 
 
 def ccd(
-    positions_world,
-    target_world,
+    positions_world: ArrayLike,
+    target_world: ArrayLike,
     options: CCDOptions | None = None,
     *,
-    constraints=None,
-    parent_rotation_world=None,
+    constraints: Sequence[Constraint | None] | None = None,
+    parent_rotation_world: ArrayLike | None = None,
 ) -> SolveResult:
     """Solve chains given by joint positions with 3D CCD.
 
@@ -176,7 +179,7 @@ def ccd(
 
 
 def solve_ccd(
-    motion: Motion, chain: Chain, target_world, options: CCDOptions | None = None
+    motion: Motion, chain: Chain, target_world: ArrayLike, options: CCDOptions | None = None
 ) -> SolveResult:
     """Solve a chain of a pose (or of every pose of a clip) with 3D CCD.
 

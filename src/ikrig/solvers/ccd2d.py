@@ -21,9 +21,11 @@ line is made only at a saddle of the error, and the best pose seen is returned.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import (
     as_points,
@@ -70,7 +72,7 @@ class CCD2DOptions:
     bend_axis: tuple[float, float, float] | None = None
     _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         init_options(self)
         axis = self.bend_axis
         if axis is not None and (axis[0] != 0 or axis[1] != 0):
@@ -180,12 +182,12 @@ def _solve_one(positions_world, target_world, opts: CCD2DOptions) -> CCD2DResult
 
 
 def ccd_2d(
-    positions_world,
-    target_world,
+    positions_world: ArrayLike,
+    target_world: ArrayLike,
     options: CCD2DOptions | None = None,
     *,
-    limits_deg=None,
-    constraints=None,
+    limits_deg: ArrayLike | None = None,
+    constraints: Sequence[AngleLimit2D | None] | None = None,
 ) -> CCD2DResult:
     """Solve planar chains with 2D CCD on joint angles.
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import HierarchyError, InputError
 from ..math.quat import quat_between, quat_conj, quat_mul
@@ -39,7 +40,7 @@ class Chain:
     joints: tuple[int, ...]
     constraints: tuple = ()
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         joints = tuple(int(j) for j in self.joints)
         if len(joints) < 2:
             raise InputError(f"chain: needs at least 2 joints (one bone), got {len(joints)}")
@@ -54,7 +55,11 @@ class Chain:
 
     @classmethod
     def between(
-        cls, skeleton: Skeleton, root, effector, constraints: Sequence | None = None
+        cls,
+        skeleton: Skeleton,
+        root: str | int,
+        effector: str | int,
+        constraints: Sequence | None = None,
     ) -> Chain:
         """The chain from joint ``root`` down to joint ``effector`` (names or indices)."""
         return cls(skeleton.chain(root, effector), tuple(constraints or ()))
@@ -90,7 +95,9 @@ def chain_world(motion: Motion, chain: Chain) -> tuple[np.ndarray, np.ndarray, n
     return rot_w[..., idx, :], pos_w[..., idx, :], parent_rot
 
 
-def rotations_from_positions(rotations_world, positions_old, positions_new) -> np.ndarray:
+def rotations_from_positions(
+    rotations_world: np.ndarray, positions_old: np.ndarray, positions_new: np.ndarray
+) -> np.ndarray:
     """New world rotations of solved joints whose bones were moved by a position solver.
 
     Each joint turns by the shortest arc taking its old bone direction to the new one, so its
@@ -110,7 +117,9 @@ def rotations_from_positions(rotations_world, positions_old, positions_new) -> n
     return quat_mul(quat_between(old_dir, new_dir), rotations_world[..., :-1, :])
 
 
-def write_chain(motion: Motion, chain: Chain, rotations_world_new, keep_effector_world=True):
+def write_chain(
+    motion: Motion, chain: Chain, rotations_world_new: ArrayLike, keep_effector_world: bool = True
+) -> tuple[Motion, np.ndarray]:
     """A new Motion with the chain's solved joints set to new world rotations.
 
     Args:

@@ -22,10 +22,12 @@ orientation error of one radian weighs like a position error of ``L``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import (
     F32,
@@ -38,7 +40,9 @@ from .._checks import (
     raise_nonfinite,
 )
 from .._jit.setup import notify_compiling
+from ..constraints import Constraint
 from ..errors import InputError
+from ..pose import Motion
 from . import _dls_kernels as K
 from ._dls_goals import goal_arrays, goals, target_batch
 from ._packing import pack_pose_constraints, pack_position_constraints, packed_or_free
@@ -102,7 +106,7 @@ class DLSOptions:
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
     _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         init_options(self)
         s = object.__setattr__
         s(
@@ -161,15 +165,15 @@ def _check_weights(weights) -> GoalWeights:
 
 
 def dls(
-    positions_world,
-    target_world,
+    positions_world: ArrayLike,
+    target_world: ArrayLike | None,
     options: DLSOptions | None = None,
     *,
-    effectors=None,
-    target_rotation_world=None,
+    effectors: int | np.integer | Sequence[int] | np.ndarray | None = None,
+    target_rotation_world: ArrayLike | None = None,
     weights: GoalWeights | None = None,
-    constraints=None,
-    parent_rotation_world=None,
+    constraints: Sequence[Constraint | None] | None = None,
+    parent_rotation_world: ArrayLike | None = None,
 ) -> SolveResult:
     """Solve chains given by joint positions with damped least squares.
 
@@ -272,13 +276,13 @@ def dls(
 
 
 def solve_dls(
-    motion,
-    chain,
-    target_world,
+    motion: Motion,
+    chain: Chain,
+    target_world: ArrayLike | None,
     options: DLSOptions | None = None,
     *,
-    effectors=None,
-    target_rotation_world=None,
+    effectors: int | np.integer | Sequence[int] | np.ndarray | None = None,
+    target_rotation_world: ArrayLike | None = None,
     weights: GoalWeights | None = None,
 ) -> SolveResult:
     """Solve a chain of a pose (or clip) with damped least squares.

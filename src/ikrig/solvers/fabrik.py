@@ -57,14 +57,17 @@ joint turns by the shortest arc from its input bone direction to its output one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import (
     check_options,
 )
 from .._jit.setup import notify_compiling
+from ..constraints import Constraint
 from ..pose import Motion
 from . import _chain_common as C
 from . import _fabrik_kernels as K
@@ -102,7 +105,7 @@ class FabrikOptions:
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
     _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         init_options(self)
         settings = C.settings_record(C.FABRIK_SETTINGS, max_iter=self.max_iterations,
                                      tol=self.tolerance, bend=self._bend)  # fmt: skip
@@ -136,12 +139,12 @@ def _solve(pos, target, rot, parent, packed, opts, world=False):
 
 
 def fabrik(
-    positions_world,
-    target_world,
+    positions_world: ArrayLike,
+    target_world: ArrayLike,
     options: FabrikOptions | None = None,
     *,
-    constraints=None,
-    parent_rotation_world=None,
+    constraints: Sequence[Constraint | None] | None = None,
+    parent_rotation_world: ArrayLike | None = None,
 ) -> SolveResult:
     """Solve chains of joint positions with FABRIK (no skeleton needed).
 
@@ -196,7 +199,7 @@ def fabrik(
 
 
 def solve_fabrik(
-    motion: Motion, chain: Chain, target_world, options: FabrikOptions | None = None
+    motion: Motion, chain: Chain, target_world: ArrayLike, options: FabrikOptions | None = None
 ) -> SolveResult:
     """Solve a skeleton chain with FABRIK and write the new rotations into the pose.
 

@@ -42,14 +42,17 @@ root position) give ``positions_world``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import (
     check_options,
 )
 from .._jit.setup import notify_compiling
+from ..constraints import Constraint
 from ..errors import InputError
 from ..pose import Motion
 from . import _chain_common as C
@@ -88,7 +91,7 @@ class FollowOptions:
     _bend: np.ndarray = field(init=False, repr=False, compare=False)
     _settings: np.ndarray = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.direction not in _DIRECTIONS:
             raise InputError(f"direction: expected 'tail' or 'head', got {self.direction!r}")
         init_options(self)
@@ -117,12 +120,12 @@ def _solve(pos, target, rot, parent, packed, opts, world=True):
 
 
 def follow(
-    positions_world,
-    target_world,
+    positions_world: ArrayLike,
+    target_world: ArrayLike,
     options: FollowOptions | None = None,
     *,
-    constraints=None,
-    parent_rotation_world=None,
+    constraints: Sequence[Constraint | None] | None = None,
+    parent_rotation_world: ArrayLike | None = None,
 ) -> SolveResult:
     """Make chains of joint positions follow targets, in one pass (no skeleton needed).
 
@@ -166,7 +169,7 @@ def follow(
 
 
 def solve_follow(
-    motion: Motion, chain: Chain, target_world, options: FollowOptions | None = None
+    motion: Motion, chain: Chain, target_world: ArrayLike, options: FollowOptions | None = None
 ) -> SolveResult:
     """Make a skeleton chain follow a target in one pass, moving the chain root.
 

@@ -43,7 +43,10 @@ Degenerate inputs never raise and never give NaN (see :func:`two_bone_positions`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._checks import as_points
 from ..errors import HierarchyError, InputError
@@ -71,11 +74,11 @@ __all__ = [
 
 def solve_two_bone(
     motion: Motion,
-    joints,
-    target_world,
-    pole_world=None,
-    weight=1.0,
-    twist_angle=0.0,
+    joints: Sequence[str | int],
+    target_world: ArrayLike,
+    pole_world: ArrayLike | None = None,
+    weight: ArrayLike = 1.0,
+    twist_angle: ArrayLike = 0.0,
     options: TwoBoneOptions | None = None,
 ) -> TwoBoneResult:
     """Solve two-bone IK on three joints of a :class:`~ikrig.pose.Motion`.
