@@ -1,18 +1,27 @@
 """Issue 11: any number of legs. A four-legged character made by code (front legs under the
 chest, hind legs under the pelvis) trots forward, each foot planted still for half of its
 cycle and lifted on an arc in the other half; foot placement, given the four legs with the
-override string, keeps all four feet planted over flat, sloped, bumpy and blocky ground."""
+override string, keeps all four feet planted over flat, sloped, bumpy and blocky ground.
+
+Issue 36: every leg found by name. The same trot named as a 3ds Max biped (front legs named
+as arms) gets its four legs without ``--legs`` and stands them on the stairs; hexapods named
+in three conventions get their six."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
+from conftest import float_goal
 
 from ikrig.character import estimate_sole, find_legs, pelvis_joint
+from ikrig.character.limbs import UnplacedLimbWarning
 from ikrig.errors import InputError
 from ikrig.foot import FootOptions, place_feet
 from ikrig.ground import load_ground
 from ikrig.metrics import foot_metrics
+from ikrig.placement import place_clip, result_metrics
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
 from ikrig.solvers.two_bone import solve_two_bone
@@ -117,6 +126,15 @@ def _ankle_errors(result, clip, ground, legs) -> np.ndarray:
     return 100 * err
 
 
+def _core(contact: np.ndarray, edge: int) -> np.ndarray:
+    """``(F,)`` the contact frames more than ``edge`` frames from either end of their span."""
+    core = contact.copy()
+    for shift in range(1, edge + 1):
+        core[shift:] &= contact[:-shift]
+        core[:-shift] &= contact[shift:]
+    return core
+
+
 @pytest.mark.parametrize("ground_name", ["flat", "slope", "bumps", "blocks"])
 def test_a_four_legged_trot_keeps_all_four_feet_planted(trot, ground_name):
     clip, stance = trot
@@ -142,10 +160,7 @@ def test_a_four_legged_trot_keeps_all_four_feet_planted(trot, ground_name):
     err = np.abs(_ankle_errors(r, clip, ground, legs))
     edge = int(round(options.plan.smoothing / clip.frame_time))
     for k in range(4):
-        core = c[:, k].copy()
-        for shift in range(1, edge + 1):
-            core[shift:] &= c[:-shift, k]
-            core[:-shift] &= c[shift:, k]
+        core = _core(c[:, k], edge)
         assert core.sum() > 0.4 * c[:, k].sum()
         assert err[core, k].max() <= 1.0, (SIDES[k], err[core, k].max())
         assert np.percentile(err[c[:, k], k], 95) <= 1.0, (SIDES[k], err[c[:, k], k])
@@ -163,3 +178,155 @@ def test_a_four_legged_trot_keeps_all_four_feet_planted(trot, ground_name):
     # the trot made by code does not skate at all (1e-11); turning the feet to a slope moves
     # the toes a little: a quarter of a percent of a leg per second at most
     assert m["skate"] <= m["skate_source"] + 0.25
+
+
+# ------------------------------------------------------- issue 36: every leg found by name
+BIPED_BODY = {"pelvis": "Bip01 Pelvis", "spine": "Bip01 Spine", "chest": "Bip01 Spine1",
+              "neck": "Bip01 Neck", "head": "Bip01 Head", "tail": "Bip01 Tail"}  # fmt: skip
+BIPED_LIMB = {"h": ("Thigh", "Calf", "Foot", "Toe0"),
+              "f": ("UpperArm", "Forearm", "Hand", "Finger0")}  # fmt: skip
+BIPED_SIDES = ["hind_left", "hind_right", "front_left", "front_right"]
+
+
+def _biped_named(clip: Motion) -> Motion:
+    """The trot's rig named as a 3ds Max biped in quadruped use: hind legs ``Bip01 L Thigh``
+    > ``Calf`` > ``Foot`` > ``Toe0``, front legs ``Bip01 L UpperArm`` > ``Forearm`` >
+    ``Hand`` > ``Finger0``; no name says "leg" on the front legs."""
+    rename = dict(BIPED_BODY)
+    for tag in TAGS:
+        s = tag[1].upper()
+        for role, word in zip(("hip", "knee", "ankle", "toe"), BIPED_LIMB[tag[0]]):
+            rename[f"{role}_{tag}"] = f"Bip01 {s} {word}"
+    sk = clip.skeleton
+    names = tuple(rename[n] for n in sk.names)
+    return clip.replace(skeleton=Skeleton(names, sk.parents, sk.offsets))
+
+
+def test_a_biped_named_quadruped_finds_its_four_legs_from_the_clip(trot):
+    """The arms stand as front legs because the clip shows their ends on the floor like the
+    hind feet; lifted off it (hands hanging half a leg up, as a biped's), the same names
+    give the two legs of a biped."""
+    clip = _biped_named(trot[0])
+    sk, pos = clip.skeleton, clip.positions_world()
+    legs = find_legs(sk, None, pos)
+    assert [g.side for g in legs.legs] == BIPED_SIDES
+    by_hand = find_legs(_skeleton(), LEGS)
+    assert [(g.hip, g.knee, g.ankle, g.toe) for g in legs.legs] == [
+        (g.hip, g.knee, g.ankle, g.toe) for g in by_hand.legs]  # fmt: skip
+    assert legs.leg_length == pytest.approx(by_hand.leg_length)
+    assert pelvis_joint(sk, legs) == sk.index("Bip01 Pelvis")
+    hanging = pos.copy()
+    front = [j for g in legs.legs[2:] for j in (g.hip, g.knee, g.ankle, g.toe)]
+    hanging[:, front, 1] += 0.5 * legs.leg_length
+    assert [g.side for g in find_legs(sk, None, hanging).legs] == ["left", "right"]
+    assert [g.side for g in find_legs(sk).legs] == ["left", "right"]  # a rest pose says nothing
+
+
+def _placed_by_name(trot, ground_name):
+    """The Biped-named trot placed without ``--legs`` (an unplaced limb would raise), its
+    result, metrics and stance; and the same placement as the four legs named by hand."""
+    clip, stance = trot
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnplacedLimbWarning)
+        placed = place_clip(_biped_named(clip), ground_name, ["full"])
+    r = placed.results["full"]
+    assert [g.side for g in r.legs.legs] == BIPED_SIDES
+    by_hand = place_clip(clip, ground_name, ["full"], LEGS).results["full"]
+    np.testing.assert_allclose(r.motion.positions_world(), by_hand.motion.positions_world(),
+                               atol=1e-9 * r.legs.leg_length)  # fmt: skip
+    return r, result_metrics(r, placed.source, placed.world(), placed.source_fk), placed
+
+
+STAIRS_RISE = (
+    "the same with the legs named by hand: on the stairs a foot rises toward its next,"
+    " higher footprint over the last 0.18 s of its contact (the trot's feet stay still to"
+    " its last frame, where a recorded walk's heel is already rising)"
+)
+
+
+@pytest.mark.parametrize("ground_name", [
+    pytest.param("stairs", marks=pytest.mark.xfail(strict=True, reason=(
+        "ankle 2.14 % (hind_right) and 3.78 % (front_left) of a leg over its recorded height"
+        " 7 frames before its contact ends; 0.53 % at most 11 frames before; " + STAIRS_RISE))),
+    "slope",
+    "blocks",
+])  # fmt: skip
+def test_a_biped_named_quadruped_plants_all_four_feet(trot, ground_name):
+    """Found without ``--legs``: each foot plants in its stance and its ankle stands at its
+    recorded height over the ground (within 1 % of a leg) where the contact is more than
+    the plan's smoothing window from its ends; penetration p95 within 0.5 % of a leg (at
+    most 2 %) foot by foot; no knee pop."""
+    r, m, placed = _placed_by_name(trot, ground_name)
+    clip, stance = trot
+    c = r.contacts
+    assert (c.sum(axis=0) >= 0.9 * stance.sum(axis=0)).all(), c.sum(axis=0)
+    assert m["pen_p95"] <= 0.5 and m["pen_max"] <= 2.0 and m["pops"] == 0, m
+    for side in BIPED_SIDES:
+        assert m["per_foot"][side]["pen_p95"] <= 0.5, (side, m["per_foot"][side])
+    err = np.abs(_ankle_errors(r, clip, placed.world(), r.legs))
+    edge = int(round(FootOptions().plan.smoothing / clip.frame_time))
+    for k in range(4):
+        core = _core(c[:, k], edge)
+        assert core.sum() > 0.4 * c[:, k].sum()
+        assert err[core, k].max() <= 1.0, (BIPED_SIDES[k], err[core, k].max())
+
+
+@pytest.mark.parametrize("ground_name", [
+    pytest.param("stairs", marks=pytest.mark.xfail(strict=True, reason=(
+        "front_left float mean 1.46 % of a leg (p95 6.5), hind_right 0.53 (p95 4.2), against"
+        " their own 0.00; " + STAIRS_RISE))),
+    "slope",
+])  # fmt: skip
+def test_a_biped_named_quadruped_floats_no_foot(trot, ground_name):
+    """Issue 34's float goal foot by foot, over every contact frame."""
+    _, m, _ = _placed_by_name(trot, ground_name)
+    for side in BIPED_SIDES:
+        foot = m["per_foot"][side]
+        assert (foot["float_mean"] or 0.0) <= float_goal(foot["float_mean_source"]), (side, foot)
+
+
+def test_hind_legs_named_alone_warn_of_the_front_ones(trot):
+    named = _biped_named(trot[0])
+    hind = ";".join(f"Bip01 {s} Thigh,Bip01 {s} Calf,Bip01 {s} Foot" for s in "LR")
+    with pytest.warns(UnplacedLimbWarning, match=r"2 limb\(s\).*'Bip01 L UpperArm'"):
+        place_clip(named, "flat", ["full"], hind)
+
+
+def _hexapod(names) -> Skeleton:
+    """A thorax with three pairs of legs along Z, each leg named by ``names(side, k)``
+    (side "l" / "r", k 1 to 3 from the front): four joints hanging from the thorax (hip,
+    knee, ankle, toe) and an end joint."""
+    out, parents, offsets = ["thorax", "head"], [-1, 0], [[0, 0.5, 0], [0, 0, 0.4]]
+    for k, z in zip((1, 2, 3), (0.3, 0.0, -0.3)):
+        for s, x in (("l", 0.15), ("r", -0.15)):
+            chain = names(s, k)
+            top = len(out)
+            out += chain
+            parents += [0, top, top + 1, top + 2, top + 3]
+            offsets += [[x, 0, z], [x, 0.1, 0], [x, -0.3, 0], [0, -0.25, 0], [0, -0.05, 0.02]]
+    return Skeleton(tuple(out), parents, offsets)
+
+
+HEXAPODS = {
+    "L_Leg1": lambda s, k: [f"{s.upper()}_Leg{k}_0{i}" for i in (1, 2, 3, 4)] + [
+        f"{s.upper()}_Leg{k}_end"],
+    "leg_front_l": lambda s, k: [f"{w}_{('front', 'mid', 'back')[k - 1]}_{s}"
+                                 for w in ("leg", "shin", "foot", "toe", "toe_end")],
+    "FrontLegLeft": lambda s, k: [
+        f"{('Front', 'Middle', 'Rear')[k - 1]}{w}{('Left' if s == 'l' else 'Right')}"
+        for w in ("UpLeg", "Leg", "Foot", "Toe", "ToeEnd")],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("convention", sorted(HEXAPODS))
+def test_a_hexapod_finds_its_six_legs_by_name(convention):
+    names = HEXAPODS[convention]
+    sk = _hexapod(names)
+    legs = find_legs(sk)
+    places = ("leg1", "leg2", "leg3") if convention == "L_Leg1" else ("front", "mid", "hind")
+    assert [g.side for g in legs.legs] == [f"{p}_{s}" for p in places for s in ("left", "right")]
+    for g in legs.legs:
+        k = 1 + places.index(g.side.split("_")[0])
+        want = names("l" if g.side.endswith("left") else "r", k)[:4]
+        assert [sk.names[j] for j in (g.hip, g.knee, g.ankle, g.toe)] == want
+    assert sk.names[pelvis_joint(sk, legs)] == "thorax"
