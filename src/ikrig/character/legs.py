@@ -172,7 +172,8 @@ def _with_standing_arms(
         return legs
     arms = arm_limbs(skeleton)
     pos = np.asarray(pose_world, dtype=np.float64)
-    if len(arms) != 2 or pos.ndim not in (2, 3) or pos.shape[-2:] != (skeleton.num_joints, 3):
+    shape_ok = pos.ndim in (2, 3) and pos.shape[-2:] == (skeleton.num_joints, 3)
+    if len(arms) != 2 or not shape_ok or pos.size == 0:  # (no frames: nothing to read)
         return legs
     pos = pos.reshape(-1, skeleton.num_joints, 3)
     down = reaches_floor(pos, [g.ankle for g in legs], _leg_length(skeleton, legs))
