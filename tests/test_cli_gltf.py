@@ -126,25 +126,29 @@ def test_info_finds_cesium_mans_legs_from_its_motion():
 
 @needs_gltf
 def test_batch_legs_map_names_the_legs_of_a_mixed_library(tmp_path):
-    """A library of a robot (legs found by name) and a fox (four legs, which ikrig will not
-    guess): without a map the fox fails and the batch says so; with a JSON map naming its
-    legs by pattern, both clips are placed, the fox on all four legs."""
+    """A library of a robot and a fox: without a map both are placed on the legs found by
+    name (the fox on four since issue 36: its arms reach the floor); a JSON map naming
+    legs by pattern wins over the names: the fox's hind legs alone leave its front legs
+    named in a warning, all four leave none."""
     lib = tmp_path / "lib"
     (lib / "animals").mkdir(parents=True)
     (lib / "robot.glb").write_bytes((GLTF / "GodotPlatformerPlayer.glb").read_bytes())
     (lib / "animals" / "fox.glb").write_bytes((GLTF / "Fox.glb").read_bytes())
-    r = invoke("batch", lib, "-g", "flat", "-o", tmp_path / "out", "--jobs", "1", "-q")
-    assert r.exit_code == 1 and "animals/fox.glb" in r.output and "--legs" in r.output
-    legs = tmp_path / "legs.json"
-    legs.write_text(json.dumps({"animals/*.glb": FOX_LEGS}))
-    out = tmp_path / "out2"
-    r = invoke("batch", lib, "-g", "flat", "-o", out, "--jobs", "1", "-q", "--legs", legs)
-    assert r.exit_code == 0, r.output
-    entries = [json.loads(line) for line in (out / "ikrig_batch.jsonl").read_text().splitlines()]
-    assert {e["relative"]: e["status"] for e in entries} == {
-        "robot.glb": "ok",
-        "animals/fox.glb": "ok",
-    }
+    hind = ";".join(FOX_LEGS.split(";")[:2])
+    for k, spec in enumerate((None, hind, FOX_LEGS)):
+        out, more = tmp_path / f"out{k}", []
+        if spec is not None:
+            (tmp_path / "legs.json").write_text(json.dumps({"animals/*.glb": spec}))
+            more = ["--legs", tmp_path / "legs.json"]
+        r = invoke("batch", lib, "-g", "flat", "-o", out, "--jobs", "1", "-q", *more)
+        assert r.exit_code == 0, r.output
+        lines = (out / "ikrig_batch.jsonl").read_text().splitlines()
+        assert {e["relative"]: e["status"] for e in map(json.loads, lines)} == {
+            "robot.glb": "ok",
+            "animals/fox.glb": "ok",
+        }
+        warned = "warning animals/fox.glb: 2 limb(s) reach the floor" in r.output
+        assert warned == (spec == hind), r.output
     fox = read_clip(out / "animals" / "fox.glb")
     assert isinstance(fox, GltfClip) and len(find_legs(fox.skeleton, FOX_LEGS).legs) == 4
 

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import FOX_LEGS, SHARED, float_goal
+from conftest import SHARED, float_goal
 
 from ikrig.app.placement import FootPlacement, place_clip, result_summary
 from ikrig.character import detect_up, find_legs, to_y_up
@@ -135,7 +135,7 @@ GLTF = [  # the shared glTF walk cycles, walked on their belts (the Fox: three c
     ("CesiumMan", None, None, WALK),
     ("GodotPlatformerPlayer", "walk", None, WALK),
     ("GodotPlatformerPlayer", "run", None, WALK),
-    ("Fox", "Walk", FOX_LEGS, WALK._replace(cycles=3)),
+    ("Fox", "Walk", None, WALK._replace(cycles=3)),  # its four legs found (issue 36)
 ]
 
 

@@ -3,7 +3,8 @@ rotations, which ikrig's offsets-only Skeleton does not hold, so the shape searc
 reference pose in world space (``find_legs(..., pose_world=)``): a pose, or a clip's frames
 read as their median pose. Names still win where they name a leg; ambiguous names
 (CesiumMan's ``leg_joint_*``, all claiming one role) fall back to the shape; a pose with four
-limbs down to the ground (the Fox) is refused, its legs are then named."""
+limbs down to the ground (the Fox) is refused by the shape, and its legs are found by name
+with its arms as front legs (issue 36)."""
 
 from __future__ import annotations
 
@@ -66,16 +67,20 @@ def test_godot_robot_by_name_whatever_the_pose(animation):
 
 
 @pytest.mark.parametrize("animation", ["Walk", "Run", "Survey"])
-def test_fox_is_refused_automatically_and_named_by_hand(animation):
-    """Four limbs reach the ground: the two-leg search finds none rather than two of four
-    (nor the hock as a knee); the four legs named with --legs are taken as given."""
+def test_fox_finds_its_four_legs_by_name_as_named_by_hand(animation):
+    """Issue 36: the hind legs by name (``b_LeftLeg01`` > ``b_LeftLeg02`` > ``b_LeftFoot01``,
+    segments of one leg), the arms as front legs because their hands reach the floor in
+    the clip: the same four legs, labels and leg length as ``FOX_LEGS`` given by hand. The
+    shape search alone still finds no two of the four (nor the hock as a knee)."""
     clip = _clip("Fox", animation)
     sk = clip.skeleton
-    with pytest.raises(InputError, match="no legs found.*--legs"):
-        find_legs(sk, pose_world=clip.motion.positions_world())
-    legs = find_legs(sk, FOX_LEGS, pose_world=clip.motion.positions_world())
-    assert [g.side for g in legs.legs] == ["hind_left", "hind_right", "front_left", "front_right"]
-    assert sk.names[pelvis_joint(sk, legs)] == "b_Hip_01"
+    pos = clip.motion.positions_world()
+    assert _by_topology(sk, pos) == []
+    found = find_legs(sk, pose_world=pos)
+    given = find_legs(sk, FOX_LEGS, pose_world=pos)
+    assert found == given
+    assert [g.side for g in found.legs] == ["hind_left", "hind_right", "front_left", "front_right"]
+    assert sk.names[pelvis_joint(sk, found)] == "b_Hip_01"
 
 
 # ----------------------------------------------------------------------------- made by code

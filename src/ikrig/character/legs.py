@@ -16,7 +16,15 @@ Three ways, the first that applies wins:
    of the hip. Helper bones never take a leg role: twist and roll bones
    (``thigh_twist_01_l``, ``LeftUpLegRoll``), IK and pole bones (``ik_foot_l``), correctives,
    end joints (``LeftToe_End``, ``Bip01 L Toe0Nub``), toe digits (``LeftFootIndex1``) and
-   pelvis helpers (CMU ``LHipJoint``).
+   pelvis helpers (CMU ``LHipJoint``). Rigs with more legs (:mod:`~ikrig.character.naming`):
+   a leg named in numbered segments (the Fox's ``b_LeftLeg01`` > ``b_LeftLeg02`` >
+   ``b_LeftFoot01``); a pair of legs per place (hexapods' ``leg_front_l``, ``leg_mid_l``,
+   ``leg_back_l``, or ``L_Leg1``, ``L_Leg2``, ``L_Leg3``), labelled ``front_left``,
+   ``leg1_left``...; and a quadruped's front legs named as arms (``Bip01 L UpperArm`` >
+   ``Forearm`` > ``Hand``, the Fox's ``b_LeftUpperArm``): the arms stand as legs when the
+   clip (``pose_world``) shows their ends on the floor like the feet, never on names alone
+   (a biped's hands never come near it); the legs are then ``hind_left``, ``hind_right``,
+   ``front_left``, ``front_right``.
 3. **Topology and a reference pose** (two legs), when names give fewer than two legs: names
    that say nothing, or ambiguous names (CesiumMan's ``leg_joint_L_1`` > ``_2`` > ``_3`` >
    ``_5`` all claim one role, so no chain of hip, knee and ankle is named). The pose is the
@@ -46,30 +54,22 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..errors import InputError
 from ..skeleton import Skeleton
+from .naming import NamedLimb, arm_limbs, bare_name, leg_limbs, side_of
+from .reach import reaches_floor
 from .shape import legs_by_shape, reference_pose, with_sides
 
-_NAMESPACE = re.compile(r"^.*[:|]")  # "mixamorig:LeftFoot", "Armature|foot_l"
-_TOKENS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # "IKFootRoll" -> IK, Foot, Roll
-_ROLE_WORDS = {
-    "toe": ("toe", "ball"),
-    "ankle": ("foot", "ankle"),
-    "knee": ("knee", "calf", "shin", "lowerleg", "leg"),
-    "hip": ("upleg", "upperleg", "thigh", "hip"),
-}
-# words that disqualify a joint from a leg role (arms, hip *joints* that are pelvis helpers)
-_NOT_LEG = ("arm", "hand", "finger", "thumb", "shoulder", "elbow", "wrist", "collar", "clav")
-# whole name tokens of helper bones and toe digits: never a leg joint
-_HELPERS = frozenset(
-    "twist roll ik fk pole target tgt ctrl control mch helper nub end corrective aux dummy"
-    " null locator ref thumb index middle ring pinky little finger".split()
-)
 _LABEL = re.compile(r"^[A-Za-z_][\w.-]*$")
+ARM_HANG = 0.5
+"""Fraction of an arm's length (upper arm plus forearm): an arm that stands as a front leg
+hangs its end at least this far below its upper arm (median over the frames), as a leg
+does; hands on the floor beside a body lying down do not."""
 
 
 @dataclass(frozen=True)
@@ -125,102 +125,6 @@ class Legs:
         return "; ".join(parts)
 
 
-_SIDE_PATTERNS = (  # (regex on the name without namespace, side); first match wins
-    (re.compile(r"left", re.IGNORECASE), "left"),
-    (re.compile(r"right", re.IGNORECASE), "right"),
-    (re.compile(r"[._\s-][lL]$|^[lL][._\s-]|[._\s-][lL][._\s-]|^L(?=[A-Z])"), "left"),
-    (re.compile(r"[._\s-][rR]$|^[rR][._\s-]|[._\s-][rR][._\s-]|^R(?=[A-Z])"), "right"),
-)
-_SIDE_TOKENS = re.compile(
-    r"left|right|[._\s-][lr]$|^[lr][._\s-]|[._\s-][lr](?=[._\s-])|[._\s-]", re.IGNORECASE
-)
-
-
-def _words(name: str) -> tuple[str, str]:
-    """``(side, core)`` of a joint name: side is "left", "right" or ""; core is the lower-case
-    name without namespace, side markers and separators ("mixamorig:LeftUpLeg" -> "upleg")."""
-    base = _NAMESPACE.sub("", name).strip()
-    side = next((s for pat, s in _SIDE_PATTERNS if pat.search(base)), "")
-    core = _SIDE_TOKENS.sub("", base)
-    if side and re.match(r"^[LR][A-Z]", core):  # "LHipJoint" -> "HipJoint"
-        core = core[1:]
-    return side, core.lower()
-
-
-def _role(core: str) -> str | None:
-    if any(w in core for w in _NOT_LEG):
-        return None
-    for role, words in _ROLE_WORDS.items():
-        if role == "knee" and "up" in core:
-            continue
-        if any(w in core for w in words):
-            if role == "hip" and core.endswith("joint"):  # CMU "LHipJoint" pelvis helper
-                return None
-            return role
-    return None
-
-
-def is_helper(name: str) -> bool:
-    """Whether a joint name is a helper bone's (twist, roll, IK, pole, end, digit, ...),
-    which never takes a leg role."""
-    tokens = _TOKENS.findall(_NAMESPACE.sub("", name))
-    return any(t.lower() in _HELPERS for t in tokens)
-
-
-def _named(skeleton: Skeleton) -> list[tuple[str, str | None, str]]:
-    """Per joint ``(side, role, stem)``: the side, the leg role (None for helpers and other
-    joints) and the core without trailing digits ("thigh.L.001" -> "thigh")."""
-    out = []
-    for name in skeleton.names:
-        side, core = _words(name)
-        role = None if is_helper(name) else _role(core)
-        out.append((side, role, core.rstrip("0123456789")))
-    return out
-
-
-def _up_to(skeleton: Skeleton, named, j: int, role: str) -> int:
-    """The nearest ancestor of ``j`` with ``role`` on ``j``'s side, climbing over joints
-    without a role only; the top of a run of segments of one bone ("thigh.L" above
-    "thigh.L.001"); -1 if none."""
-    side = named[j][0]
-    p = int(skeleton.parents[j])
-    while p >= 0 and named[p][1] is None:
-        p = int(skeleton.parents[p])
-    if p < 0 or named[p][:2] != (side, role):
-        return -1
-    while (q := int(skeleton.parents[p])) >= 0 and named[q] == named[p]:
-        p = q
-    return p
-
-
-def _toe(skeleton: Skeleton, named, ankle: int) -> int:
-    """A child of the ankle named as a toe, else its only child that is no helper, else -1."""
-    kids = [c for c in skeleton.children(ankle) if not is_helper(skeleton.names[c])]
-    toes = [c for c in kids if named[c][1] == "toe"]
-    return toes[0] if toes else (kids[0] if len(kids) == 1 else -1)
-
-
-def _by_names(skeleton: Skeleton) -> list[Leg]:
-    """The left and right legs found by name: the named joints, whose ``(hip, knee, ankle)``
-    is not always a parent chain (:func:`_solvable` checks); per side the first ankle (in
-    joint order) that gives a parent chain, else the first that gives a leg at all."""
-    named = _named(skeleton)
-    legs = []
-    for side in ("left", "right"):
-        found = []
-        for ankle, (s, role, _) in enumerate(named):
-            if s != side or role != "ankle":
-                continue
-            knee = _up_to(skeleton, named, ankle, "knee")
-            hip = _up_to(skeleton, named, knee, "hip") if knee >= 0 else -1
-            if hip >= 0:
-                found.append(Leg(side, hip, knee, ankle, _toe(skeleton, named, ankle)))
-        parents = skeleton.parents
-        found.sort(key=lambda g: parents[g.ankle] != g.knee or parents[g.knee] != g.hip)
-        legs += found[:1]
-    return legs
-
-
 def _solvable(skeleton: Skeleton, leg: Leg) -> Leg:
     """``leg`` with a parent chain ``(hip, knee, ankle)``: bones of zero rest length between
     hip and knee are skipped (the lowest of them becomes the hip); any other bone inside the
@@ -246,6 +150,45 @@ def _solvable(skeleton: Skeleton, leg: Leg) -> Leg:
     return replace(leg, hip=mid)
 
 
+def _leg_length(skeleton: Skeleton, legs: Sequence[Leg | NamedLimb]) -> float:
+    """The mean over ``legs`` of thigh plus shin rest length."""
+    norm = np.linalg.norm(skeleton.offsets, axis=-1)
+    return float(np.mean([norm[g.knee] + norm[g.ankle] for g in legs]))
+
+
+def _with_standing_arms(
+    skeleton: Skeleton, legs: list[Leg], pose_world: np.ndarray | None
+) -> list[Leg]:
+    """``legs`` and the arms as front legs, when ``legs`` are a biped's two named legs
+    ("left" and "right", then relabelled "hind_left" and "hind_right") and, in the frames
+    of ``pose_world`` (a rest pose says nothing: a Bandai rig's stretches every limb
+    sideways), both arms' ends (the hand's finger when it has one, else the hand) reach
+    the legs' floor (:func:`~ikrig.character.reach.reaches_floor`) and hang below their
+    upper arms (by :data:`ARM_HANG` of the arm's length, median over the frames), as a
+    quadruped's front legs do and a biped's hanging hands never reach. Otherwise ``legs``
+    as given; also when an arm has a bone inside its chain (the unplaced-limb warning then
+    names it)."""
+    if pose_world is None or [g.side for g in legs] != ["left", "right"]:
+        return legs
+    arms = arm_limbs(skeleton)
+    pos = np.asarray(pose_world, dtype=np.float64)
+    shape_ok = pos.ndim in (2, 3) and pos.shape[-2:] == (skeleton.num_joints, 3)
+    if len(arms) != 2 or not shape_ok or pos.size == 0:  # (no frames: nothing to read)
+        return legs
+    pos = pos.reshape(-1, skeleton.num_joints, 3)
+    down = reaches_floor(pos, [g.ankle for g in legs], _leg_length(skeleton, legs))
+    for g in arms:
+        end = g.toe if g.toe >= 0 else g.ankle
+        hang = float(np.median(pos[:, g.hip, 1] - pos[:, end, 1]))
+        if not (down[end] and hang >= ARM_HANG * _leg_length(skeleton, [g])):
+            return legs
+    try:
+        front = [_solvable(skeleton, Leg(g.label, *g[2:])) for g in arms]
+    except InputError:
+        return legs
+    return [replace(g, side=f"hind_{g.side}") for g in legs] + front
+
+
 def _by_topology(skeleton: Skeleton, pose_world: np.ndarray | None = None) -> list[Leg]:
     """Two legs from a reference pose (module docstring, step 3;
     :func:`~ikrig.character.shape.legs_by_shape`), labelled by their names' sides when
@@ -254,7 +197,7 @@ def _by_topology(skeleton: Skeleton, pose_world: np.ndarray | None = None) -> li
     legs = [Leg("", *joints) for joints in found]
     said = []
     for leg in legs:
-        sides = {_words(skeleton.names[j])[0] for j in leg.joints}
+        sides = {side_of(skeleton.names[j]) for j in leg.joints}
         said.append(sides.pop() if len(sides) == 1 else "")
     return with_sides(legs, said)
 
@@ -264,7 +207,7 @@ def _lookup(skeleton: Skeleton, name: str) -> int:
     ("LeftFoot" finds "mixamorig:LeftFoot"); InputError with a hint otherwise."""
     if name in skeleton.names:
         return skeleton.names.index(name)
-    bare = [j for j, n in enumerate(skeleton.names) if _NAMESPACE.sub("", n) == name]
+    bare = [j for j, n in enumerate(skeleton.names) if bare_name(n) == name]
     if len(bare) == 1:
         return bare[0]
     if bare:
@@ -306,7 +249,7 @@ def _override_sides(
     from 0)."""
     said = []
     for idx in legs:
-        sides = {_words(skeleton.names[j])[0] for j in idx[:3]} - {""}
+        sides = {side_of(skeleton.names[j]) for j in idx[:3]} - {""}
         said.append(sides.pop() if len(sides) == 1 else ("?" if sides else ""))
     out = list(labels)
     for k, s in enumerate(said):
@@ -395,7 +338,8 @@ def find_legs(
     if override is not None and override.strip():
         legs = _by_override(skeleton, override)
     else:
-        legs = [_solvable(skeleton, leg) for leg in _by_names(skeleton)]
+        legs = [_solvable(skeleton, Leg(g.label, *g[2:])) for g in leg_limbs(skeleton)]
+        legs = _with_standing_arms(skeleton, legs, pose_world)
         if len(legs) < 2:
             topo = _by_topology(skeleton, pose_world)
             if len(topo) > len(legs):
@@ -409,11 +353,7 @@ def find_legs(
             f"{names[:100]}. Name them with --legs 'LeftUpLeg,LeftLeg,LeftFoot;RightUpLeg,RightLeg,"
             "RightFoot' (hip,knee,ankle[,toe] per leg)"
         )
-    lengths = [
-        np.linalg.norm(skeleton.offsets[leg.knee]) + np.linalg.norm(skeleton.offsets[leg.ankle])
-        for leg in legs
-    ]
-    length = float(np.mean(lengths))
+    length = _leg_length(skeleton, legs)
     if not length > 0:
         raise InputError("legs: zero leg length at rest; cannot scale foot-placement thresholds")
     return Legs(tuple(legs), length)

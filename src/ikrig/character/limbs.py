@@ -1,11 +1,15 @@
-"""Limbs that look like legs but are not placed: a four-legged rig whose front legs are named
-as arms (``Bip01 L UpperArm``), or an override that leaves a leg out. Foot placement then
-stands the body on the legs it has and the others hang or sink, so it says so
-(:class:`UnplacedLimbWarning`) instead of reporting a clean result.
+"""Limbs that look like legs but are not placed: legs named in no convention ikrig knows, front
+legs named as arms whose chain holds a bone ikrig cannot solve through, or an override
+that leaves a leg out. Foot placement then stands the body on the legs it has and the others
+hang or sink, so it says so (:class:`UnplacedLimbWarning`) instead of reporting a clean
+result.
 
-A limb *reaches the floor* when its end (a leaf joint) is within :data:`FLOOR_REACH` leg
-lengths of the legs' floor (the lowest 5th percentile of their ankles' heights) in at least
-:data:`DOWN_SHARE` of the clip's frames; a hand at the end of a hanging arm never is.
+A limb *reaches the floor* when its end (a leaf joint) does
+(:func:`~ikrig.character.reach.reaches_floor`: within :data:`FLOOR_REACH` leg lengths of the
+legs' floor in at least :data:`DOWN_SHARE` of the clip's frames); a hand at the end of a
+hanging arm never is. Arms named as arms that reach it are front legs
+(:func:`~ikrig.character.legs.find_legs`), so a four-legged rig named in the usual
+conventions leaves none.
 """
 
 from __future__ import annotations
@@ -13,14 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..skeleton import Skeleton
-from .legs import Legs, is_helper
+from .legs import Legs
+from .naming import is_helper
+from .reach import DOWN_SHARE, FLOOR_REACH, reaches_floor
 
 __all__ = ["DOWN_SHARE", "FLOOR_REACH", "UnplacedLimbWarning", "unplaced_limbs"]
-
-FLOOR_REACH = 0.1
-"""Leg lengths above the legs' floor that count as on it."""
-DOWN_SHARE = 0.2
-"""The share of the frames a limb's end must spend on the floor to look like a leg."""
 
 
 class UnplacedLimbWarning(UserWarning):
@@ -45,8 +46,6 @@ def unplaced_limbs(skeleton: Skeleton, legs: Legs, positions_world: np.ndarray) 
         positions_world: ``(F, J, 3)`` the clip's world positions, Y up.
     """
     pos = np.asarray(positions_world, dtype=np.float64).reshape(-1, skeleton.num_joints, 3)
-    unit = float(legs.leg_length)
-    floor = min(float(np.percentile(pos[:, leg.ankle, 1], 5.0)) for leg in legs.legs)
     hips = {leg.hip for leg in legs.legs}
     parents = skeleton.parents
     in_leg = [
@@ -56,7 +55,7 @@ def unplaced_limbs(skeleton: Skeleton, legs: Legs, positions_world: np.ndarray) 
     for j, p in enumerate(parents):
         if p >= 0:
             children[p].append(j)
-    down = np.mean(pos[..., 1] - floor <= FLOOR_REACH * unit, axis=0) >= DOWN_SHARE  # (J,)
+    down = reaches_floor(pos, [leg.ankle for leg in legs.legs], legs.leg_length)  # (J,)
     # a branch reaches the floor when every end below it does, helper and control ends (a
     # thumb, an IK target) aside (children come after parents)
     reaches: list[bool | None] = [None] * len(parents)

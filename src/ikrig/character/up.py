@@ -24,7 +24,7 @@ from ..math.axes import UP_AXES, check_up, to_y_up_quat
 from ..math.quat import quat_conj, quat_mul, quat_rotate
 from ..pose import Motion
 from ..skeleton import Skeleton
-from .legs import _by_names
+from .naming import leg_limbs
 
 __all__ = ["UP_AXES", "detect_up", "from_y_up", "to_y_up"]
 
@@ -53,7 +53,7 @@ def detect_up(clip: Motion | Skeleton) -> str:
     if not isinstance(clip, Motion):
         raise InputError(f"detect_up: expected a Motion or a Skeleton, got {type(clip).__name__}")
     skeleton = clip.skeleton
-    legs = _by_names(skeleton)
+    legs = leg_limbs(skeleton)
     if not legs:
         return "y"
     pos = clip.positions_world().reshape(-1, skeleton.num_joints, 3)

@@ -46,6 +46,9 @@ LIMITS: dict[str, Rule] = {
     "contacts.max_gap": TIME,
     "contacts.blend_in": TIME,
     "contacts.blend_out": TIME,
+    "contacts.stand_span": TIME,
+    "contacts.stand_radius": POSITIVE,
+    "contacts.stand_height": POSITIVE,
     "root.halflife": TIME,
     "root.softness": POSITIVE,
     "pelvis.max_extension": Rule(0.5, 1.0),
@@ -101,6 +104,14 @@ class ContactOptions:
         floor_percentile: each sole point's floor level is this percentile of its height (5).
         blend_in: seconds of ramp before a contact, while the foot is placed (0.12).
         blend_out: seconds of ramp after a contact, while the foot lifts (0.12).
+        stand_span: offline: a sole point that stays within ``stand_radius`` of where it is
+            for this long (1 s: longer than a walk's stance) and within ``stand_height`` of
+            its floor level throughout *stands*: its foot is in contact whatever
+            ``height_on`` and the speeds say (a stand recorded a little above the walk's
+            floor, or with jitter); 0: off.
+        stand_radius: how far (per axis) a standing point may wander over ``stand_span``
+            (0.02 leg lengths: a still foot with mocap jitter, not one sliding or lifting).
+        stand_height: how high over its floor level a standing point may be (0.1).
     """
 
     height_on: float = 0.05
@@ -112,6 +123,9 @@ class ContactOptions:
     floor_percentile: float = 5.0
     blend_in: float = 0.12
     blend_out: float = 0.12
+    stand_span: float = 1.0
+    stand_radius: float = 0.02
+    stand_height: float = 0.1
 
     def __post_init__(self) -> None:
         _check_group(self, "contacts")

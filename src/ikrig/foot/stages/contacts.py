@@ -8,6 +8,13 @@ central differences, contacts shorter than ``min_span`` are dropped and gaps sho
 (:func:`pinning_curve`); live, speeds are backward differences and the pin ramps linearly
 once a contact has started. Thresholds are in leg lengths and seconds, so they hold for any
 unit and frame rate.
+
+Offline, a foot that *stands* is in contact too (:func:`standing_feet`): one of its sole
+points stays put (within ``stand_radius``) for ``stand_span`` and within ``stand_height``
+of its floor level. A stand recorded a little above the walk's floor (the floor levels are
+a low percentile over the whole clip, so the walk sets them), or with jitter in its speeds,
+otherwise has no contact at all, and its feet are left out of the footprints and of what
+the body stands on: on stairs they float over a tread or hang over an edge.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from ..._jit.setup import NUMPY_ERRORS, njit
 from ...character.legs import Legs
 from ...character.sole import FootSole
 from ...pose import Motion
+from ...signal.filters import running_max
 from ...signal.spans import clean_spans, hysteresis
 from ...signal.springs import lane
 from ..context import FootContext, check_clip
@@ -80,6 +88,7 @@ def detect_contacts(
     leg_length: float,
     frame_time: float,
     options: ContactOptions | None = None,
+    standing: np.ndarray | None = None,
 ) -> np.ndarray:
     """Per-foot contact flags of a whole clip from sole-point heights and speeds.
 
@@ -89,6 +98,8 @@ def detect_contacts(
         leg_length: the length unit.
         frame_time: seconds per frame.
         options: :class:`~ikrig.foot.options.ContactOptions`.
+        standing: ``(F, feet)`` bool, frames where a foot stands (:func:`standing_feet`):
+            in contact whatever the heights and speeds say; None: none.
 
     Returns:
         ``(F, feet)`` bool.
@@ -100,6 +111,9 @@ def detect_contacts(
     enter = np.empty((frames, feet), dtype=bool)
     stay = np.empty((frames, feet), dtype=bool)
     _rule_rows(h, s, contact_rule_of(o), enter, stay)
+    if standing is not None:
+        enter |= standing
+        stay |= standing
     min_frames = int(round(o.min_span / frame_time))
     gap_frames = int(round(o.max_gap / frame_time))
     cols = [
@@ -107,6 +121,43 @@ def detect_contacts(
         for k in range(feet)
     ]
     return np.stack(cols, axis=-1) if cols else np.zeros(h.shape[:2], dtype=bool)
+
+
+def standing_feet(
+    points: np.ndarray,
+    heights: np.ndarray,
+    leg_length: float,
+    frame_time: float,
+    options: ContactOptions | None = None,
+) -> np.ndarray:
+    """``(F, feet)`` bool: the frames where a foot stands (module docstring), offline.
+
+    A sole point stands over a window of ``stand_span`` (centred on a frame) when it moves
+    by at most ``stand_radius`` along each world axis and stays within ``stand_height`` of
+    its floor level; every frame of such a window inside the clip stands, and a foot
+    stands where one of its points does.
+
+    Args:
+        points: ``(F, feet, points, 3)`` world sole points.
+        heights: ``(F, feet, points)`` height of each over its own floor level.
+        leg_length: the length unit; frame_time: seconds per frame.
+        options: :class:`~ikrig.foot.options.ContactOptions`.
+    """
+    o = options or ContactOptions()
+    p = np.asarray(points, dtype=np.float64)
+    frames = p.shape[0]
+    radius = int(round(0.5 * o.stand_span / frame_time)) if frame_time > 0 else 0
+    if radius < 1 or frames < 2 * radius + 1:
+        return np.zeros(p.shape[:2], dtype=bool)
+    flat = p.reshape(frames, -1)
+    spread = (running_max(flat, radius) + running_max(-flat, radius)).reshape(p.shape)
+    high = running_max(np.asarray(heights, dtype=np.float64).reshape(frames, -1), radius)
+    still = (spread.max(axis=-1) <= o.stand_radius * leg_length) & (
+        high.reshape(p.shape[:-1]) <= o.stand_height * leg_length
+    )
+    centres = still.any(axis=-1).astype(np.float64)  # (F, feet)
+    centres[:radius] = centres[-radius:] = 0.0  # windows that reach past the clip's ends
+    return running_max(centres, radius) > 0
 
 
 @njit(cache=True)
@@ -201,7 +252,8 @@ def detect_foot_contacts(
         points = sole.points_world(*(motion.fk() if fk is None else fk))
     heights = points[..., 1] - sole.floor - sole.heights
     speeds = horizontal_speed(points, dt)
-    contacts = detect_contacts(heights, speeds, legs.leg_length, dt, options)
+    standing = standing_feet(points, heights, legs.leg_length, dt, options)
+    contacts = detect_contacts(heights, speeds, legs.leg_length, dt, options, standing)
     pins = pinning_curve(contacts, dt, options.blend_in, options.blend_out)
     return contacts, pins
 
