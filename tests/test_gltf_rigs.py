@@ -27,7 +27,7 @@ from click.testing import CliRunner  # noqa: E402
 
 from ikrig.cli import main  # noqa: E402
 from ikrig.errors import InputError  # noqa: E402
-from ikrig.io import list_animations, read_gltf  # noqa: E402
+from ikrig.io import check_gltf, list_animations, read_gltf  # noqa: E402
 from ikrig.io.gltf_write import write_gltf  # noqa: E402
 
 TOL = 1e-5
@@ -178,12 +178,21 @@ def rig(stretch=(1.07, 1.31), stage=None) -> Doc:
             else:
                 out = d.data(bend, "VEC4")
             d.channel(anim, shin, "rotation", keys, out)
-            d.channel(anim, foot, "rotation", keys, d.data(_quat("x", 10 * np.sin(phase)), "VEC4"))
+            ankle = _quat("x", 10 * np.sin(phase))
+            if side == "R":  # KHR_mesh_quantization: normalized bytes
+                out = d.data(np.round(ankle * 127), "VEC4", 5120, normalized=True)
+            else:
+                out = d.data(ankle, "VEC4")
+            d.channel(anim, foot, "rotation", keys, out)
         # the stretch: keys of its own (5 keys, 0 to 1 s), non-uniform along the bone
         s_keys = d.data([0.0, 0.25, 0.5, 0.75, 1.0], "SCALAR")
         grow = [[1, 1, 1], [1.0, 1.0, amount], [1, 1, 1], [0.98, 0.99, 1 + (amount - 1) / 2],
                 [1, 1, 1]]  # fmt: skip
-        d.channel(anim, legs["L"][0], "scale", s_keys, d.data(grow, "VEC3"))
+        if name == "jump":  # sparse: the keys that differ from 1 on a base of ones
+            out = d.sparse(np.ones((5, 3)), grow[1:4], "VEC3", [1, 2, 3])
+        else:
+            out = d.data(grow, "VEC3")
+        d.channel(anim, legs["L"][0], "scale", s_keys, out)
         # a constant channel of two keys, its input sparse without bufferView: (0, 1) s
         two = d.sparse(None, [1.0], "SCALAR", [1])
         d.channel(anim, spine, "rotation", two, d.data(_quat("y", [5, 5]), "VEC4"))
@@ -331,6 +340,7 @@ def rig_file(tmp_path_factory) -> Path:
 def test_the_evaluator_agrees_with_trimesh_at_rest(rig_file):
     """The independent evaluation is trimesh's scene graph at rest (non-uniform scales,
     the armature's rotation and scale, a second tree)."""
+    assert check_gltf(rig_file) == []  # a valid file (ikrig's subset of the validator)
     trimesh = pytest.importorskip("trimesh")
     scene = trimesh.load(rig_file, force="scene")
     j, blob = split_glb(rig_file)
@@ -437,6 +447,7 @@ def test_placed_written_and_read_back(ground, stage, tmp_path):
     j0, b0 = split_glb(rig_file)
     j1, b1 = split_glb(out)
     assert _scale_tracks(j1, b1) == _scale_tracks(j0, b0)
+    assert check_gltf(read_gltf(out).document) == []
     back = read_gltf(out, animation="jump")
     assert back.joint_nodes == clip.joint_nodes
     np.testing.assert_allclose(back.times, clip.times, atol=1e-6)
