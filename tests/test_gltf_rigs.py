@@ -132,11 +132,13 @@ class Doc:
 def rig(stretch=(1.07, 1.31), stage=None) -> Doc:
     """The Mannequiny-like rig: two animations ("run": a walk cycle whose left thigh
     stretches by ``stretch[0]``, "jump": ``stretch[1]``), two skins ("body" 11 joints,
-    "sword" 2); with ``stage``, a node scaled so above a node turning the armature by 40
-    degrees about y (a sheared world frame above the skeleton)."""
+    "sword" 2); with ``stage``, a node scaled so (and, in the jump, animated) above a node
+    turning the armature by 40 degrees about y (a sheared world frame above the
+    skeleton)."""
     d = Doc()
     top = None if stage is None else d.node("Turn", d.node("Stage", scale=stage),
                                             rotation=_quat("y", 40))  # fmt: skip
+    stage_node = None if stage is None else top - 1
     arm = d.node("Armature", top, rotation=_quat("x", -90), scale=[0.01] * 3)
     hips = d.node("hips", arm, translation=[0, 0, 95])
     spine = d.node("spine", hips, translation=[0, 0, 20])
@@ -193,6 +195,10 @@ def rig(stretch=(1.07, 1.31), stage=None) -> Doc:
         else:
             out = d.data(grow, "VEC3")
         d.channel(anim, legs["L"][0], "scale", s_keys, out)
+        if stage_node is not None and name == "jump":  # animated, above the skeleton
+            pulse = np.asarray(stage) * [[1, 1, 1], [1, 1.1, 0.95], [1, 1, 1]]
+            d.channel(anim, stage_node, "scale", d.data([0.0, 0.5, 1.0], "SCALAR"),
+                      d.data(pulse, "VEC3"))  # fmt: skip
         # a constant channel of two keys, its input sparse without bufferView: (0, 1) s
         two = d.sparse(None, [1.0], "SCALAR", [1])
         d.channel(anim, spine, "rotation", two, d.data(_quat("y", [5, 5]), "VEC4"))
