@@ -607,3 +607,21 @@ def test_the_batch_hashes_the_skin_only_when_given(monkeypatch):
     assert plain != given
     assert "skin" not in hashed[0] and hashed[1]["skin"] == "body"
     assert set(hashed[1]) - set(hashed[0]) == {"skin"}
+
+
+@pytest.mark.parametrize("stage", [None, (1, 1.2, 0.9)])
+def test_skinning_matrices_are_the_scene_graphs(stage, tmp_path):
+    """A viewer's skinned meshes follow the stretch: each skin joint's skinning matrix is its
+    world matrix in the scene graph (scale and shear included; no inverse bind matrices
+    here, so they are the identity)."""
+    from ikrig.io.gltf_read import skin_matrices
+
+    path = rig(stage=stage).glb(tmp_path / "rig.glb")
+    j, blob = split_glb(path)
+    for name in ("run", "jump"):
+        clip = read_gltf(path, animation=name)
+        got = skin_matrices(clip)
+        for f in (0, 7, 15, 30):
+            world = world_matrices(j, blob, clip.animation, float(clip.times[f]))
+            want = np.array([world[k] for k in j["skins"][0]["joints"]])
+            np.testing.assert_allclose(got[f], want, atol=TOL * 1e-2)

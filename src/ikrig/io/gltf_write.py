@@ -53,6 +53,7 @@ from .._files import write_bytes
 from ..errors import InputError
 from ..math.quat import quat_conj, quat_mul, quat_normalize, quat_to_matrix
 from ..pose import Motion
+from ._gltf_nodes import path_frames
 from ._gltf_sample import sample
 from ._gltf_wdata import (
     FLOAT,
@@ -149,16 +150,8 @@ def _root_parent_world(data: dict, node: int, tracks: dict, F: int):
     into joint 0; the writer keeps their channels and solves joint 0 against them, so the
     motion is applied once. ``rotation`` is the product of the nodes' rotations, as the
     reader takes it out of joint 0 (any non-uniform scale's shear left out)."""
-    world = np.broadcast_to(np.eye(4), (F, 4, 4))
-    rotation = np.broadcast_to(np.array([0.0, 0.0, 0.0, 1.0]), (F, 4))
-    for n in reversed(_ancestors(data, node)):
-        t, q, s = node_trs(data["nodes"][n])
-        t = tracks.get((n, "translation"), np.broadcast_to(t, (F, 3)))
-        q = tracks.get((n, "rotation"), np.broadcast_to(q, (F, 4)))
-        s = tracks.get((n, "scale"), np.broadcast_to(s, (F, 3)))
-        world = world @ _matrices(t, q, s)
-        rotation = quat_mul(rotation, quat_normalize(q))
-    return world, rotation
+    path = _ancestors(data, node)[::-1]
+    return path_frames({k: node_trs(data["nodes"][k]) for k in path}, path, tracks, F)
 
 
 def _matrices(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
