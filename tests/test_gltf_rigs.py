@@ -432,10 +432,15 @@ def _scale_tracks(j: dict, blob: bytes) -> dict:
     return out
 
 
+STAGE = (1, 1.2, 0.9)
+
+
 @pytest.mark.parametrize(
-    "ground, stage", [("flat", None), ("stairs", None), ("stairs", (1, 1.2, 0.9))]
-)
-def test_placed_written_and_read_back(ground, stage, tmp_path):
+    "ground, stage, name",
+    [("flat", None, "jump"), ("stairs", None, "jump"), ("stairs", STAGE, "jump"),
+     ("flat", STAGE, "run")],  # the stage still in the run, its scale keyed in the jump
+)  # fmt: skip
+def test_placed_written_and_read_back(ground, stage, name, tmp_path):
     """Foot placement on the stretching rig (also under a non-uniformly scaled stage):
     written with its scale keys as they were; the file read back (and evaluated
     independently) gives the placed motion's positions."""
@@ -443,7 +448,7 @@ def test_placed_written_and_read_back(ground, stage, tmp_path):
     from ikrig.placement import FootPlacement, place_clip
 
     rig_file = rig(stage=stage).glb(tmp_path / "rig.glb")
-    clip = read_gltf(rig_file, animation="jump")
+    clip = read_gltf(rig_file, animation=name)
     motion = to_y_up(clip.motion, "y")
     placed = place_clip(motion, ground, ["full"], None, FootPlacement())
     result = from_y_up(placed.results["full"].motion, "y")
@@ -454,7 +459,7 @@ def test_placed_written_and_read_back(ground, stage, tmp_path):
     j1, b1 = split_glb(out)
     assert _scale_tracks(j1, b1) == _scale_tracks(j0, b0)
     assert check_gltf(read_gltf(out).document) == []
-    back = read_gltf(out, animation="jump")
+    back = read_gltf(out, animation=name)
     assert back.joint_nodes == clip.joint_nodes
     np.testing.assert_allclose(back.times, clip.times, atol=1e-6)
     # the written file's scene graph gives the placed positions of every skin joint

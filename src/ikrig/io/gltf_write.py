@@ -53,7 +53,7 @@ from .._files import write_bytes
 from ..errors import InputError
 from ..math.quat import quat_conj, quat_mul, quat_normalize, quat_to_matrix
 from ..pose import Motion
-from ._gltf_nodes import path_frames
+from ._gltf_nodes import path_frames, rest_turn
 from ._gltf_sample import sample
 from ._gltf_wdata import (
     FLOAT,
@@ -143,7 +143,7 @@ def _ancestors(data: dict, node: int) -> list[int]:
     return out
 
 
-def _root_parent_world(data: dict, node: int, tracks: dict, F: int):
+def _root_parent_world(clip: GltfClip, data: dict, node: int, tracks: dict, F: int):
     """``(world (F, 4, 4), rotation (F, 4))`` of a root joint's parent at each frame: its
     nodes' rest transforms, or, when the animation moves nodes above the skeleton (an
     armature carrying root motion), their sampled transforms. The reader baked that motion
@@ -151,7 +151,11 @@ def _root_parent_world(data: dict, node: int, tracks: dict, F: int):
     motion is applied once. ``rotation`` is the product of the nodes' rotations, as the
     reader takes it out of joint 0 (any non-uniform scale's shear left out)."""
     path = _ancestors(data, node)[::-1]
-    return path_frames({k: node_trs(data["nodes"][k]) for k in path}, path, tracks, F)
+    rest = {k: node_trs(data["nodes"][k]) for k in path}
+    if any((k, p) in tracks for k in path for p in ("translation", "rotation", "scale")):
+        return path_frames(rest, path, tracks, F)
+    turn = rest_turn([rest[k][1] for k in path])  # the world: the reader's, at rest
+    return np.broadcast_to(clip.root_world, (F, 4, 4)), np.broadcast_to(turn, (F, 4))
 
 
 def _matrices(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -187,7 +191,7 @@ def _local_trs(clip: GltfClip, motion: Motion, data: dict, tracks: dict, skin_jo
         if p >= 0:
             above = world[:, p]
         else:
-            above, turn = _root_parent_world(data, node, tracks, F)
+            above, turn = _root_parent_world(clip, data, node, tracks, F)
             rot[:, j] = quat_mul(quat_conj(turn), rot[:, j])
         scale = tracks.get((node, "scale"), np.broadcast_to(rest_s, (F, 3)))
         lin_inv = np.linalg.inv(above[:, :3, :3])
