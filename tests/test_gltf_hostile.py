@@ -288,7 +288,7 @@ def test_long_and_control_character_names_stay_short(seed, folder):
     def edit(data, blob):
         for node in data["nodes"]:
             node["name"] = "\x1b]0;owned\x07" + "x" * 5000
-            node["scale"] = [1.0, 2.0, 1.0]
+            node["scale"] = [1.0, 0.0, 1.0]  # refused, naming the node
             node.pop("matrix", None)
 
     message = clear_error(edited(seed, folder, edit), InputError)

@@ -23,7 +23,7 @@ pygltflib = pytest.importorskip("pygltflib", reason="glTF needs the [gltf] extra
 
 from ikrig.character.legs import find_legs  # noqa: E402
 from ikrig.data import walk_clip  # noqa: E402
-from ikrig.errors import FileFormatError, IkrigError, InputError  # noqa: E402
+from ikrig.errors import IkrigError, InputError  # noqa: E402
 from ikrig.io.bvh import read_bvh, to_bvh_clip, write_bvh  # noqa: E402
 from ikrig.io.gltf_build import motion_to_gltf  # noqa: E402
 from ikrig.io.gltf_check import check_gltf  # noqa: E402
@@ -670,7 +670,7 @@ def test_errors(tmp_path, walk):
     data["extensionsUsed"] = ["EXT_meshopt_compression"]
     src = tmp_path / "meshopt.glb"
     save_document(src, data, bytes(clip.document.binary_blob()), data_uri=False)
-    with pytest.raises(FileFormatError, match=f"^{re.escape(str(src))}: uses EXT_meshopt_"):
+    with pytest.raises(InputError, match=f"^{re.escape(str(src))}: uses EXT_meshopt_"):
         read_gltf(src)  # refused on reading, before any work (issue 35)
     assert not (tmp_path / "a.glb").exists() and not (tmp_path / "b.glb").exists()
 

@@ -49,11 +49,15 @@ DEFAULT_PLACEMENT = FootPlacement()
 
 
 def clip_with_time(
-    path: str, animation: str | None = None, data: bytes | None = None, fps: float | None = None
+    path: str,
+    animation: str | None = None,
+    data: bytes | None = None,
+    fps: float | None = None,
+    skin: str | None = None,
 ) -> AnyClip:
     """Read a clip file (BVH or glTF, by suffix: :func:`~ikrig.io.clips.read_clip`, which
-    takes ``data``, and for glTF the ``animation`` and the sampling rate ``fps``) for foot
-    placement, which needs a frame time.
+    takes ``data``, and for glTF the ``animation``, the sampling rate ``fps`` and the
+    ``skin``) for foot placement, which needs a frame time.
 
     Raises:
         InputError: the clip has no frame time (a single pose) or no frames; file errors
@@ -62,7 +66,7 @@ def clip_with_time(
     from ..errors import InputError
     from ..io.clips import read_clip
 
-    clip = read_clip(path, animation=animation, fps=fps, data=data)
+    clip = read_clip(path, animation=animation, fps=fps, data=data, skin=skin)
     if clip.motion.frame_time is None:
         raise InputError(
             f"{path}: no frame time (a single pose); foot placement needs a clip with a frame time"

@@ -41,7 +41,8 @@ no IK), recorded beside the result's so that a batch can say where it did worse.
 class FootJob(NamedTuple):
     """The ``ikrig foot`` options of a batch (``legs`` may differ per clip: see
     :class:`ClipTask`). ``ground_sha256`` is the mesh file's hash (None for a built-in).
-    ``animation`` and ``fps`` choose and sample a glTF file's clip (a BVH file has one);
+    ``animation``, ``fps`` and ``skin`` choose and sample a glTF file's clip (a BVH file has
+    one);
     ``at``, ``heading`` (radians), ``path`` (a CSV file, hashed as ``path_sha256``), ``walk``
     and ``cycles`` place it as :class:`~ikrig.app.placement.FootPlacement` does."""
 
@@ -59,9 +60,12 @@ class FootJob(NamedTuple):
     path_sha256: str | None = None
     walk: bool = False
     cycles: int = 1
+    skin: str | None = None
 
 
-_PLACING = ("animation", "fps", "at", "heading", "path", "path_sha256", "walk", "cycles")
+_PLACING = (
+    "animation", "fps", "at", "heading", "path", "path_sha256", "walk", "cycles", "skin",
+)  # fmt: skip
 """The :class:`FootJob` fields a batch hashes only when they are not at their default, so
 that the manifests of batches run before they existed stay valid."""
 
@@ -196,8 +200,9 @@ def _place(task: ClipTask, data: bytes) -> tuple[dict[str, float | None], int]:
     job = task.job
     gltf = clip_format(task.source) == "gltf"  # (a BVH file has one clip, at its own rate)
     clip = clip_with_time(
-        task.source, job.animation if gltf else None, data, job.fps if gltf else None
-    )
+        task.source, job.animation if gltf else None, data, job.fps if gltf else None,
+        skin=job.skin if gltf else None,
+    )  # fmt: skip
     up = detect_up(clip.motion) if job.up == "auto" else job.up
     motion = to_y_up(clip.motion, up)
     at, heading, path, walk, cycles = job.at, job.heading, job.path, job.walk, job.cycles

@@ -89,8 +89,8 @@ def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
     """Place the feet of every clip of a library, as ikrig foot does each.
 
     INPUTS are clip files (.bvh, .glb, .gltf), folders (searched recursively) or glob
-    patterns. --animation and --fps apply to the glTF files (--animation all: every
-    animation of each, written as NAME@INDEX-ANIMATION.glb), and the placement options
+    patterns. --animation, --skin and --fps apply to the glTF files (--animation all:
+    every animation of each, written as NAME@INDEX-ANIMATION.glb), and the placement options
     (--at, --heading, --path, --walk, --cycles) to every clip, as in ikrig foot. Results
     mirror the inputs' tree under OUT_DIR, each written atomically; OUT_DIR/ikrig_batch.jsonl
     records every clip (input and options hashes, status, error,
@@ -118,6 +118,7 @@ def batch(ctx, inputs, ground_spec, out_dir, mode, report_path, **rest):
         ground_sha256=file_sha256(mesh) if mesh else None,
         animation=choice.animation,
         fps=choice.fps,
+        skin=choice.skin,
         at=placed.at,
         heading=placed.heading,
         path=path,

@@ -25,8 +25,9 @@ def _layouts(clip: Any) -> dict[str, int]:
 
 
 def _gltf_part(clip: Any) -> dict[str, Any]:
-    """The glTF-only part of a summary: animations, the one read, the skin, the quirks."""
-    from ..io import GltfClip, list_animations
+    """The glTF-only part of a summary: animations, the one read, the skins (name, joint
+    count, which is used), the skin read, the quirks."""
+    from ..io import GltfClip, list_animations, list_skins
 
     if not isinstance(clip, GltfClip):
         return {}
@@ -34,21 +35,26 @@ def _gltf_part(clip: Any) -> dict[str, Any]:
     return {
         "animations": [{"index": i, "name": n, "start": a, "end": b} for i, n, a, b in ranges],
         "animation": None if clip.animation is None else ranges[clip.animation][1],
-        "skins": len(clip.document.skins),
+        "skins": [
+            {"index": i, "name": n, "joints": size, "used": i == clip.skin}
+            for i, n, size in list_skins(clip.document)
+        ],
         "skin": clip.skin,
         "quirks": list(clip.quirks),
     }
 
 
-def clip_summary(path: str, animation: str | None = None) -> dict[str, Any]:
+def clip_summary(
+    path: str, animation: str | None = None, skin: str | None = None
+) -> dict[str, Any]:
     """A JSON-ready summary of a clip file: joints, frames, timing, channel layout (BVH),
-    animations and quirks (glTF), the up axis and legs found."""
+    animations, skins and quirks (glTF), the up axis and legs found."""
     from ..character.legs import find_legs
     from ..character.up import detect_up
     from ..io import GltfClip, read_clip
     from ..pose import Motion
 
-    clip = read_clip(path, animation=animation)
+    clip = read_clip(path, animation=animation, skin=skin)
     motion = clip.motion
     sk = motion.skeleton
     try:
@@ -93,6 +99,10 @@ def _echo_gltf(s: dict[str, Any]) -> None:
     for a in s["animations"]:
         mark = "*" if a["name"] == s["animation"] else " "
         _echo(f"   {mark}{a['index']:2d} {a['name']}  {a['start']:.3f} .. {a['end']:.3f} s")
+    _echo(f"  skins       {len(s['skins'])} (* the one read; --skin NAME)")
+    for k in s["skins"]:
+        mark = "*" if k["used"] else " "
+        _echo(f"   {mark}{k['index']:2d} {k['name']}  {k['joints']} joints")
     for quirk in s["quirks"]:
         _echo(f"  quirk       {quirk}")
 
@@ -101,10 +111,10 @@ def _echo_gltf(s: dict[str, Any]) -> None:
 @click.argument("path", type=click.Path(dir_okay=False))
 @ANIMATION_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
-def info(path, animation, as_json):
+def info(path, animation, skin, as_json):
     """Summarise a clip file (.bvh, .glb, .gltf): joints, frames, fps, duration, channel
-    layout or animations."""
-    s = clip_summary(path, animation)
+    layout or animations and skins."""
+    s = clip_summary(path, animation, skin)
     if as_json:
         click.echo(json.dumps(s, indent=2))  # JSON escapes control characters itself
         return
@@ -142,7 +152,7 @@ def info(path, animation, as_json):
 @click.argument("output", type=click.Path(dir_okay=False))
 @ANIMATION_OPTION
 @FPS_OPTION
-def convert(input_path, output, animation, fps):
+def convert(input_path, output, animation, skin, fps):
     """Convert a clip between BVH and glTF (.glb, .gltf), by suffix.
 
     A BVH becomes a skeleton-only glTF character (a capsule per bone) that any glTF viewer
@@ -152,7 +162,7 @@ def convert(input_path, output, animation, fps):
     from ..io.clips import CLIP_SUFFIXES
 
     check_outputs([(output, CLIP_SUFFIXES, "output")], inputs=[input_path])
-    clip = read_clip(input_path, animation=animation, fps=fps)
+    clip = read_clip(input_path, animation=animation, fps=fps, skin=skin)
     m = clip.motion
     if m.batch_shape == (0,):
         raise InputError(f"{input_path}: the clip has no frames; nothing to convert")

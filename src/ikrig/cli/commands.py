@@ -335,7 +335,7 @@ def foot(
         check_movie_path(gif_path, inputs=inputs)
     modes = [mode] + ([m for m in MODES if m != mode] if compare else [])
     compile_ahead(modes)  # a first run: on the second core
-    clip = clip_with_time(input_path, choice.animation, fps=choice.fps)
+    clip = clip_with_time(input_path, choice.animation, fps=choice.fps, skin=choice.skin)
     up, motion = y_up_motion(clip.motion, placement.up)
     with echo_warnings(), _naming(input_path, ground_spec):
         report, table = run_foot(

@@ -77,26 +77,46 @@ def up_option(then: str):
 
 
 UP_OPTION = up_option("The result is written in the same convention.")
-ANIMATION_OPTION = click.option(
+_ANIMATION = click.option(
     "--animation",
     default=None,
     metavar="NAME",
     help="glTF: the animation to use, by name or index (default: the first).",
 )
+_SKIN = click.option(
+    "--skin",
+    default=None,
+    metavar="NAME",
+    help="glTF: the skin (skeleton) to use, by name or index (default: the one with the most"
+    " joints; ikrig info lists them).",
+)
+
+
+def ANIMATION_OPTION(command):  # noqa: N802 (used as the options' one definition)
+    """The glTF clip options every command reading a clip takes: ``--animation`` and
+    ``--skin`` (:func:`clip_choice` reads them)."""
+    return _ANIMATION(_SKIN(command))
 
 
 class ClipChoice(NamedTuple):
-    """Which clip of a file a command reads: a glTF ``animation`` (name or index) and the
-    rate ``fps`` it is sampled at (None: the first, at its keys' own rate)."""
+    """Which clip of a file a command reads: a glTF ``animation`` (name or index), the rate
+    ``fps`` it is sampled at (None: the first, at its keys' own rate) and the ``skin`` (name
+    or index; None: the one with the most joints)."""
 
     animation: str | None = None
     fps: float | None = None
+    skin: str | None = None
+
+    def given(self) -> list[str]:
+        """The options given, as ``--name`` (for messages)."""
+        return [f"--{name}" for name, value in self._asdict().items() if value is not None]
 
 
 def clip_choice(options: dict) -> ClipChoice:
-    """The :class:`ClipChoice` of a command's ``--animation`` and ``--fps``, taken out of
-    ``options``."""
-    return ClipChoice(options.pop("animation", None), options.pop("fps", None))
+    """The :class:`ClipChoice` of a command's ``--animation``, ``--fps`` and ``--skin``,
+    taken out of ``options``."""
+    return ClipChoice(options.pop("animation", None), options.pop("fps", None),
+                      options.pop("skin", None))  # fmt: skip
 
 
 FPS_OPTION = click.option(

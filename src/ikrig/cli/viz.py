@@ -57,7 +57,7 @@ def read_source(path, choice: ClipChoice = ANY_CLIP):
         if choice != ANY_CLIP:
             from ..errors import InputError
 
-            given = [n for n, v in (("--animation", choice.animation), ("--fps", choice.fps)) if v]
+            given = choice.given()
             verb = "needs" if len(given) == 1 else "need"
             raise InputError(f"{' and '.join(given)} {verb} a glTF CLIP file")
         from ..data.walk import walk_clip
@@ -65,7 +65,7 @@ def read_source(path, choice: ClipChoice = ANY_CLIP):
         return walk_clip(seconds=4.0)
     from ..io import read_clip
 
-    return read_clip(path, animation=choice.animation, fps=choice.fps)
+    return read_clip(path, animation=choice.animation, fps=choice.fps, skin=choice.skin)
 
 
 def load_clip(path, choice: ClipChoice = ANY_CLIP, up="auto"):

@@ -8,7 +8,7 @@ from .clips import CLIP_SUFFIXES, clip_format, read_clip, write_clip
 from .gltf_build import bvh_to_gltf, gltf_to_bvh, motion_to_gltf
 from .gltf_check import check_gltf
 from .gltf_clip import GltfClip
-from .gltf_read import list_animations, read_gltf
+from .gltf_read import list_animations, list_skins, read_gltf
 from .gltf_write import write_gltf
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "gltf_to_bvh",
     "GltfClip",
     "list_animations",
+    "list_skins",
     "motion_to_gltf",
     "parse_bvh",
     "read_bvh",

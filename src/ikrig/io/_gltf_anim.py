@@ -69,8 +69,18 @@ def pick_animation(doc: Any, animation: str | int | None, where: str) -> int | N
     )
 
 
+def list_skins(doc: Any) -> list[tuple[int, str, int]]:
+    """The skins of a glTF document (a ``pygltflib.GLTF2``): ``(index, name, joint count)``
+    each; unnamed skins are listed as ``skin<index>`` (a name :func:`pick_skin` accepts)."""
+    skins = doc.skins or []
+    return [
+        (i, get(s, "name") or f"skin{i}", len(get(s, "joints", []))) for i, s in enumerate(skins)
+    ]
+
+
 def pick_skin(doc: Any, skin: str | int | None, where: str) -> tuple[int, str | None]:
-    """``(index, quirk)`` of the asked skin (``None``: the one with the most joints).
+    """``(index, quirk)`` of the asked skin (``None``: the one with the most joints; a
+    string of digits is an index unless a skin has that name).
 
     Raises:
         InputError: the file has no skins, or no skin of that name or index.
@@ -78,8 +88,8 @@ def pick_skin(doc: Any, skin: str | int | None, where: str) -> tuple[int, str | 
     skins = doc.skins or []
     if not skins:
         raise InputError(f"{where}: the file has no skins (ikrig reads skinned characters)")
-    names = [get(s, "name") or f"skin{i}" for i, s in enumerate(skins)]
-    sizes = [len(get(s, "joints", [])) for s in skins]
+    names = [name for _, name, _ in list_skins(doc)]
+    sizes = [size for _, _, size in list_skins(doc)]
     if skin is None:
         i = int(np.argmax(sizes))
         quirk = None
@@ -91,6 +101,8 @@ def pick_skin(doc: Any, skin: str | int | None, where: str) -> tuple[int, str | 
             return int(skin), None
     elif isinstance(skin, str) and skin in names:
         return names.index(skin), None
+    elif isinstance(skin, str) and skin.strip().isdigit() and int(skin) < len(skins):
+        return int(skin), None
     raise InputError(f"{where}: no skin {short_text(skin)}; the file's skins: {_listing(names)}")
 
 

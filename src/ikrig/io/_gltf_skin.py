@@ -5,8 +5,9 @@ A vertex ``v`` of a primitive skinned by the clip's skin goes to
 ``sum_k w_k * M[j_k] @ v`` with ``M[i] = world(skin.joints[i]) @ inverseBindMatrices[i]``;
 the mesh node's own transform is ignored, as the glTF specification says. The joints'
 world matrices come from the motion (world space, see :mod:`ikrig.io.gltf_clip`) times each
-joint's uniform world scale, which the motion folds into translations: the rest scales of
-the nodes, or the clip animation's scale channels when the motion has the clip's frames.
+joint's world scale, which the motion folds into translations (non-uniform ones with the
+shear they give the frames below them): the rest scales of the nodes, or the clip
+animation's scale channels when the motion has the clip's frames.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..math.quat import quat_to_matrix
 from ..pose import Motion
 from ._gltf_anim import channels
 from ._gltf_data import Buffers, get
-from ._gltf_nodes import rest_trs
+from ._gltf_nodes import path_frames, rest_trs
 from ._gltf_sample import sample
 from .gltf_clip import GltfClip
 
@@ -91,9 +92,8 @@ def skin_matrices(clip: GltfClip, motion: Motion | None = None) -> np.ndarray:
     bufs = Buffers(doc, clip.path)
     rot_w, pos_w = motion.fk()
     F = len(pos_w)
-    sigma = _world_scales(clip, bufs, F)
     world = np.zeros((F, len(clip.joint_nodes), 4, 4))
-    world[..., :3, :3] = quat_to_matrix(rot_w) * sigma[..., None, None]
+    world[..., :3, :3] = quat_to_matrix(rot_w) @ _residuals(clip, motion, bufs)
     world[..., :3, 3] = pos_w
     world[..., 3, 3] = 1.0
     where = {k: j for j, k in enumerate(clip.joint_nodes)}
@@ -114,23 +114,48 @@ def skin_vertices(mesh: SkinnedMesh, matrices: np.ndarray) -> np.ndarray:
     return np.einsum("fvij,vj->fvi", m[..., :3, :3], mesh.positions) + m[..., :3, 3]
 
 
-def _world_scales(clip: GltfClip, bufs: Buffers, frames: int) -> np.ndarray:
-    """``(F, J)`` uniform world scale of each skeleton joint: the root's parent's scale
-    (``root_world``) times the nodes' own scales down the skeleton, animated ones when the
-    motion has the clip's frames."""
+def _residuals(clip: GltfClip, motion: Motion, bufs: Buffers) -> np.ndarray:
+    """``(F, J, 3, 3)``: each skeleton joint's world linear map in its own (rotation) frame,
+    ``R_world^T W_linear``: the scales above and at the joint, and the shear a non-uniform
+    scale gives the frames below it (a uniform world scale ``s`` gives ``s I``).
+
+    When the motion has the clip's frames, the clip's own: its local rotations (the node
+    rotations), the animation's scale channels and the sampled transforms of the nodes
+    above the skeleton; so a pose differs from the clip's frame by a rigid motion per joint
+    (as :mod:`ikrig.viz.viewer_mesh` takes it). Else ``motion``'s rotations, the rest
+    scales and the rest transforms above.
+    """
     doc: Any = clip.document
     nodes = clip.joint_nodes
-    own = np.array([rest_trs(doc.nodes[k], k, bufs.fail, bufs.path)[2].mean() for k in nodes])
-    own = np.broadcast_to(own, (frames, len(nodes))).copy()
-    if clip.animation is not None and frames == len(clip.times):
-        index = {k: j for j, k in enumerate(nodes)}
-        for ch in channels(doc, bufs, clip.animation)[0]:
-            if ch.path == "scale" and ch.node in index:
-                value = sample(ch.keys, ch.values, ch.interpolation, clip.times, False)
-                own[:, index[ch.node]] = value.mean(axis=1)
+    F = motion.num_frames
+    parent_of = {c: k for k, n in enumerate(doc.nodes or []) for c in get(n, "children", [])}
+    above = [parent_of[nodes[0]]] if nodes[0] in parent_of else []
+    while above[-1:] and above[-1] in parent_of:
+        above.append(parent_of[above[-1]])
+    rest = {k: rest_trs(doc.nodes[k], k, bufs.fail, bufs.path)[:3] for k in list(nodes) + above}
+    tracks = {}
+    animation = clip.animation if F == len(clip.times) else None
+    own_frames = animation is not None
+    if animation is not None:
+        wanted = set(nodes) | set(above)
+        for ch in channels(doc, bufs, animation)[0]:
+            if ch.node in wanted and (ch.path == "scale" or ch.node not in nodes):
+                value = sample(
+                    ch.keys, ch.values, ch.interpolation, clip.times, ch.path == "rotation"
+                )
+                tracks[ch.node, ch.path] = value
+    own = np.array([tracks.get((k, "scale"), np.broadcast_to(rest[k][2], (F, 3))) for k in nodes])
+    own = np.swapaxes(own, 0, 1)
+    above_world, q_above = path_frames(rest, above[::-1], tracks, F)
+    turn = quat_to_matrix(q_above)
+    local = (clip.motion if own_frames else motion).rotations_local
+    rotation = quat_to_matrix(np.asarray(local, dtype=np.float64))
+    rotation[:, 0] = np.swapaxes(turn, -1, -2) @ rotation[:, 0]  # the root node's own
     parents = clip.skeleton.parents
-    sigma = np.empty_like(own)
-    sigma[:, 0] = np.cbrt(np.linalg.det(clip.root_world[:3, :3])) * own[:, 0]
-    for j in range(1, len(nodes)):
-        sigma[:, j] = sigma[:, parents[j]] * own[:, j]
-    return sigma
+    out = np.empty((F, len(nodes), 3, 3))
+    top = np.swapaxes(turn, -1, -2) @ above_world[:, :3, :3]
+    for j in range(len(nodes)):
+        r = rotation[:, j]
+        k_parent = top if parents[j] < 0 else out[:, parents[j]]
+        out[:, j] = np.swapaxes(r, -1, -2) @ k_parent @ r * own[:, j, None, :]
+    return out

@@ -46,6 +46,7 @@ def read_clip(
     fps: float | None = None,
     data: bytes | None = None,
     allow_outside: bool | None = None,
+    skin: str | int | None = None,
 ) -> AnyClip:
     """Read a clip file by its suffix.
 
@@ -61,17 +62,19 @@ def read_clip(
         allow_outside: for glTF, read buffer files outside the file's folder tree (see
             :func:`~ikrig.io.gltf_read.read_gltf`; ``None``: the default, off unless
             ``ikrig --allow-outside``).
+        skin: for glTF, the skin's name or index (default: the one with the most joints).
 
     Raises:
-        InputError: an unknown suffix, or ``animation``/``fps`` given for a BVH file.
+        InputError: an unknown suffix, or ``animation``/``fps``/``skin`` given for a BVH
+            file.
         FileFormatError: a malformed file (the message names the file and, for BVH, the
             line).
     """
     if clip_format(path) == "gltf":
         from .gltf_read import read_gltf
 
-        return read_gltf(path, animation=animation, fps=fps, allow_outside=allow_outside)
-    for name, value in (("animation", animation), ("fps", fps)):
+        return read_gltf(path, animation=animation, fps=fps, skin=skin, allow_outside=allow_outside)
+    for name, value in (("animation", animation), ("fps", fps), ("skin", skin)):
         if value is not None:
             raise InputError(f"{os.fspath(path)}: --{name} applies to glTF files, not BVH")
     return read_bvh(path, data)

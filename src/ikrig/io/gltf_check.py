@@ -203,12 +203,13 @@ def check_document(
 
     Raises:
         FileFormatError: the first problem found, naming ``where`` (the file).
+        InputError: a meshopt extension (:data:`~ikrig.io._gltf_wpack.REFUSED_EXTENSIONS`).
     """
     refuse = _Refusal(where)
     used = _field(doc, "extensionsUsed") or []
     refused = sorted(set(e for e in used if isinstance(e, str)) & REFUSED_EXTENSIONS)
     if refused:
-        raise refuse(f"uses {refused[0]}, which ikrig cannot write back; not read")
+        raise InputError(f"{where}: uses {refused[0]}, which ikrig cannot write back; not read")
     _check_buffers(doc, refuse, folder, allow_outside)
     _check_layouts(doc, refuse)
     n_acc = len(_field(doc, "accessors") or [])

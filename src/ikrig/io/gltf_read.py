@@ -13,17 +13,21 @@ What becomes what:
   of no skin, without mesh, camera, children or extensions, moved by no animation) is an
   end site of that joint: a BVH ``End Site`` as :func:`~ikrig.io.gltf_build.motion_to_gltf`
   writes it, or a leaf-bone tip of another exporter. So a BVH converted to glTF and back
-  keeps its end sites.
+  keeps its end sites. One that a non-uniform or animated scale above it moves in its
+  joint's frame becomes a leaf joint instead, exact in every frame (see
+  :mod:`ikrig.io._gltf_sites`).
 - **World space.** The nodes above the skeleton's root (armature nodes, often a 90° X
   rotation and a 0.01 scale from FBX conversions) are baked into joint 0, which holds the
   root's world rotation and position; scales are folded into the local translations of
   the joints below them, so ``motion.positions_world()`` are the scene's world joint
   positions exactly (computed from the full node matrices). ``GltfClip.root_world`` keeps
   the rest world matrix of the root's parent. A node's ``matrix`` is decomposed into TRS.
-- **Scale.** Uniform scales are exact. A scale whose components differ by more than
-  :data:`SCALE_SPREAD_ERROR` (relative) raises :class:`~ikrig.errors.InputError`; smaller
-  spreads (float noise in exports) are accepted and noted in ``quirks``: positions stay
-  exact, rotations ignore the spread.
+- **Scale.** Every scale, uniform or not, still or animated, is folded into the local
+  translations of the joints below it, frame by frame: positions are the scene graph's.
+  Rotations are the node rotations as authored (a non-uniform scale's shear of the frames
+  below it is left out of them, never out of the positions). Each is noted in ``quirks``
+  (see :mod:`ikrig.io._gltf_scale`). Zero, negative (mirrored) and absurd scales raise
+  :class:`~ikrig.errors.InputError`.
 - **Motion.** The chosen animation (name or index; default the first) sampled at ``fps``
   from its first key (on its own clock: ``times`` need not start at 0) up to its last. By
   default the keys' own times when every channel shares the same uniformly spaced keys,
@@ -51,18 +55,20 @@ from ..errors import InputError
 from ..math.quat import quat_conj, quat_from_matrix, quat_mul, quat_rotate
 from ..pose import Motion, fk
 from ..skeleton import Skeleton
-from ._gltf_anim import animation_ranges, channels, pick_animation, pick_skin
+from ._gltf_anim import animation_ranges, channels, list_skins, pick_animation, pick_skin
 from ._gltf_data import Buffers, get, load_document
+from ._gltf_ext import unknown_required
 from ._gltf_nodes import (
     node_label,
     node_tree,
     rest_trs,
-    scale_spread,
     skeleton_nodes,
     trs_matrix,
     unique_names,
 )
 from ._gltf_sample import grid_problem, sample, time_grid
+from ._gltf_scale import check_scales, scale_quirks
+from ._gltf_sites import end_sites
 from ._gltf_skin import SkinnedMesh, skin_matrices, skin_vertices, skinned_meshes
 from ._gltf_uri import outside_allowed, short_text
 from .gltf_check import check_document, is_index
@@ -72,20 +78,12 @@ __all__ = [
     "SkinnedMesh",
     "clip_from_document",
     "list_animations",
+    "list_skins",
     "read_gltf",
     "skin_matrices",
     "skin_vertices",
     "skinned_meshes",
 ]
-
-SCALE_SPREAD_QUIET = 1e-5
-"""Relative spread of a node's scale components below which it counts as uniform, silently
-(float32 noise in exports reaches a few 1e-6)."""
-SCALE_SPREAD_ERROR = 1e-3
-"""Relative spread above which a scale is refused as non-uniform."""
-SCALE_RANGE = (1e-6, 1e6)
-"""Node scale components outside this range are refused (a top node scaled by 1e-300 leaves
-nothing of the rotations below it in float64)."""
 
 
 def list_animations(
@@ -140,8 +138,8 @@ def read_gltf(
     Raises:
         FileFormatError: missing or malformed file (the message names it).
         InputError: no skins, no such animation or skin (the message lists them), an
-            unsupported accessor (named by index), a non-uniform scale, a sheared or
-            mirrored node matrix, a bad ``fps``, pygltflib not installed.
+            unsupported accessor (named by index), a zero, negative or absurd scale, a
+            sheared or mirrored node matrix, a bad ``fps``, pygltflib not installed.
     """
     doc = load_document(path)
     return clip_from_document(
@@ -190,7 +188,7 @@ def _clip_from_document(
     allow_outside = outside_allowed(allow_outside)
     bufs = Buffers(doc, path, allow_outside)
     check_document(doc, bufs.path, bufs.base if path is not None else None, allow_outside)
-    quirks: list[str] = []
+    quirks: list[str] = unknown_required(doc, where)
     parents, children = node_tree(doc, bufs.fail)
     skin_index, note = pick_skin(doc, skin, where)
     quirks += [note] if note else []
@@ -228,7 +226,9 @@ def _clip_from_document(
         t = np.where(np.isnan(t), t_rest, t)
         q = np.where(np.isnan(q), q_rest, q)
         s = np.where(np.isnan(s), s_rest, s)
-    _check_scales(doc, (chain, len(above)), np.concatenate([s_rest, s]), where, quirks)
+    s_all = np.concatenate([s_rest, s])
+    check_scales(doc, (chain, len(above)), s_all, where)
+    quirks += scale_quirks((chain, len(above)), s_all, lambda ks: _labels(doc, ks))
     index = {k: i for i, k in enumerate(chain)}
     chain_parents = np.array([index.get(int(parents[k]), -1) for k in chain])
     sk_parents = chain_parents[len(above) :] - len(above)
@@ -240,14 +240,31 @@ def _clip_from_document(
     root_world = world_rest[0, len(above) - 1] if above else np.eye(4)
     note = _describe_above(doc, above, root_world)
     quirks += [note] if note else []
+    sites = end_sites(
+        doc,
+        (nodes, children),
+        (world_rest[0, len(above) :], fk(sk_parents, rl_rest[0], pl_rest[0])[0]),
+        (world[:, len(above) :], fk(sk_parents, rl, pl)[0]),
+        bufs.fail,
+        where,
+    )
+    if len(sites.parents):
+        quirks.append(f"{len(sites.parents)} leaf node(s) under joints read as end sites")
+    if sites.moving:
+        quirks.append(
+            f"{len(sites.moving)} leaf node(s) under joints moved by scales ("
+            f"{_labels(doc, sites.moving)}) read as leaf joints, exact in every frame"
+        )
+        nodes = nodes + sites.moving
+        sk_parents = np.concatenate([sk_parents, sites.moving_parents])
+        moving_q = np.broadcast_to(sites.moving_rotations, (len(rl), len(sites.moving), 4))
+        rl = np.concatenate([rl, moving_q], axis=1)
+        pl = np.concatenate([pl, sites.moving_offsets], axis=1)
+        pl_rest = np.concatenate([pl_rest, sites.moving_rest[None]], axis=1)
     names, renamed = unique_names(doc, nodes)
     if renamed:
         quirks.append("node names made unique for the skeleton (empty or repeated names)")
-    rest_world = (world_rest[0, len(above) :], fk(sk_parents, rl_rest[0], pl_rest[0])[0])
-    site_parents, site_offsets = _end_sites(doc, (nodes, children), rest_world, bufs.fail, where)
-    if len(site_parents):
-        quirks.append(f"{len(site_parents)} leaf node(s) under joints read as end sites")
-    skeleton = Skeleton(tuple(names), sk_parents, pl_rest[0], site_parents, site_offsets)
+    skeleton = Skeleton(tuple(names), sk_parents, pl_rest[0], sites.parents, sites.offsets)
     motion = Motion(skeleton, _continuous(rl), pl, frame_time)
     return GltfClip(
         document=doc,
@@ -261,43 +278,6 @@ def _clip_from_document(
         path=None if path is None else os.fspath(path),
         allow_outside=allow_outside,
     )
-
-
-def _end_sites(doc: Any, tree: tuple, rest_world: tuple, fail, where: str):
-    """The end sites of the skeleton, ``tree = (its nodes, every node's children)``, at rest
-    ``rest_world = (node matrices (J, 4, 4), the skeleton's world rotations (J, 4))``: each
-    child of a joint that only marks a point, outside the skeleton, a joint of no skin, with
-    no mesh, camera, children or extension, and moved by no animation (BVH ``End Site``
-    blocks written by :func:`~ikrig.io.gltf_build.motion_to_gltf`; leaf-bone tips of other
-    exporters). Returns ``(parents (E,), offsets (E, 3))``: each site's offset from its
-    joint in the joint's frame, scales included, as :class:`~ikrig.skeleton.Skeleton` wants
-    them."""
-    nodes, children = tree
-    world, rotations = rest_world
-    skeleton = set(nodes)
-    joints = {j for skin in doc.skins or [] for j in get(skin, "joints", [])}
-    moved = {
-        get(get(ch, "target"), "node")
-        for anim in doc.animations or []
-        for ch in get(anim, "channels", [])
-    }
-    parents, points = [], []
-    for i, k in enumerate(nodes):
-        for c in children[k]:
-            node = doc.nodes[c]
-            if c in skeleton or c in joints or c in moved or get(node, "children"):
-                continue
-            if any(get(node, key) is not None for key in ("mesh", "camera", "skin")):
-                continue
-            if get(node, "extensions"):
-                continue
-            t = rest_trs(node, c, fail, where)[0]
-            parents.append(i)
-            points.append(world[i, :3, :3] @ t)  # from the joint, in world axes
-    if not parents:
-        return np.zeros(0, dtype=np.int64), np.zeros((0, 3))
-    index = np.array(parents, dtype=np.int64)
-    return index, quat_rotate(quat_conj(rotations[index]), np.array(points))
 
 
 def _skin_joints(doc: Any, skin_index: int, fail) -> list[int]:
@@ -370,49 +350,6 @@ def _animate(doc, bufs, anim_index, fps, chain_above, quirks):
 
 
 _PATHS = ("translation", "rotation", "scale")
-
-
-def _check_scales(doc, chain_above, s_all, where, quirks) -> None:
-    """Refuse non-uniform, zero or negative scales; note near-uniform ones and uniform
-    joint scales other than 1. ``s_all: (F, K, 3)`` over the chain nodes."""
-    chain, n_above = chain_above
-    absurd = ((s_all < SCALE_RANGE[0]) | (s_all > SCALE_RANGE[1])).any(axis=(0, 2))
-    absurd &= (s_all > 0).all(axis=(0, 2))
-    if absurd.any():
-        k = chain[int(np.argmax(absurd))]
-        raise InputError(
-            f"{where}: scale of node {node_label(doc.nodes[k], k)} outside"
-            f" {SCALE_RANGE[0]:g}..{SCALE_RANGE[1]:g}; ikrig cannot keep its rotations exact"
-        )
-    bad = (s_all <= 0).any(axis=(0, 2))
-    if bad.any():
-        label = node_label(doc.nodes[chain[int(np.argmax(bad))]], chain[int(np.argmax(bad))])
-        raise InputError(
-            f"{where}: zero or negative scale on node {label} (mirrored or collapsed nodes are"
-            " not supported)"
-        )
-    spread = scale_spread(s_all).max(axis=0)
-    if (spread > SCALE_SPREAD_ERROR).any():
-        i = int(np.argmax(spread))
-        f = int(np.argmax(scale_spread(s_all[:, i])))
-        raise InputError(
-            f"{where}: non-uniform scale on node {node_label(doc.nodes[chain[i]], chain[i])}"
-            f" ({', '.join(f'{v:.6g}' for v in s_all[f, i])}); ikrig needs uniform scales"
-        )
-    near = [chain[i] for i in np.flatnonzero(spread > SCALE_SPREAD_QUIET)]
-    if near:
-        quirks.append(
-            f"near-uniform scale on {_labels(doc, near)} (components up to"
-            f" {spread.max():.2g} apart); positions exact, rotations ignore it"
-        )
-    mean = s_all[:, n_above:].mean(axis=-1)
-    off = np.abs(mean - 1).max(axis=0) > 1e-5
-    if off.any():
-        scaled = [chain[n_above + i] for i in np.flatnonzero(off)]
-        quirks.append(
-            f"uniform scale (from {mean[:, off].min():.4g} to {mean[:, off].max():.4g}) on"
-            f" {_labels(doc, scaled)} folded into the translations below it"
-        )
 
 
 def _local_pose(t, q, s, chain_parents, n_above, sk_parents):

@@ -11,12 +11,16 @@ keys at the given times (by default the clip's own sample times):
   away from its node's rest translation. A non-joint node of the skeleton (one lying between
   two joints) keeps its channels while the motion leaves it as it was, and is written like a
   joint when the motion changed it;
-- the motion is in the scene's world space (see :mod:`ikrig.io.gltf_clip`): the root's parent
-  world transform ``root_world`` is taken back out of the root joint's rotation, and every
-  translation is solved from the motion's world positions through the full world matrix of
-  the joint's parent node (scales included, animated ones too), so the scene graph gives
-  back the motion's world positions exactly;
-- every other channel of the replaced animation is kept as it was (scale channels, morph
+- the motion is in the scene's world space (see :mod:`ikrig.io.gltf_clip`): the rotation of
+  the nodes above the root (the product of their rotations, as the reader baked it in) is
+  taken back out of the root joint's rotation, and every translation is solved from the
+  motion's world positions through the full world matrix of the joint's parent node
+  (scales included, non-uniform and animated ones too), so the scene graph gives back the
+  motion's world positions exactly;
+- a leaf joint the reader made of a tip that its joint's scales move (see
+  :mod:`ikrig.io._gltf_sites`) is left as it was: the scene graph carries it;
+- every other channel of the replaced animation is kept as it was (scale channels, their
+  keys and accessors untouched, morph
   weights, channels of nodes outside the skeleton), as is everything else in the document:
   meshes, materials, textures, images, other animations, extras and extensions (as far as
   pygltflib keeps them: it fills in default values and drops properties the glTF schema does
@@ -47,18 +51,17 @@ import numpy as np
 
 from .._files import write_bytes
 from ..errors import InputError
-from ..math.quat import quat_conj, quat_from_matrix, quat_mul, quat_normalize, quat_to_matrix
+from ..math.quat import quat_conj, quat_mul, quat_normalize, quat_to_matrix
 from ..pose import Motion
+from ._gltf_nodes import path_frames, rest_turn
 from ._gltf_sample import sample
 from ._gltf_wdata import (
     FLOAT,
     buffer_bytes,
-    decompose,
     document_folder,
     document_json,
     float_values,
     glb_bytes,
-    node_matrix,
     node_trs,
     read_accessor,
 )
@@ -129,17 +132,6 @@ def _tracks(data: dict, buffers: list[bytes], anim: dict, nodes: set[int], times
     return out
 
 
-def _parent_world(data: dict, node: int) -> np.ndarray:
-    """``(4, 4)`` rest world matrix of ``node``'s parent (identity for a scene root)."""
-    parent_of = {c: i for i, n in enumerate(data.get("nodes", [])) for c in n.get("children", [])}
-    m = np.eye(4)
-    p = parent_of.get(node)
-    while p is not None:
-        m = node_matrix(data["nodes"][p]) @ m
-        p = parent_of.get(p)
-    return m
-
-
 def _ancestors(data: dict, node: int) -> list[int]:
     """The nodes above ``node``, its parent first."""
     parent_of = {c: i for i, n in enumerate(data.get("nodes", [])) for c in n.get("children", [])}
@@ -151,29 +143,19 @@ def _ancestors(data: dict, node: int) -> list[int]:
     return out
 
 
-def _root_parent_world(clip: GltfClip, data: dict, tracks: dict, F: int) -> np.ndarray:
-    """``(F, 4, 4)`` world matrices of the root joint's parent at each frame: the clip's
-    rest ``root_world``, or, when the animation moves nodes above the skeleton (an armature
-    carrying root motion), those nodes' sampled transforms. The reader baked that motion
+def _root_parent_world(clip: GltfClip, data: dict, node: int, tracks: dict, F: int):
+    """``(world (F, 4, 4), rotation (F, 4))`` of a root joint's parent at each frame: its
+    nodes' rest transforms, or, when the animation moves nodes above the skeleton (an
+    armature carrying root motion), their sampled transforms. The reader baked that motion
     into joint 0; the writer keeps their channels and solves joint 0 against them, so the
-    motion is applied once."""
-    above = _ancestors(data, clip.joint_nodes[0])
-    if not any((n, p) in tracks for n in above for p in ("translation", "rotation", "scale")):
-        return np.broadcast_to(np.asarray(clip.root_world, dtype=np.float64), (F, 4, 4))
-    world = np.broadcast_to(np.eye(4), (F, 4, 4))
-    for n in reversed(above):
-        t, q, s = node_trs(data["nodes"][n])
-        t = tracks.get((n, "translation"), np.broadcast_to(t, (F, 3)))
-        q = tracks.get((n, "rotation"), np.broadcast_to(q, (F, 4)))
-        s = tracks.get((n, "scale"), np.broadcast_to(s, (F, 3)))
-        world = world @ _matrices(t, q, s)
-    return world
-
-
-def _rotations(m: np.ndarray) -> np.ndarray:
-    """``(F, 4)`` rotations of ``(F, 4, 4)`` matrices with uniform positive scales."""
-    lin = m[:, :3, :3]
-    return quat_from_matrix(lin / np.linalg.norm(lin, axis=1, keepdims=True))
+    motion is applied once. ``rotation`` is the product of the nodes' rotations, as the
+    reader takes it out of joint 0 (any non-uniform scale's shear left out)."""
+    path = _ancestors(data, node)[::-1]
+    rest = {k: node_trs(data["nodes"][k]) for k in path}
+    if any((k, p) in tracks for k in path for p in ("translation", "rotation", "scale")):
+        return path_frames(rest, path, tracks, F)
+    turn = rest_turn([rest[k][1] for k in path])  # the world: the reader's, at rest
+    return np.broadcast_to(clip.root_world, (F, 4, 4)), np.broadcast_to(turn, (F, 4))
 
 
 def _matrices(t: np.ndarray, q: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -208,17 +190,16 @@ def _local_trs(clip: GltfClip, motion: Motion, data: dict, tracks: dict, skin_jo
         rest_t, rest_q, rest_s = node_trs(data["nodes"][node])
         if p >= 0:
             above = world[:, p]
-        elif j == 0:
-            above = _root_parent_world(clip, data, tracks, F)
-            rot[:, j] = quat_mul(quat_conj(_rotations(above)), rot[:, j])
         else:
-            above = np.broadcast_to(_parent_world(data, node), (F, 4, 4))
-            rot[:, j] = quat_mul(quat_conj(decompose(above[0])[1]), rot[:, j])
+            above, turn = _root_parent_world(clip, data, node, tracks, F)
+            rot[:, j] = quat_mul(quat_conj(turn), rot[:, j])
         scale = tracks.get((node, "scale"), np.broadcast_to(rest_s, (F, 3)))
         lin_inv = np.linalg.inv(above[:, :3, :3])
         pos[:, j] = np.einsum("fij,fj->fi", lin_inv, world_pos[:, j] - above[:, :3, 3])
         if node in skin_joints:
             written.add(node)
+        elif not (parents == j).any():  # a leaf read from a tip its joint's scales move: as it was
+            pos[:, j], rot[:, j] = rest_t, rest_q
         else:
             t_own = tracks.get((node, "translation"), np.broadcast_to(rest_t, (F, 3)))
             q_own = tracks.get((node, "rotation"), np.broadcast_to(rest_q, (F, 4)))

@@ -7,7 +7,8 @@ vertex positions only.
 
 A shown pose (the source frame, or the foot-placed one) differs from the source frame by a
 rigid motion per joint: ``D[j] = W_shown[j] @ W_source[j]^-1``, rotation
-``R_shown R_source^T`` and no scale, since a joint's uniform world scale is the same in both.
+``R_shown R_source^T`` and no scale, since a joint's world scale (and the shear a
+non-uniform scale above it gives) is the source frame's in both.
 So the skinning matrices of the shown pose are ``D[j] @ M_source[f, s]``, with ``M_source``
 from :func:`~ikrig.io._gltf_skin.skin_matrices` computed once for the whole clip; the file's
 scales (a 0.01 armature, animated scales) are kept without being read again.
