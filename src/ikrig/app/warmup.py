@@ -280,9 +280,9 @@ def place_ahead(modes: Iterable[str] = ()) -> None:
        converts rotations to Euler angles before it formats, so the two end apart;
     3. the report's metrics, then ``modes`` other than :data:`FIRST`.
     """
-    from ..io._bvh_write import format_rows
     from ..io.bvh import to_bvh_clip
     from ..io.clips import write_clip
+    from ..kernels.text import format_rows
     from .placement import place_clip
     from .report import foot_report
 

@@ -136,7 +136,7 @@ def check_picture(output, clip=None, ground_spec=None, path=None):
     """Before any work: the output is a picture ikrig can write (a known suffix, a writable
     folder, not an input: the clip, a mesh ground or a ``--path`` file) and matplotlib is
     installed."""
-    from ..viz._mpl import IMAGE_SUFFIXES, require
+    from ..viz import IMAGE_SUFFIXES, require
     from .common import check_outputs, ground_input
 
     ground = ground_input(ground_spec) if ground_spec is not None else None
@@ -441,7 +441,7 @@ def view(given: ClipOnGround, host, port, play):
     """Play a clip on a ground in the browser with live foot IK; needs the [viewer] extra.
     --at, --heading, --path, --walk and --cycles stand the clip as ikrig foot does."""
     clip, ground_spec, mode, legs, choice, placement = given
-    from ..viz._viser import serve_forever
+    from ..viz import serve_forever
     from ..viz.viewer import ClipViewer
 
     source = read_source(clip, choice)
@@ -466,7 +466,7 @@ def view(given: ClipOnGround, host, port, play):
 @click.option("--bones", type=click.IntRange(2, 8), default=4, show_default=True)
 def playground(host, port, solver, bones):
     """Drag a target and watch a chain solve live in the browser; needs the [viewer] extra."""
-    from ..viz._viser import serve_forever
+    from ..viz import serve_forever
     from ..viz.playground import Playground
 
     app = Playground(host=host, port=port, solver=solver, bones=bones)

@@ -42,6 +42,9 @@ _NAMES = {
     "Playground": "playground",
     "run_playground": "playground",
     "MissingDependencyError": "_mpl",
+    "IMAGE_SUFFIXES": "_mpl",
+    "require": "_mpl",
+    "serve_forever": "_viser",
 }
 
 __all__ = sorted(_NAMES)
