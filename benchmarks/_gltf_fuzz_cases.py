@@ -49,8 +49,8 @@ def generated_seed() -> bytes:
     import tempfile
 
     from ikrig.data import walk_clip
-    from ikrig.io.gltf_build import motion_to_gltf
-    from ikrig.io.gltf_write import write_gltf
+    from ikrig.io.gltf.build import motion_to_gltf
+    from ikrig.io.gltf.write import write_gltf
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "walk.glb"

@@ -288,10 +288,10 @@ def _no_op(pos, target, rest, settings, out, rl):
 
 def floor_parts(chain):
     """What any single FABRIK call costs before its kernel does any work, in this design
-    (the one-problem path, ``ikrig.solvers._single``), as three calls to time: the dispatch
+    (the one-problem path, ``ikrig.solvers._harness.single``), as three calls to time: the dispatch
     of a compiled kernel taking ``fabrik_free_one``'s arguments and returning its status (a
     no-op here), its two output arrays, and the result object with its three scalars."""
-    from ikrig.solvers._single import rest_frames
+    from ikrig.solvers._harness.single import rest_frames
     from ikrig.solvers.fabrik import FabrikOptions
     from ikrig.solvers.result import SolveResult
 

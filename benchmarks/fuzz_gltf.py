@@ -121,7 +121,7 @@ def error_problem(error: Exception, path: Path) -> str | None:
 def _judge(path: Path, out: Path) -> tuple[str, str]:
     from ikrig.errors import IkrigError
     from ikrig.io import read_gltf
-    from ikrig.io.gltf_write import write_gltf
+    from ikrig.io.gltf.write import write_gltf
 
     try:
         clip = read_gltf(path)

@@ -19,8 +19,8 @@ from ikrig.errors import InputError  # noqa: E402
 @pytest.fixture(scope="module")
 def walk_glb(tmp_path_factory) -> bytes:
     from ikrig.data import walk_clip
-    from ikrig.io.gltf_build import motion_to_gltf
-    from ikrig.io.gltf_write import write_gltf
+    from ikrig.io.gltf.build import motion_to_gltf
+    from ikrig.io.gltf.write import write_gltf
 
     path = tmp_path_factory.mktemp("walk") / "walk.glb"
     write_gltf(path, motion_to_gltf(walk_clip(seconds=1.0, fps=30.0)))

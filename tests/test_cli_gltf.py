@@ -56,7 +56,7 @@ def test_animation_on_a_bvh_is_an_error(tmp_path):
 def test_foot_on_a_glb_writes_any_format(tmp_path, suffix):
     """The Godot robot's walk placed on the slope: a .glb/.gltf keeps the file's other
     content and validates; a .bvh holds the same world motion."""
-    from ikrig.io.gltf_check import check_gltf
+    from ikrig.io.gltf.check import check_gltf
 
     src = GLTF / "GodotPlatformerPlayer.glb"
     out = tmp_path / f"walk{suffix}"

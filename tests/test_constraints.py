@@ -28,8 +28,8 @@ from ikrig.constraints import (
     TwistLimit,
     pack_constraints,
 )
-from ikrig.constraints import _kernels as K
 from ikrig.errors import InputError
+from ikrig.kernels import constraints as K
 from ikrig.math import quat_between, quat_from_axis_angle, quat_mul, quat_rotate
 
 BATCHES = st.sampled_from([(), (1,), (4,), (2, 3)])

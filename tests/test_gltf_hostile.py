@@ -28,7 +28,7 @@ from click.testing import CliRunner  # noqa: E402
 from ikrig.cli import main  # noqa: E402
 from ikrig.errors import FileFormatError, IkrigError, InputError  # noqa: E402
 from ikrig.io import read_gltf  # noqa: E402
-from ikrig.io.gltf_write import write_gltf  # noqa: E402
+from ikrig.io.gltf.write import write_gltf  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location("fuzz_gltf", REPO / "benchmarks" / "fuzz_gltf.py")
 fuzz = importlib.util.module_from_spec(_spec)

@@ -1,4 +1,4 @@
-"""ikrig's decoding of glTF JSON (:mod:`ikrig.io._gltf_json`) gives what pygltflib's own
+"""ikrig's decoding of glTF JSON (:mod:`ikrig.io.gltf._json`) gives what pygltflib's own
 ``GLTF2.from_json`` gives, value for value and type for type: on every shared file, on a
 file ikrig wrote, and on hand-made edge cases."""
 
@@ -18,8 +18,8 @@ from conftest import SHARED_GLTF  # noqa: E402
 
 from ikrig.errors import FileFormatError  # noqa: E402
 from ikrig.io import motion_to_gltf, read_gltf, write_gltf  # noqa: E402
-from ikrig.io._gltf_data import load_document  # noqa: E402
-from ikrig.io._gltf_json import decode_document, gltf2_class  # noqa: E402
+from ikrig.io.gltf._data import load_document  # noqa: E402
+from ikrig.io.gltf._json import decode_document, gltf2_class  # noqa: E402
 from ikrig.pose import Motion  # noqa: E402
 from ikrig.skeleton import Skeleton  # noqa: E402
 

@@ -22,7 +22,7 @@ Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
 Slerp = pytest.importorskip("scipy.spatial.transform").Slerp
 
 from ikrig.errors import FileFormatError, InputError  # noqa: E402
-from ikrig.io.gltf_read import (  # noqa: E402
+from ikrig.io.gltf.read import (  # noqa: E402
     clip_from_document,
     list_animations,
     read_gltf,
@@ -678,7 +678,7 @@ def test_samplers_with_different_keys_are_sampled_at_the_densest_rate():
     """Issue 36: a 60 fps walk whose constant channels keep only 2 keys (as Mixamo writes
     them) was sampled at about 30 fps (58 keys became 29 frames at 29.47 fps). The grid now
     takes the densest sampler's rate, the first and last keys on a frame."""
-    from ikrig.io._gltf_sample import time_grid
+    from ikrig.io.gltf._sample import time_grid
 
     walk = np.arange(58) / 60.0
     times, frame_time, own = time_grid([np.array([0.0, walk[-1]]), walk], None)
@@ -695,7 +695,7 @@ def test_the_grid_bound_reckons_with_the_densest_rate():
     """Sampling at the densest sampler's rate, the bound on the grid must use that rate:
     a 1000 fps sampler beside a key at 1e6 s would ask for 1e9 frames (the fuzzer found it
     as a 358 GiB allocation)."""
-    from ikrig.io._gltf_sample import MAX_FRAMES, grid_problem
+    from ikrig.io.gltf._sample import MAX_FRAMES, grid_problem
 
     dense = np.arange(1000) / 1000.0
     assert grid_problem([dense], None, 10) is None

@@ -28,7 +28,7 @@ from click.testing import CliRunner  # noqa: E402
 from ikrig.cli import main  # noqa: E402
 from ikrig.errors import InputError  # noqa: E402
 from ikrig.io import check_gltf, list_animations, read_gltf  # noqa: E402
-from ikrig.io.gltf_write import write_gltf  # noqa: E402
+from ikrig.io.gltf.write import write_gltf  # noqa: E402
 
 TOL = 1e-5
 
@@ -445,7 +445,6 @@ def test_placed_written_and_read_back(ground, stage, name, tmp_path):
     written with its scale keys as they were; the file read back (and evaluated
     independently) gives the placed motion's positions."""
     from ikrig.app.placement import FootPlacement, place_clip
-
     from ikrig.character.up import from_y_up, to_y_up
 
     rig_file = rig(stage=stage).glb(tmp_path / "rig.glb")
@@ -620,7 +619,7 @@ def test_skinning_matrices_are_the_scene_graphs(stage, tmp_path):
     """A viewer's skinned meshes follow the stretch: each skin joint's skinning matrix is its
     world matrix in the scene graph (scale and shear included; no inverse bind matrices
     here, so they are the identity)."""
-    from ikrig.io.gltf_read import skin_matrices
+    from ikrig.io.gltf.read import skin_matrices
 
     path = rig(stage=stage).glb(tmp_path / "rig.glb")
     j, blob = split_glb(path)

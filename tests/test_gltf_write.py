@@ -1,6 +1,6 @@
 """glTF writing (issue 14): write_gltf, check_gltf, motion_to_gltf.
 
-Round trips through the reader (ikrig.io.gltf_read.read_gltf): the shared glTF characters
+Round trips through the reader (ikrig.io.gltf.read.read_gltf): the shared glTF characters
 written back unchanged and edited, the shared BVH clips to glTF and back to BVH. Every
 written file passes check_gltf and loads in pygltflib and trimesh; check_gltf itself is
 shown to fail on hand-broken documents, one rule at a time.
@@ -25,10 +25,10 @@ from ikrig.character.legs import find_legs  # noqa: E402
 from ikrig.data import walk_clip  # noqa: E402
 from ikrig.errors import IkrigError, InputError  # noqa: E402
 from ikrig.io.bvh import read_bvh, to_bvh_clip, write_bvh  # noqa: E402
-from ikrig.io.gltf_build import motion_to_gltf  # noqa: E402
-from ikrig.io.gltf_check import check_gltf  # noqa: E402
-from ikrig.io.gltf_read import read_gltf  # noqa: E402
-from ikrig.io.gltf_write import write_gltf  # noqa: E402
+from ikrig.io.gltf.build import motion_to_gltf  # noqa: E402
+from ikrig.io.gltf.check import check_gltf  # noqa: E402
+from ikrig.io.gltf.read import read_gltf  # noqa: E402
+from ikrig.io.gltf.write import write_gltf  # noqa: E402
 from ikrig.math import quat_from_axis_angle, quat_mul  # noqa: E402
 from ikrig.pose import Motion  # noqa: E402
 from ikrig.skeleton import Skeleton  # noqa: E402
@@ -328,7 +328,7 @@ BREAKS = {
 
 
 def test_check_passes_on_a_written_document(small_doc):
-    from ikrig.io._gltf_wdata import load_document
+    from ikrig.io.gltf._wdata import load_document
 
     data, blob = small_doc
     assert check_gltf(load_document(data, blob)) == []
@@ -336,7 +336,7 @@ def test_check_passes_on_a_written_document(small_doc):
 
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_check_finds_a_broken_rule(small_doc, name):
-    from ikrig.io._gltf_wdata import load_document
+    from ikrig.io.gltf._wdata import load_document
 
     data = json.loads(json.dumps(small_doc[0]))
     blob = bytearray(small_doc[1])
@@ -355,7 +355,7 @@ def read_clips():
 
 
 def _round_trip(tmp_path: Path, path: Path, clip, elsewhere: bool) -> None:
-    from ikrig.io.gltf_read import clip_from_document
+    from ikrig.io.gltf.read import clip_from_document
 
     out = tmp_path / path.name
     write_gltf(out, clip)
@@ -400,7 +400,7 @@ def _animation_cases() -> list[tuple[Path, int]]:
 )
 def test_shared_gltf_round_trip(tmp_path, read_clips, path, index):
     """Each animation of each file read, written back unchanged and read again."""
-    from ikrig.io.gltf_read import clip_from_document
+    from ikrig.io.gltf.read import clip_from_document
 
     clip = read_clips[path.name]
     if index != clip.animation:
@@ -524,8 +524,8 @@ def walk():
 
 def _rest_only(tmp_path: Path, walk, edit=None) -> Path:
     """A .glb of the walk's skeleton and capsules without any animation."""
-    from ikrig.io._gltf_wdata import document_json
-    from ikrig.io.gltf_write import save_document
+    from ikrig.io.gltf._wdata import document_json
+    from ikrig.io.gltf.write import save_document
 
     doc = motion_to_gltf(walk).document
     data = document_json(doc)
@@ -608,8 +608,8 @@ def test_capsules_follow_their_bones(tmp_path, walk):
 
 
 def test_data_uri_input_writes_a_data_uri(tmp_path, walk):
-    from ikrig.io._gltf_wdata import document_json
-    from ikrig.io.gltf_write import save_document
+    from ikrig.io.gltf._wdata import document_json
+    from ikrig.io.gltf.write import save_document
 
     doc = motion_to_gltf(walk).document
     src = tmp_path / "in.gltf"
@@ -625,8 +625,8 @@ def test_data_uri_input_writes_a_data_uri(tmp_path, walk):
 
 
 def test_unknown_extension_keeps_every_accessor(tmp_path, walk):
-    from ikrig.io._gltf_wdata import document_json
-    from ikrig.io.gltf_write import animated_document, save_document
+    from ikrig.io.gltf._wdata import document_json
+    from ikrig.io.gltf.write import animated_document, save_document
 
     doc = motion_to_gltf(walk).document
     data = document_json(doc)
@@ -648,8 +648,8 @@ def test_unknown_extension_keeps_every_accessor(tmp_path, walk):
 
 
 def test_errors(tmp_path, walk):
-    from ikrig.io._gltf_wdata import document_json
-    from ikrig.io.gltf_write import save_document
+    from ikrig.io.gltf._wdata import document_json
+    from ikrig.io.gltf.write import save_document
 
     clip = motion_to_gltf(walk)
     with pytest.raises(InputError, match="unsupported glTF file type"):
@@ -678,8 +678,8 @@ def test_errors(tmp_path, walk):
 def test_non_joint_node_between_joints(tmp_path, walk):
     """A node between two skin joints that is not a joint itself: its channels are kept as
     they were when the motion leaves it alone, and replaced when the motion turns it."""
-    from ikrig.io._gltf_wdata import document_json
-    from ikrig.io.gltf_write import save_document
+    from ikrig.io.gltf._wdata import document_json
+    from ikrig.io.gltf.write import save_document
 
     doc = motion_to_gltf(walk).document
     data = document_json(doc)
@@ -720,7 +720,7 @@ def test_non_joint_node_between_joints(tmp_path, walk):
 
 
 def test_convert_helpers(tmp_path, walk):
-    from ikrig.io.gltf_build import bvh_to_gltf, gltf_to_bvh
+    from ikrig.io.gltf.build import bvh_to_gltf, gltf_to_bvh
 
     src = tmp_path / "walk.bvh"
     write_bvh(src, to_bvh_clip(walk))
@@ -736,8 +736,8 @@ def test_convert_helpers(tmp_path, walk):
 def test_external_files_of_a_gltf_input(tmp_path, walk):
     """Image URIs still point at the image from another folder; the .bin never replaces a
     buffer or image the input uses (unless the input itself is rewritten)."""
-    from ikrig.io._gltf_wdata import document_json
-    from ikrig.io.gltf_write import save_document
+    from ikrig.io.gltf._wdata import document_json
+    from ikrig.io.gltf.write import save_document
 
     doc = motion_to_gltf(walk).document
     data = document_json(doc)
@@ -773,7 +773,7 @@ def test_external_files_of_a_gltf_input(tmp_path, walk):
 def test_pack_trims_shared_views_and_leaves_sparse_ones():
     """Accessors 0 and 1 share view 0, 2 is sparse with its indices and values in view 1
     beside accessor 3's data; 1 and 3 are dropped."""
-    from ikrig.io._gltf_wpack import pack
+    from ikrig.io.gltf._wpack import pack
 
     f32 = np.arange(16, dtype="<f4")
     idx = np.array([1, 2], dtype="<u2").tobytes()
@@ -809,7 +809,7 @@ def test_pack_trims_shared_views_and_leaves_sparse_ones():
     np.testing.assert_array_equal(np.frombuffer(new_blob, "<f4", 8, start), f32[8:])
     sparse_view = out["bufferViews"][out["accessors"][1]["sparse"]["values"]["bufferView"]]
     assert sparse_view["byteLength"] == 28  # read by a sparse part: left whole
-    from ikrig.io._gltf_wdata import read_accessor
+    from ikrig.io.gltf._wdata import read_accessor
 
     np.testing.assert_array_equal(read_accessor(out, [new_blob], 1)[:, 0], [0, 7, 8, 0])
     np.testing.assert_array_equal(read_accessor(out, [new_blob], 0)[:, 0], f32[8:])

@@ -18,6 +18,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "ikrig"
 MODULES = sorted(SRC.rglob("*.py"))
 MAX_LINES = 500
 MAX_PARAMS = 8
+MAX_LOOSE = 8
+SHARED_PRIVATE = ("kernels", "_jit")
+"""Packages whose modules any package may import, private or not: they exist to be shared."""
 HINTED = ("solvers", "constraints", "ground")
 """Packages whose public functions and methods are fully annotated (issue 37)."""
 
@@ -212,6 +215,71 @@ def test_no_import_cycle_between_packages():
     for part in graph:
         found = cycle_from(part, part, [part])
         assert found is None, "import cycle: " + " -> ".join(found)
+
+
+NAMES = {_name(p) for p in MODULES}
+
+
+def _module_imports(path: Path) -> set[str]:
+    """The ``ikrig`` modules ``path`` imports (lazy and type-only imports too), each resolved
+    to a module: ``from . import x`` names the submodule ``x`` when there is one."""
+    name = _name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            subs = {f"{mod}.{a.name}" for a in node.names} & NAMES
+            out |= subs or ({mod} if mod.startswith("ikrig") else set())
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("ikrig")}
+    return {m for m in out if m in NAMES}
+
+
+def test_no_import_cycle_between_modules():
+    """Not even a type-only one: a record both sides need belongs in a leaf module."""
+    graph = {_name(p): _module_imports(p) - {_name(p)} for p in MODULES}
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        if node in path:
+            return path[path.index(node) :] + [node]
+        if node in done:
+            return None
+        for nxt in sorted(graph.get(node, ())):
+            found = visit(nxt, path + [node])
+            if found:
+                return found
+        done.add(node)
+        return None
+
+    for start in sorted(graph):
+        found = visit(start, [])
+        assert found is None, "import cycle: " + " -> ".join(found)
+
+
+def _is_private(module: str) -> bool:
+    return any(p.startswith("_") and not p.startswith("__") for p in module.split(".")[1:])
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_name)
+def test_no_private_module_of_another_package(path):
+    here = _part(_name(path))
+    reached = sorted(
+        m
+        for m in _module_imports(path)
+        if _is_private(m) and _part(m) not in (here, *SHARED_PRIVATE) and m.count(".") > 1
+    )
+    assert not reached, f"{_name(path)} imports private modules of other packages: {reached}"
+
+
+def test_few_modules_loose_at_the_top():
+    loose = sorted(p.name for p in SRC.glob("*.py"))
+    assert len(loose) <= MAX_LOOSE, f"{len(loose)} modules loose at src/ikrig/: {loose}"
 
 
 def test_metrics_does_not_import_the_foot_pipeline():

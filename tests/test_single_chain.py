@@ -1,4 +1,4 @@
-"""The one-problem fast path of the chain solvers (``ikrig.solvers._single``, issue 12).
+"""The one-problem fast path of the chain solvers (``ikrig.solvers._harness.single``, issue 12).
 
 A single free problem given as float64 ndarrays runs a ``*_one`` kernel instead of the
 general set-up. It must give exactly what the same problem gives as a batch of one (the

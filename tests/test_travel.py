@@ -361,7 +361,7 @@ def test_facing_is_where_a_walk_cycle_walks(name, animation):
     from conftest import SHARED_GLTF
 
     from ikrig.character import estimate_sole
-    from ikrig.foot.belt import belt_velocity
+    from ikrig.foot.travel.belt import belt_velocity
     from ikrig.io import read_clip
 
     path = SHARED_GLTF / f"{name}.glb"

@@ -46,7 +46,7 @@ from ikrig.solvers import (
     two_bone_positions,
     two_bone_positions_soa,
 )
-from ikrig.solvers._two_bone_loops import AOS_SERIAL, OUT_END, OUT_MID, OUT_STRETCH
+from ikrig.solvers.two_bone._loops import AOS_SERIAL, OUT_END, OUT_MID, OUT_STRETCH
 
 DTYPES = [np.float32, np.float64]
 SHAPES = [(), (6,), (2, 5)]

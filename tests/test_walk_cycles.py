@@ -1,5 +1,5 @@
 """Walk cycles made to walk (``FootPlacement(walk=True)``, ``ikrig foot --walk``) and
-repeated (``cycles``, ``--cycles``): :mod:`ikrig.foot.belt` on the built-in walk with its
+repeated (``cycles``, ``--cycles``): :mod:`ikrig.foot.travel.belt` on the built-in walk with its
 root travel taken off, where the answer is known (the walk it was made from)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from ikrig.app.placement import FootPlacement, place_clip, result_metrics
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.cli import main
 from ikrig.errors import InputError
-from ikrig.foot.belt import repeat_cycle, treadmill_contacts, walk_the_belt
 from ikrig.foot.travel import facing
+from ikrig.foot.travel.belt import repeat_cycle, treadmill_contacts, walk_the_belt
 from ikrig.io import read_bvh, to_bvh_clip, write_bvh
 
 

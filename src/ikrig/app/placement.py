@@ -33,7 +33,7 @@ class FootPlacement(NamedTuple):
     speed its stance feet slide back (:func:`ikrig.foot.travel.walk_the_belt`), so that
     they stand still on the ground and are found, locked and placed as a recorded walk's;
     ``cycles``: a cycle is first played so many times in a row
-    (:func:`ikrig.foot.belt.repeat_cycle`)."""
+    (:func:`ikrig.foot.travel.belt.repeat_cycle`)."""
 
     seed: int = 0
     datum: str = "clip"
@@ -174,13 +174,13 @@ along it while down crosses a riser."""
 def slides_over_steps(placed: Placed, ground_spec: str) -> bool:
     """Whether a clip placed in place (:attr:`Placed.walks_in_place`) on a built-in flight
     of stairs slides its stance feet up or down the flight: its belt (the median of
-    :func:`~ikrig.foot.belt.belt_velocity`) within 45 degrees of the direction the steps
+    :func:`~ikrig.foot.travel.belt.belt_velocity`) within 45 degrees of the direction the steps
     rise along. A stance foot then slides back by half a stride while down, longer with the
     foot than a tread (0.6 of a leg), and crosses a riser, where one end of the sole floats;
     walking the cycle, or facing along the treads, does not."""
     import numpy as np
 
-    from ..foot.belt import belt_velocity
+    from ..foot.travel.belt import belt_velocity
 
     direction = getattr(placed.ground, "direction_xz", None)
     if not placed.walks_in_place or ground_spec not in STEP_GROUNDS or direction is None:

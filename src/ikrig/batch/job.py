@@ -112,7 +112,7 @@ def clip_sha256(path: str | os.PathLike[str], data: bytes | None = None) -> str:
     subfolders too), in order, so that editing a ``.bin`` redoes the clip. A file missing,
     not regular, or outside the folder (unless ``ikrig --allow-outside``) counts as empty:
     reading the clip reports it."""
-    from ..io._gltf_uri import external_path, outside_allowed
+    from ..io.gltf.uri import external_path, outside_allowed
 
     data = Path(path).read_bytes() if data is None else data
     h = hashlib.sha256(data)

@@ -126,7 +126,7 @@ def main(ctx, debug, allow_outside):
     """Inverse kinematics for character animation."""
     ctx.obj = {"debug": debug}
     if allow_outside:
-        from ..io._gltf_uri import files_outside_allowed
+        from ..io.gltf.uri import files_outside_allowed
 
         ctx.with_resource(files_outside_allowed())
 

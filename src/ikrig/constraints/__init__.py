@@ -11,7 +11,7 @@ Each constraint is a small frozen dataclass limiting one solved joint's local ro
 All share one method, :meth:`Constraint.project` (the nearest allowed local rotation), and
 :func:`pack_constraints` turns a chain's constraints into the arrays the solver kernels read.
 The kernel contract (frames, units, what each kind guarantees, where position-based solvers
-only approximate) is the docstring of :mod:`ikrig.constraints._kernels`.
+only approximate) is the docstring of :mod:`ikrig.kernels.constraints`.
 
 Example:
     >>> from ikrig.constraints import Cone, Hinge, pack_constraints
@@ -21,7 +21,7 @@ Example:
     ([2, 0, 3], (3, 8))
 """
 
-from ._kernels import (
+from ..kernels.constraints import (
     KIND_ANGLE_2D,
     KIND_CONE,
     KIND_FREE,

@@ -1,5 +1,5 @@
 """The constraint base class and :func:`pack_constraints`, which turns constraint objects into
-the ``(kinds, params)`` arrays the solver kernels read (see :mod:`ikrig.constraints._kernels`
+the ``(kinds, params)`` arrays the solver kernels read (see :mod:`ikrig.kernels.constraints`
 for the kernel contract).
 
 Every constraint limits the *local rotation* of one solved joint of a chain: its rotation
@@ -31,7 +31,7 @@ from numpy.typing import ArrayLike
 from .._checks import angle_pair, as_float
 from .._jit.setup import notify_compiling
 from ..errors import InputError
-from . import _kernels as K
+from ..kernels import constraints as K
 
 
 def _set_angle_range(c) -> None:
@@ -74,7 +74,7 @@ class Constraint:
     """Base class of the joint constraints (:class:`AngleLimit2D`, :class:`Cone`,
     :class:`Hinge`, :class:`TwistLimit`).
 
-    A subclass sets ``kind`` (a ``KIND_*`` code of :mod:`ikrig.constraints._kernels`) and
+    A subclass sets ``kind`` (a ``KIND_*`` code of :mod:`ikrig.kernels.constraints`) and
     implements :meth:`params`; :meth:`project` and :meth:`violation` are shared and run the
     same kernel code as the solvers.
     """

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import in_range, unit_vector
-from . import _kernels as K
+from ..kernels import constraints as K
 from .base import Constraint, _bone_dir, _row
 
 

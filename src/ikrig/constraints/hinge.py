@@ -10,7 +10,7 @@ from numpy.typing import ArrayLike
 
 from .._checks import unit_vector
 from ..errors import InputError
-from . import _kernels as K
+from ..kernels import constraints as K
 from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._checks import unit_vector
-from . import _kernels as K
+from ..kernels import constraints as K
 from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range
 
 

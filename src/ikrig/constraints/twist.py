@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _kernels as K
+from ..kernels import constraints as K
 from .base import Constraint, _angle_range, _bone_dir, _row, _set_angle_range
 
 
@@ -22,7 +22,7 @@ class TwistLimit(Constraint):
     max_angle]`` (modulo 2 pi).
 
     Position-based solvers (FABRIK, follow) only see bone directions; they enforce a twist
-    limit by snapping each joint's rotation (see :mod:`ikrig.constraints._kernels`).
+    limit by snapping each joint's rotation (see :mod:`ikrig.kernels.constraints`).
 
     Attributes:
         min_angle, max_angle: radians, ``-2 pi <= min_angle <= max_angle <= 2 pi``.

@@ -2,7 +2,9 @@
 
 Offline, :func:`~ikrig.foot.offline.place_feet` makes one :class:`FootState` and runs the
 steps over all frames (in chunks); live, :class:`~ikrig.foot.live.FootPlacer` keeps one and
-runs the steps on one frame per update. Both compute the same frames.
+runs the steps on one frame per update. Both compute the same frames. The records the
+steps carry (:data:`LOCK`, :data:`DETECT`) are defined here, so that the steps import
+the state and the state imports no step.
 """
 
 from __future__ import annotations
@@ -10,8 +12,47 @@ from __future__ import annotations
 import numpy as np
 
 from ..signal.springs import SpringBank, spring_lanes
-from .stages.contacts import DetectState, detect_state
-from .stages.lock import LockBank, new_lock_state
+
+LOCK = np.dtype(
+    [
+        ("locked", np.bool_),
+        ("point", np.int64),
+        ("anchor", np.float64, (2,)),
+        ("delta", np.float64, (2,)),
+        ("velocity", np.float64, (2,)),
+        ("released", np.bool_),
+    ]
+)
+"""One foot's lock: ``locked`` (the foot is held), ``point`` (the held sole point, 0 heel,
+1 toe), ``anchor`` (X, Z where it is kept), ``delta`` (X, Z correction added to the foot),
+``velocity`` (of the correction, per second), ``released`` (the lock let go until this
+contact ends)."""
+
+LockBank = np.ndarray
+"""``(feet,)`` record array of :data:`LOCK`, or ``(lanes, feet)`` (see
+:mod:`ikrig.signal.springs`), updated in place."""
+
+
+def new_lock_state(feet: int, lanes: int | None = None) -> LockBank:
+    """Fresh locks for ``feet`` feet (nothing locked, no correction): ``(feet,)``, or
+    ``(lanes, feet)`` when ``lanes`` is given."""
+    return np.zeros(feet if lanes is None else (lanes, feet), LOCK)
+
+
+DETECT = np.dtype([("contact", np.bool_), ("pin", np.float64), ("last", np.float64, (2, 3))])
+"""Live contact detection state of one foot: ``contact`` (in contact), ``pin`` (the pinning
+weight) and ``last`` (the previous frame's sole points; NaN: speed 0)."""
+
+DetectState = np.ndarray
+"""``(lanes, feet)`` record array of :data:`DETECT`, updated in place (lanes: see
+:mod:`ikrig.signal.springs`)."""
+
+
+def detect_state(feet: int, lanes: int = 1) -> DetectState:
+    """A fresh detection state: no contact, pins at 0, no previous frame."""
+    state = np.zeros((lanes, feet), DETECT)
+    state["last"] = np.nan
+    return state
 
 
 class FootState:
@@ -22,7 +63,7 @@ class FootState:
 
     Attributes:
         normals: ``3 feet`` springs, the ground normal under each foot (step 7).
-        lock: ``(feet,)`` :data:`~ikrig.foot.stages.lock.LOCK` records (step 9).
+        lock: ``(feet,)`` :data:`LOCK` records (step 9).
         root: 1 spring, the root's vertical offset (step 3).
         targets: ``feet`` springs, live: each foot's vertical offset (step 4c).
         pelvis: 1 spring, live: the pelvis coming back up (step 5).
@@ -30,7 +71,7 @@ class FootState:
         offsets: ``feet + 1`` springs, ``trace-offset``: the foot and body offsets.
         swing_held: ``(feet,)`` live: each foot's last stance offset (NaN at the start).
         swing: ``feet`` springs, live: a swinging foot's height (step 4b).
-        detect: ``(feet,)`` :data:`~ikrig.foot.stages.contacts.DETECT`, live contact detection.
+        detect: ``(feet,)`` :data:`DETECT`, live contact detection.
         level: ``()`` live: the ground level (world Y) under the pelvis found last frame (NaN
             at the start: the clip's floor), which sets how high ground is searched for.
     """

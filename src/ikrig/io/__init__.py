@@ -1,15 +1,21 @@
 """File input and output: BVH motion capture (:mod:`ikrig.io.bvh`) and glTF 2.0 characters
-(:mod:`ikrig.io.gltf_read`; pygltflib, the ``[gltf]`` extra, is imported only when a file is
-read)."""
+(:mod:`ikrig.io.gltf`; pygltflib, the ``[gltf]`` extra, is imported only when a file is
+read); :mod:`ikrig.io.clips` picks the format by a file's suffix."""
 
-from ._gltf_uri import files_outside_allowed
 from .bvh import BvhClip, format_bvh, parse_bvh, read_bvh, to_bvh_clip, write_bvh
 from .clips import CLIP_SUFFIXES, clip_format, read_clip, write_clip
-from .gltf_build import bvh_to_gltf, gltf_to_bvh, motion_to_gltf
-from .gltf_check import check_gltf
-from .gltf_clip import GltfClip
-from .gltf_read import list_animations, list_skins, read_gltf
-from .gltf_write import write_gltf
+from .gltf import (
+    GltfClip,
+    bvh_to_gltf,
+    check_gltf,
+    files_outside_allowed,
+    gltf_to_bvh,
+    list_animations,
+    list_skins,
+    motion_to_gltf,
+    read_gltf,
+    write_gltf,
+)
 
 __all__ = [
     "CLIP_SUFFIXES",

@@ -2,7 +2,7 @@
 (``.glb``, ``.gltf``).
 
 :func:`read_clip` gives a :class:`~ikrig.io.bvh.BvhClip` or a
-:class:`~ikrig.io.gltf_clip.GltfClip`; both carry ``motion``, and both are written back by
+:class:`~ikrig.io.gltf.clip.GltfClip`; both carry ``motion``, and both are written back by
 :func:`write_clip` with a new motion: in their own format with everything else of the file
 kept, or converted when the output's suffix names the other format (a BVH written as a
 skeleton-only glTF, a glTF animation as a BVH with the CMU channel layout).
@@ -16,7 +16,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..pose import Motion
 from .bvh import BvhClip, read_bvh, to_bvh_clip, write_bvh
-from .gltf_clip import GltfClip
+from .gltf.clip import GltfClip
 
 __all__ = ["CLIP_SUFFIXES", "AnyClip", "clip_format", "read_clip", "write_clip"]
 
@@ -55,12 +55,12 @@ def read_clip(
         animation: for glTF, the animation's name or index (default: the first); a BVH file
             holds one clip, so any value is an error there.
         fps: for glTF, the sampling rate (default: the keys' own, see
-            :func:`~ikrig.io.gltf_read.read_gltf`); an error for BVH (its frames are fixed).
+            :func:`~ikrig.io.gltf.read.read_gltf`); an error for BVH (its frames are fixed).
         data: a BVH file's bytes, when the caller has read them already (a batch hashes
             them), so that it is not read twice; a glTF file is read from ``path`` (it may
             refer to files beside it).
         allow_outside: for glTF, read buffer files outside the file's folder tree (see
-            :func:`~ikrig.io.gltf_read.read_gltf`; ``None``: the default, off unless
+            :func:`~ikrig.io.gltf.read.read_gltf`; ``None``: the default, off unless
             ``ikrig --allow-outside``).
         skin: for glTF, the skin's name or index (default: the one with the most joints).
 
@@ -71,7 +71,7 @@ def read_clip(
             line).
     """
     if clip_format(path) == "gltf":
-        from .gltf_read import read_gltf
+        from .gltf.read import read_gltf
 
         return read_gltf(path, animation=animation, fps=fps, skin=skin, allow_outside=allow_outside)
     for name, value in (("animation", animation), ("fps", fps), ("skin", skin)):
@@ -85,9 +85,9 @@ def write_clip(path: str | os.PathLike[str], clip: AnyClip, motion: Motion | Non
     format ``path``'s suffix names.
 
     - same format: a BVH keeps its hierarchy and channel layout, a glTF every other byte of
-      meaning (:func:`~ikrig.io.gltf_write.write_gltf`; ``motion`` must have the clip's
+      meaning (:func:`~ikrig.io.gltf.write.write_gltf`; ``motion`` must have the clip's
       frames, sampled at ``clip.times``);
-    - BVH to glTF: a skeleton-only character (:func:`~ikrig.io.gltf_build.motion_to_gltf`);
+    - BVH to glTF: a skeleton-only character (:func:`~ikrig.io.gltf.build.motion_to_gltf`);
     - glTF to BVH: the CMU channel layout (:func:`~ikrig.io.bvh.to_bvh_clip`).
 
     Raises:
@@ -99,12 +99,12 @@ def write_clip(path: str | os.PathLike[str], clip: AnyClip, motion: Motion | Non
         out = clip.with_motion(motion) if isinstance(clip, BvhClip) else to_bvh_clip(motion)
         write_bvh(path, out)
         return
-    from .gltf_write import write_gltf
+    from .gltf.write import write_gltf
 
     if isinstance(clip, GltfClip):
         write_gltf(path, clip, motion)
         return
-    from .gltf_build import motion_to_gltf
+    from .gltf.build import motion_to_gltf
 
     name = Path(clip.path).stem if clip.path else "ikrig"
     write_gltf(path, motion_to_gltf(motion, name))

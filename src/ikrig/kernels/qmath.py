@@ -1,7 +1,7 @@
 """Scalar quaternion, vector and angle helpers for the Numba kernels (the one copy).
 
 Private. Every chain-solver kernel (FABRIK, follow, CCD, planar CCD, DLS) and the joint
-constraint kernels (:mod:`ikrig.constraints._kernels`) use these. They take and return plain
+constraint kernels (:mod:`ikrig.kernels.constraints`) use these. They take and return plain
 tuples, ``(x, y, z, w)`` for quaternions (scalar last, Hamilton product, ``q_mul(a, b)``
 applies ``b`` first) and ``(x, y, z)`` for vectors, so hot loops allocate nothing. Kernels
 compute in float64 whatever the input dtype (the public wrappers cast float32 results back).

@@ -4,7 +4,7 @@ Entry point: :func:`solve_two_bone_kernel` (``@njit``, inlined into the caller),
 named records and returning a :class:`TwoBoneSolution`; :func:`solve_two_bone_fast` is
 its common case with the default options (about 0.6 of the cost), which marks the
 elements that need the full solve. Callers: the two-bone solver's array loops
-(:mod:`ikrig.solvers._two_bone_loops`); the foot-placement leg IK, which builds its own
+(:mod:`ikrig.solvers.two_bone._loops`); the foot-placement leg IK, which builds its own
 rotations, takes the positions alone (:func:`solve_two_bone_positions_serial`). Settings
 cross from Python into compiled code as a packed record array (:func:`make_constants`, cheap
 to pass to a Numba function) and become a :class:`TwoBoneConstants` once per call

@@ -16,8 +16,8 @@ import numpy as np
 from .._jit.setup import njit
 from ..kernels.qmath import nearest_angle_in_interval, pick, q_set, row_finite, wrap_angle
 from ._ccd_kernels import EPS, KICK, STILL, TINY, line_saddle
-from ._chain_common import settings_record
-from ._single_kernels import status, status_arrays
+from ._harness.chain_common import settings_record
+from ._harness.single_kernels import status, status_arrays
 
 CCD2D_SETTINGS = np.dtype(
     [

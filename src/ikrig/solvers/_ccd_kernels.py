@@ -2,14 +2,14 @@
 :mod:`._ccd2d_kernels`).
 
 Everything here is private. The public wrappers validate and shape the inputs
-(:mod:`ikrig.solvers._problem`); the kernels take flat, C-contiguous float64 ``(N, ...)``
+(:mod:`ikrig.solvers._harness.problem`); the kernels take flat, C-contiguous float64 ``(N, ...)``
 arrays (or ``(M, ...)`` with ``M`` 1, shared by every problem, or ``N``) and their settings
 as a one-element ``CCD_SETTINGS`` structured array, write into output arrays passed in and
 return ``bad``: ``-1``, or the index of the first problem whose inputs hold NaN or infinity
 (the wrapper turns that into an :class:`~ikrig.errors.InputError`). They compute in float64
 with the tuple helpers of :mod:`ikrig.kernels.qmath`; inside, a problem is a
-:class:`~ikrig.solvers._frame_chain.FrameChain` and a
-:class:`~ikrig.solvers._frame_chain.FrameState`.
+:class:`~ikrig.solvers._harness.frame_chain.FrameChain` and a
+:class:`~ikrig.solvers._harness.frame_chain.FrameState`.
 
 3D CCD, per problem (the start pose is first projected onto the constraints):
 
@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from .._jit.setup import njit
-from ..constraints._kernels import project_local_t
+from ..kernels.constraints import project_local_t
 from ..kernels.qmath import (
     chain_fk,
     identity_rotations,
@@ -64,9 +64,9 @@ from ..kernels.qmath import (
     v_normalize,
     v_sub,
 )
-from ._chain_common import settings_record
-from ._frame_chain import IDENTITY_Q, FrameChain, FrameState, Outputs, positions_chain
-from ._single_kernels import status, status_arrays
+from ._harness.chain_common import settings_record
+from ._harness.frame_chain import IDENTITY_Q, FrameChain, FrameState, Outputs, positions_chain
+from ._harness.single_kernels import status, status_arrays
 
 EPS = 1e-7  # sine below which two directions count as collinear
 LINE = 1e-6  # sine below which a bone counts as lying on the effector-target line

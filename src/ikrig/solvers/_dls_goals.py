@@ -11,7 +11,7 @@ import numpy as np
 
 from .._checks import as_points, batch_shape, raise_nonfinite
 from ..errors import InputError
-from ._problem import flat, frozen
+from ._harness.problem import flat, frozen
 
 _WEIGHTS: dict = {}
 _EFFECTOR_N: dict = {}

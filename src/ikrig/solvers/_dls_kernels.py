@@ -1,12 +1,12 @@
 """Numba kernels of the damped-least-squares solver (see :mod:`ikrig.solvers.dls`).
 
-Private. The wrapper validates and flattens (:mod:`ikrig.solvers._problem`); the kernels
+Private. The wrapper validates and flattens (:mod:`ikrig.solvers._harness.problem`); the kernels
 take float64 ``(N, ...)`` arrays (or ``(M, ...)``, ``M`` 1 or ``N``) and their settings as
 a one-element ``DLS_SETTINGS`` structured array, write into output arrays passed in and
 return ``bad`` (-1, or the index of the first problem whose inputs hold NaN or infinity).
 They compute in float64 with the tuple helpers of :mod:`ikrig.kernels.qmath`. Inside, a
-problem is a :class:`~ikrig.solvers._frame_chain.FrameChain`, its :class:`Goals`, its
-:class:`Active` residual rows and a :class:`~ikrig.solvers._frame_chain.FrameState`; the
+problem is a :class:`~ikrig.solvers._harness.frame_chain.FrameChain`, its :class:`Goals`, its
+:class:`Active` residual rows and a :class:`~ikrig.solvers._harness.frame_chain.FrameState`; the
 step itself (Jacobian, damped solve, straight-chain tests) is in :mod:`._dls_step`.
 
 Per problem and iteration:
@@ -67,10 +67,10 @@ from ..kernels.qmath import (
     v_get,
     v_sub,
 )
-from ._chain_common import settings_record
 from ._dls_step import aligned, apply_step, damped_step, jacobian, kick_axis, straight
-from ._frame_chain import FrameChain, FrameState, Outputs, positions_chain
-from ._single_kernels import status, status_arrays
+from ._harness.chain_common import settings_record
+from ._harness.frame_chain import FrameChain, FrameState, Outputs, positions_chain
+from ._harness.single_kernels import status, status_arrays
 
 KICK = 0.25  # radians
 STALL = 1e-10  # a step below this (radians) counts as no step

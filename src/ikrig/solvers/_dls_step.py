@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from .._jit.setup import njit
-from ..constraints._kernels import project_local_t
+from ..kernels.constraints import project_local_t
 from ..kernels.qmath import (
     q_conj,
     q_exp,

@@ -1,5 +1,5 @@
 """Numba kernels of FABRIK, free and constrained (private; the kernel contract and the shared
-helpers are in :mod:`ikrig.solvers._chain_common`)."""
+helpers are in :mod:`ikrig.solvers._harness.chain_common`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import math
 import numpy as np
 
 from .._jit.setup import njit
-from ..constraints._kernels import project_direction_t
+from ..kernels.constraints import project_direction_t
 from ..kernels.qmath import pick, q_between, q_get, q_rotate, v_from_array, v_get, v_norm, v_set
-from ._chain_common import (
+from ._harness.chain_common import (
     EPS_LEN,
     ChainInputs,
     ChainState,
@@ -32,7 +32,7 @@ from ._chain_common import (
     snap_all,
     turn_parent,
 )
-from ._single_kernels import status, status_arrays
+from ._harness.single_kernels import status, status_arrays
 
 # --------------------------------------------------------------------------------------
 # FABRIK, no constraints

@@ -1,12 +1,12 @@
 """Numba kernel of follow-the-target (private; the kernel contract and the shared helpers are
-in :mod:`ikrig.solvers._chain_common`)."""
+in :mod:`ikrig.solvers._harness.chain_common`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from .._jit.setup import njit
-from ..constraints._kernels import project_local_t
+from ..kernels.constraints import project_local_t
 from ..kernels.qmath import (
     pick,
     q_between,
@@ -22,7 +22,7 @@ from ..kernels.qmath import (
     v_norm,
     v_set,
 )
-from ._chain_common import (
+from ._harness.chain_common import (
     EPS_LEN,
     ChainInputs,
     ChainState,
@@ -42,7 +42,7 @@ from ._chain_common import (
     skip,
     turn_parent,
 )
-from ._single_kernels import status, status_arrays
+from ._harness.single_kernels import status, status_arrays
 
 
 @njit(cache=True)

@@ -35,7 +35,7 @@ Both are batched over any leading shape, keep float32 as float32, and never rais
 NaN for per-element trouble (unreachable targets, targets at a joint, zero-length bones).
 The solver is a small unit in the style of ozz-animation's IK jobs: options are a frozen,
 validated :class:`CCDOptions`; each call validates its inputs (the shared helpers of
-:mod:`ikrig.solvers._problem`) and then runs one kernel over the flattened batch.
+:mod:`ikrig.solvers._harness.problem`) and then runs one kernel over the flattened batch.
 """
 
 from __future__ import annotations
@@ -54,10 +54,10 @@ from .._jit.setup import notify_compiling
 from ..constraints import Constraint
 from ..pose import Motion
 from . import _ccd_kernels as K
-from ._packing import pack_pose_constraints, packed_or_free
-from ._problem import init_options, pose_problem
-from ._run import pose_result, positions_result, positions_setup, solve_outputs
-from ._single import rest_frames, solve_one
+from ._harness.packing import pack_pose_constraints, packed_or_free
+from ._harness.problem import init_options, pose_problem
+from ._harness.run import pose_result, positions_result, positions_setup, solve_outputs
+from ._harness.single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 

@@ -37,9 +37,9 @@ from .._jit.setup import notify_compiling
 from ..constraints import AngleLimit2D
 from ..errors import InputError
 from . import _ccd2d_kernels as K
-from ._problem import flat, frozen, init_options, result_dtype
-from ._run import finish, per_problem
-from ._single import one_chain
+from ._harness.problem import flat, frozen, init_options, result_dtype
+from ._harness.run import finish, per_problem
+from ._harness.single import one_chain
 from .result import SolveResult
 
 __all__ = ["CCD2DOptions", "CCD2DResult", "ccd_2d"]
@@ -167,7 +167,7 @@ def _dim(x, name) -> int:
 
 def _solve_one(positions_world, target_world, opts: CCD2DOptions) -> CCD2DResult | None:
     """One free chain ready for :func:`~ikrig.solvers._ccd2d_kernels.ccd2d_one`, solved
-    (see :mod:`ikrig.solvers._single`), else None: the general path."""
+    (see :mod:`ikrig.solvers._harness.single`), else None: the general path."""
     p, t = positions_world, target_world
     if not one_chain(p, t, (2, 3)):
         return None

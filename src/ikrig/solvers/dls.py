@@ -45,8 +45,8 @@ from ..errors import InputError
 from ..pose import Motion
 from . import _dls_kernels as K
 from ._dls_goals import goal_arrays, goals, target_batch
-from ._packing import pack_pose_constraints, pack_position_constraints, packed_or_free
-from ._problem import (
+from ._harness.packing import pack_pose_constraints, pack_position_constraints, packed_or_free
+from ._harness.problem import (
     PositionsProblem,
     flat,
     frozen,
@@ -54,9 +54,9 @@ from ._problem import (
     parent_rotations,
     pose_problem,
 )
-from ._rescale import rescaled, safe_norm, scaled_back
-from ._run import pose_result, positions_result, solve_outputs
-from ._single import rest_frames, solve_one
+from ._harness.rescale import rescaled, safe_norm, scaled_back
+from ._harness.run import pose_result, positions_result, solve_outputs
+from ._harness.single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 
@@ -378,7 +378,7 @@ class _Rescaled(NamedTuple):
 
 
 def _rescaled_goals(pos, tp, wpos) -> _Rescaled:
-    """:func:`~ikrig.solvers._rescale.rescaled` for DLS goals (targets of goals without a
+    """:func:`~ikrig.solvers._harness.rescale.rescaled` for DLS goals (targets of goals without a
     position weight do not count)."""
     tp = tp.copy()
     tp[:, wpos == 0] = pos[:, :1]

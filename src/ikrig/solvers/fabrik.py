@@ -69,11 +69,11 @@ from .._checks import (
 from .._jit.setup import notify_compiling
 from ..constraints import Constraint
 from ..pose import Motion
-from . import _chain_common as C
 from . import _fabrik_kernels as K
-from ._problem import init_options
-from ._run import run_pose, run_positions, solve_outputs
-from ._single import rest_frames, solve_one
+from ._harness import chain_common as C
+from ._harness.problem import init_options
+from ._harness.run import run_pose, run_positions, solve_outputs
+from ._harness.single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 

@@ -55,12 +55,12 @@ from .._jit.setup import notify_compiling
 from ..constraints import Constraint
 from ..errors import InputError
 from ..pose import Motion
-from . import _chain_common as C
 from . import _follow_kernels as K
-from ._packing import packed_or_free
-from ._problem import init_options
-from ._run import run_pose, run_positions, solve_outputs
-from ._single import rest_frames, solve_one
+from ._harness import chain_common as C
+from ._harness.packing import packed_or_free
+from ._harness.problem import init_options
+from ._harness.run import run_pose, run_positions, solve_outputs
+from ._harness.single import rest_frames, solve_one
 from .chain import Chain
 from .result import SolveResult
 
@@ -105,7 +105,7 @@ _DEFAULT = FollowOptions()
 
 def _solve(pos, target, rot, parent, packed, opts, world=True):
     """Run the follow kernel: ``(out, rot_world, rot_local, err, iters, reached, bad)``
-    (``world`` is accepted for :func:`~ikrig.solvers._run.run_pose`; the world rotations
+    (``world`` is accepted for :func:`~ikrig.solvers._harness.run.run_pose`; the world rotations
     are always filled)."""
     n = pos.shape[1] - 1
     kinds, params = packed_or_free(packed, n)

@@ -3,7 +3,7 @@
 ``ikrig view CLIP.bvh --ground stairs`` opens a page (served on 127.0.0.1 by default) with
 the clip on the ground, a timeline slider, play/pause and speed, and switches for foot IK
 (on/off and the mode), the ray casts, the contacts, the IK goals and a ghost of the original
-clip. A glTF character (:class:`~ikrig.io.gltf_clip.GltfClip`) is drawn as its skinned
+clip. A glTF character (:class:`~ikrig.io.gltf.clip.GltfClip`) is drawn as its skinned
 meshes, posed per frame (:mod:`ikrig.viz.viewer_mesh`), with switches for the mesh and the
 bones. A mesh ground is drawn as its triangles; rays under the soles that find no ground are
 drawn in amber to their full length, and the info line counts them. The ground, the
@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import IkrigError
 from ..foot.options import MODES
-from ..io.gltf_clip import GltfClip
+from ..io.gltf.clip import GltfClip
 from ..pose import Motion
 from . import _viser as V
 from .geometry import body_joint, bone_segments, ground_mesh, path_bounds, walking_axes
@@ -51,7 +51,7 @@ class ClipViewer:
 
     Args:
         clip: the clip (batch shape ``(F,)``, with ``frame_time``), or a clip read from a
-            file (``.motion``); a :class:`~ikrig.io.gltf_clip.GltfClip` with a skinned mesh
+            file (``.motion``); a :class:`~ikrig.io.gltf.clip.GltfClip` with a skinned mesh
             is drawn as that mesh.
         ground: a ground of :mod:`ikrig.ground`, or ``None`` (the clip's floor plane).
         host, port: where to serve (``port=0``: any free port).

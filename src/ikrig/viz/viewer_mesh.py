@@ -1,8 +1,8 @@
 """The skinned meshes of a glTF character in the browser viewer (viser, ``[viewer]`` extra).
 
 :class:`SkinLayer` draws every triangle primitive skinned by a
-:class:`~ikrig.io.gltf_clip.GltfClip`'s skin as one viser mesh and poses it per frame on the
-CPU (linear blend skinning, the glTF way: :mod:`ikrig.io._gltf_skin`), sending the new
+:class:`~ikrig.io.gltf.clip.GltfClip`'s skin as one viser mesh and poses it per frame on the
+CPU (linear blend skinning, the glTF way: :mod:`ikrig.io.gltf.skin`), sending the new
 vertex positions only.
 
 A shown pose (the source frame, or the foot-placed one) differs from the source frame by a
@@ -10,19 +10,22 @@ rigid motion per joint: ``D[j] = W_shown[j] @ W_source[j]^-1``, rotation
 ``R_shown R_source^T`` and no scale, since a joint's world scale (and the shear a
 non-uniform scale above it gives) is the source frame's in both.
 So the skinning matrices of the shown pose are ``D[j] @ M_source[f, s]``, with ``M_source``
-from :func:`~ikrig.io._gltf_skin.skin_matrices` computed once for the whole clip; the file's
+from :func:`~ikrig.io.gltf.skin.skin_matrices` computed once for the whole clip; the file's
 scales (a 0.01 armature, animated scales) are kept without being read again.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from ..io._gltf_data import get
-from ..io._gltf_skin import SkinnedMesh, skin_matrices, skinned_meshes
-from ..io.gltf_clip import GltfClip
+from ..io.gltf.clip import GltfClip
+from ..io.gltf.skin import (
+    SkinnedMesh,
+    base_color,
+    skin_joint_order,
+    skin_matrices,
+    skinned_meshes,
+)
 from ..math.quat import quat_conj, quat_mul, quat_to_matrix
 
 __all__ = ["NEUTRAL", "SkinLayer", "pose_vertices"]
@@ -33,7 +36,7 @@ NEUTRAL = (196, 190, 180)
 
 def pose_vertices(mesh: SkinnedMesh, matrices: np.ndarray) -> np.ndarray:
     """``(V, 3)`` float64 positions of ``mesh`` under one frame's skinning ``matrices (S, 4,
-    4)`` (or ``(S, 3, 4)``): :func:`~ikrig.io._gltf_skin.skin_vertices` for one frame, on the
+    4)`` (or ``(S, 3, 4)``): :func:`~ikrig.io.gltf.skin.skin_vertices` for one frame, on the
     ``3 x 4`` rows only."""
     a = np.asarray(matrices, dtype=np.float64)[:, :3, :]
     blend = np.einsum("vk,vkij->vij", mesh.weights, a[mesh.joints])  # (V, 3, 4)
@@ -64,7 +67,7 @@ class SkinLayer:
         prefix: the scene-tree folder of the meshes.
 
     Attributes:
-        meshes: the :class:`~ikrig.io._gltf_skin.SkinnedMesh` list (empty: nothing drawn).
+        meshes: the :class:`~ikrig.io.gltf.skin.SkinnedMesh` list (empty: nothing drawn).
         handles: one viser mesh handle per mesh; ``vertices`` the last posed ``(V, 3)``
             float64 positions of each.
     """
@@ -74,10 +77,8 @@ class SkinLayer:
         self.meshes = skinned_meshes(clip)
         self.src_rot, self.src_pos = source
         self.matrices = skin_matrices(clip) if self.meshes else np.zeros((0, 0, 4, 4))
-        skin = clip.document.skins[clip.skin]
-        where = {k: j for j, k in enumerate(clip.joint_nodes)}
-        self.order = np.array([where[k] for k in get(skin, "joints") or []], dtype=np.int64)
-        colors = mesh_colors(clip, len(self.meshes))
+        self.order = skin_joint_order(clip)
+        colors = mesh_colors(clip, self.meshes)
         self.vertices = [m.positions.copy() for m in self.meshes]
         self.handles = [
             scene.add_mesh_simple(
@@ -125,68 +126,21 @@ class SkinLayer:
             h.vertices = v.astype(np.float32)
 
 
-def mesh_colors(clip: GltfClip, count: int) -> list[tuple[int, int, int]]:
-    """One RGB colour per skinned primitive (in :func:`skinned_meshes`' order): its
-    material's base colour factor, times its base colour texture's mean colour when Pillow
-    can read it; :data:`NEUTRAL` when there is no material (or the order cannot be matched).
-    """
-    doc: Any = clip.document
-    materials = []
-    used = sorted({get(n, "mesh") for n in doc.nodes or [] if get(n, "skin") == clip.skin})
-    for m in (k for k in used if k is not None):
-        for prim in get(doc.meshes[m], "primitives") or []:
-            a = get(prim, "attributes")
-            if get(prim, "mode", 4) != 4:
-                continue
-            if None in (get(a, k) for k in ("POSITION", "JOINTS_0", "WEIGHTS_0")):
-                continue
-            materials.append(get(prim, "material"))
-    if len(materials) != count:
-        return [NEUTRAL] * count
-    return [_material_color(clip, k) for k in materials]
-
-
-def _material_color(clip: GltfClip, index) -> tuple[int, int, int]:
-    doc: Any = clip.document
-    if index is None or not 0 <= index < len(get(doc, "materials") or []):
-        return NEUTRAL
-    pbr = get(doc.materials[index], "pbrMetallicRoughness")
-    if pbr is None:
-        return NEUTRAL
-    factor = np.asarray(get(pbr, "baseColorFactor") or [1.0] * 4, dtype=np.float64)[:3]
-    texture = get(pbr, "baseColorTexture")
-    if texture is not None:
-        mean = _texture_mean(clip, get(texture, "index"))
-        if mean is not None:
-            factor = factor * mean
-    rgb = np.clip(_to_srgb(factor), 0.0, 1.0) * 255.0
-    return tuple(int(round(c)) for c in rgb)  # type: ignore[return-value]
+def mesh_colors(clip: GltfClip, meshes: list[SkinnedMesh]) -> list[tuple[int, int, int]]:
+    """One sRGB colour per skinned primitive: its material's base colour
+    (:func:`~ikrig.io.gltf.skin.base_color`), :data:`NEUTRAL` when it has no material."""
+    out: list[tuple[int, int, int]] = []
+    for mesh in meshes:
+        linear = base_color(clip, mesh)
+        if linear is None:
+            out.append(NEUTRAL)
+            continue
+        r, g, b = (int(round(c)) for c in np.clip(_to_srgb(linear), 0.0, 1.0) * 255.0)
+        out.append((r, g, b))
+    return out
 
 
 def _to_srgb(linear: np.ndarray) -> np.ndarray:
     """glTF's base colour factor is linear; viser takes sRGB bytes."""
     c = np.clip(linear, 0.0, 1.0)
     return np.where(c <= 0.0031308, 12.92 * c, 1.055 * c ** (1 / 2.4) - 0.055)
-
-
-def _texture_mean(clip: GltfClip, texture) -> np.ndarray | None:
-    """The mean linear RGB of a texture's image, or None when it cannot be read here."""
-    try:
-        import io
-
-        from PIL import Image
-
-        from ..io._gltf_data import Buffers
-
-        doc: Any = clip.document
-        image = doc.images[get(doc.textures[texture], "source")]
-        view = get(image, "bufferView")
-        if view is None:
-            return None  # external or data-URI images: the factor alone
-        data, off, length, _ = Buffers(doc, clip.path).view(view)
-        with Image.open(io.BytesIO(data[off : off + length])) as im:
-            rgb = np.asarray(im.convert("RGB").resize((64, 64)), dtype=np.float64) / 255.0
-    except Exception:  # noqa: BLE001 - a colour is a nicety; never fail the viewer on it
-        return None
-    linear = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
-    return np.asarray(linear.reshape(-1, 3).mean(axis=0))

@@ -33,6 +33,7 @@ from ...signal.spans import clean_spans, hysteresis
 from ...signal.springs import lane
 from ..context import FootContext, check_clip
 from ..options import ContactOptions
+from ..state import DetectState
 
 RULE_FIELDS = ("height_on", "height_off", "speed_on", "speed_off", "blend_in", "blend_out")
 CONTACT_RULE = np.dtype([(name, np.float64) for name in RULE_FIELDS])
@@ -256,22 +257,6 @@ def detect_foot_contacts(
     contacts = detect_contacts(heights, speeds, legs.leg_length, dt, options, standing)
     pins = pinning_curve(contacts, dt, options.blend_in, options.blend_out)
     return contacts, pins
-
-
-DETECT = np.dtype([("contact", np.bool_), ("pin", np.float64), ("last", np.float64, (2, 3))])
-"""Live contact detection state of one foot: ``contact`` (in contact), ``pin`` (the pinning
-weight) and ``last`` (the previous frame's sole points; NaN: speed 0)."""
-
-DetectState = np.ndarray
-"""``(lanes, feet)`` record array of :data:`DETECT`, updated in place (lanes: see
-:mod:`ikrig.signal.springs`)."""
-
-
-def detect_state(feet: int, lanes: int = 1) -> DetectState:
-    """A fresh detection state: no contact, pins at 0, no previous frame."""
-    state = np.zeros((lanes, feet), DETECT)
-    state["last"] = np.nan
-    return state
 
 
 @njit(cache=True)

@@ -26,37 +26,12 @@ import numpy as np
 from ..._jit.setup import njit
 from ...signal.springs import as_lanes, lane, spring_rate, spring_step
 from ..context import FootContext
+from ..state import LockBank, new_lock_state
 from .goals import FootGoals, ground_heights
 from .pelvis import allowed_reach, pelvis_reach
 
 if TYPE_CHECKING:
     from ..state import FootState
-
-
-LOCK = np.dtype(
-    [
-        ("locked", np.bool_),
-        ("point", np.int64),
-        ("anchor", np.float64, (2,)),
-        ("delta", np.float64, (2,)),
-        ("velocity", np.float64, (2,)),
-        ("released", np.bool_),
-    ]
-)
-"""One foot's lock: ``locked`` (the foot is held), ``point`` (the held sole point, 0 heel,
-1 toe), ``anchor`` (X, Z where it is kept), ``delta`` (X, Z correction added to the foot),
-``velocity`` (of the correction, per second), ``released`` (the lock let go until this
-contact ends)."""
-
-LockBank = np.ndarray
-"""``(feet,)`` record array of :data:`LOCK`, or ``(lanes, feet)`` (see
-:mod:`ikrig.signal.springs`), updated in place."""
-
-
-def new_lock_state(feet: int, lanes: int | None = None) -> LockBank:
-    """Fresh locks for ``feet`` feet (nothing locked, no correction): ``(feet,)``, or
-    ``(lanes, feet)`` when ``lanes`` is given."""
-    return np.zeros(feet if lanes is None else (lanes, feet), LOCK)
 
 
 NO_DISK = (0.0, 0.0, math.inf)

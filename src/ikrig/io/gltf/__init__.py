@@ -1,0 +1,27 @@
+"""glTF 2.0 characters (pygltflib, the ``[gltf]`` extra, imported only when a file is read):
+:mod:`~ikrig.io.gltf.read` (one skin and one animation of a file), :mod:`~ikrig.io.gltf.write`
+(the placed animation written back, the rest of the file kept), :mod:`~ikrig.io.gltf.build`
+(a glTF made from a motion, BVH <-> glTF), :mod:`~ikrig.io.gltf.check` (a document checked
+before it is read), :mod:`~ikrig.io.gltf.clip` (the :class:`GltfClip` record),
+:mod:`~ikrig.io.gltf.skin` (skinned meshes and their matrices) and
+:mod:`~ikrig.io.gltf.uri` (which files a ``.gltf`` may read), with private helpers."""
+
+from .build import bvh_to_gltf, gltf_to_bvh, motion_to_gltf
+from .check import check_gltf
+from .clip import GltfClip
+from .read import list_animations, list_skins, read_gltf
+from .uri import files_outside_allowed
+from .write import write_gltf
+
+__all__ = [
+    "GltfClip",
+    "bvh_to_gltf",
+    "check_gltf",
+    "files_outside_allowed",
+    "gltf_to_bvh",
+    "list_animations",
+    "list_skins",
+    "motion_to_gltf",
+    "read_gltf",
+    "write_gltf",
+]
