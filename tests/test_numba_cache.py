@@ -236,6 +236,46 @@ def test_a_cached_kernel_recompiles_when_a_helper_it_calls_changes(tmp_path):
     assert (fourth["VALUE"], fourth["HITS"]) == ("2", "1")
 
 
+RECORD = "from typing import NamedTuple\n\n\nclass Pair(NamedTuple):\n    a: float\n    b: float\n"
+RECORD_KERNEL = (
+    "from ._jit.setup import njit\n\n\n@njit(cache=True)\ndef kernel(pair):\n    return pair.a\n"
+)
+RECORD_CALLER = textwrap.dedent(
+    """
+    import ikrig
+    from ikrig._probe_kernel import kernel
+    from ikrig.{0} import Pair
+
+    print("VALUE=" + str(int(kernel(Pair(1.0, 2.0)))))
+    print("HITS=" + str(sum(kernel.stats.cache_hits.values())))
+    print("PACKAGE=" + ikrig.__file__)
+    """
+)
+
+
+def test_a_cached_kernel_whose_helper_moved_recompiles(tmp_path):
+    """Numba unpickles a cache index before it compares stamps, and an index names the
+    records its kernels take by module (a named tuple's class): after that module moved (an
+    upgrade in place, a pull that reorganises the package) the first call raised
+    ``ModuleNotFoundError``. An index that cannot be read is stale: the kernel recompiles."""
+    src = private_copy(tmp_path)
+    package = src / "ikrig"
+    (package / "_probe_record.py").write_text(RECORD)
+    (package / "_probe_kernel.py").write_text(RECORD_KERNEL.format("_probe_record"))
+    (tmp_path / "probe_kernel.py").write_text(RECORD_CALLER.format("_probe_record"))
+    env = {"IKRIG_CACHE_DIR": str(tmp_path / "cache")}
+    first, _ = run(tmp_path, env)
+    assert (first["VALUE"], first["HITS"]) == ("1", "0")
+
+    (package / "_probe_record.py").rename(package / "_probe_moved.py")
+    (package / "_probe_kernel.py").write_text(RECORD_KERNEL.format("_probe_moved"))
+    (tmp_path / "probe_kernel.py").write_text(RECORD_CALLER.format("_probe_moved"))
+    second, _ = run(tmp_path, env)
+    assert (second["VALUE"], second["HITS"]) == ("1", "0")  # recompiled
+    third, _ = run(tmp_path, env)
+    assert (third["VALUE"], third["HITS"]) == ("1", "1")  # and cached again
+
+
 def test_every_cached_kernel_is_stamped_with_all_it_compiles_in():
     """A kernel's sources are gathered when it is decorated: a helper imported further down
     its module would be missed. Every cached kernel's stamped sources equal what its

@@ -14,8 +14,9 @@ may compile in (:func:`kernel_sources`); a change to any of them recompiles the 
 change elsewhere does not. Other packages' kernels are left to Numba's locators. With a
 Numba whose cache machinery differs from the one this was written for (a ``CacheImpl``
 with a list of locator classes, as in 0.59-0.68), or with ``NUMBA_CACHE_LOCATOR_CLASSES``
-set, Numba's own behaviour stays. Scanning the modules costs about 12 ms when every kernel
-of the package is imported.
+set, Numba's own behaviour stays. An ikrig index that no longer unpickles (it names a
+module that moved) counts as stale (:func:`_tolerate_moved_code`). Scanning the modules
+costs about 12 ms when every kernel of the package is imported.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import pickle
 import sys
 from functools import cache
 from types import ModuleType
@@ -51,6 +53,9 @@ def _module_of(value: Any) -> str:
         name = getattr(type(value), "__module__", "") or ""
     return name
 
+
+_OUR_CACHE_DIRS: set[str] = set()
+"""The cache folders of ikrig's kernels (one per source folder), as the locator made them."""
 
 _SCANNED: dict[str, tuple[int, frozenset[str], bool]] = {}
 """Per module: its namespace's size when scanned, the ikrig modules it refers to, and
@@ -150,6 +155,7 @@ def install() -> bool:
 
         def __init__(self, py_func: Any, py_file: str) -> None:
             super().__init__(py_func, py_file)
+            _OUR_CACHE_DIRS.add(self.get_cache_path())
             try:
                 self._sources = kernel_sources(py_func)
             except Exception:  # an odd object in a namespace: never fail an import for it
@@ -159,4 +165,29 @@ def install() -> bool:
             return (super().get_source_stamp(), _digest(self._sources))
 
     classes.insert(0, KernelSourcesLocator)
+    _tolerate_moved_code(caching)
     return True
+
+
+def _tolerate_moved_code(caching: ModuleType) -> None:
+    """Numba unpickles a cache index before it compares its stamp, and an index names what
+    its kernels' signatures hold by module (a named tuple's class): once that module moved
+    or was renamed (an upgrade in place, a pull that reorganises the package) the first
+    call raised ``ModuleNotFoundError`` or ``AttributeError``. An ikrig index that cannot
+    be read is stale, as Numba takes one whose stamp differs: the kernel recompiles and the
+    index is written again. Other packages' indexes are left to Numba."""
+    index_file = getattr(caching, "IndexDataCacheFile", None)
+    load = getattr(index_file, "_load_index", None)
+    if load is None or getattr(load, "_ikrig", False):
+        return
+
+    def _load_index(self: Any) -> Any:
+        try:
+            return load(self)
+        except (ImportError, AttributeError, pickle.UnpicklingError, EOFError, TypeError):
+            if os.path.dirname(str(getattr(self, "_index_path", ""))) not in _OUR_CACHE_DIRS:
+                raise
+            return {}
+
+    _load_index._ikrig = True  # type: ignore[attr-defined]
+    index_file._load_index = _load_index  # type: ignore[union-attr]
