@@ -289,7 +289,8 @@ def test_ctrl_c_says_how_far_it_got_and_a_rerun_resumes(reference, tmp_path):
     lib, out = make_library(tmp_path / "lib"), tmp_path / "out"
     reference = dict(reference)
     (lib / "more").mkdir()
-    for i in range(40):  # more clips than two workers finish before the interrupt
+    for i in range(400):  # more clips than two workers finish before the interrupt, even
+        # on a fast machine (40 were all done within the poll's reach there)
         shutil.copyfile(lib / "walk_back.bvh", lib / "more" / f"walk_back_{i}.bvh")
         reference[f"more/walk_back_{i}.bvh"] = reference["walk_back.bvh"]
     code = "import sys; from ikrig.cli import main; sys.exit(main())"
