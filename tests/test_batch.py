@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import invoke
+from helpers import invoke
 
 from ikrig.cli import main
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import invoke
+from helpers import invoke
 
 pytest.importorskip("pygltflib")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, SHARED
+from helpers import REPO, SHARED
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import chain_fk, dtypes, random_chain, random_quats, seeds
+from helpers import chain_fk, dtypes, random_chain, random_quats, seeds
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +29,7 @@ FAST = settings(max_examples=20, deadline=None)
 
 
 def chain_positions(root, bones, rotations_local):
-    """World positions ``(..., n + 1, 3)`` of the chain (see ``conftest.chain_fk``)."""
+    """World positions ``(..., n + 1, 3)`` of the chain (see ``helpers.chain_fk``)."""
     return chain_fk(root, bones, rotations_local)[1]
 
 

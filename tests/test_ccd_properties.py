@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import BATCH_SHAPES, DTYPES, random_quats, seeds
+from helpers import BATCH_SHAPES, DTYPES, random_quats, seeds
 from hypothesis import given
 from hypothesis import strategies as st
 from test_ccd import bone_lengths, planar_chain, planar_fk, reachable_problem

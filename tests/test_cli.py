@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import invoke, one_error_line
+from helpers import invoke, one_error_line
 
 from ikrig import __version__
 from ikrig.cli import main

@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import FOX_LEGS, SHARED_BVH, SHARED_GLTF, invoke, one_error_line
+from helpers import FOX_LEGS, SHARED_BVH, SHARED_GLTF, invoke, one_error_line
 
 from ikrig.character import find_legs
 from ikrig.io import GltfClip, read_bvh, read_clip

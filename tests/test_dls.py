@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import chain_fk, dtypes, random_chain, random_quats, seeds
+from helpers import chain_fk, dtypes, random_chain, random_quats, seeds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import SHARED, float_goal
+from helpers import SHARED, float_goal
 
 from ikrig.app.placement import FootPlacement, place_clip, result_summary
 from ikrig.character import detect_up, find_legs, to_y_up

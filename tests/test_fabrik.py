@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_quats
+from helpers import random_quats
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 

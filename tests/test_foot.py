@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import SHARED_BVH, assert_foot_bar
+from helpers import SHARED_BVH, assert_foot_bar
 
 from ikrig.character import detect_up, estimate_sole, find_legs, pelvis_joint, to_y_up
 from ikrig.data.walk import humanoid_skeleton, walk_clip

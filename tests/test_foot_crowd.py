@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import quads_mesh
+from helpers import quads_mesh
 
 from ikrig.character import find_legs
 from ikrig.data.walk import walk_clip

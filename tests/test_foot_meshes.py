@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_BVH, assert_foot_bar
+from helpers import SHARED_BVH, assert_foot_bar
 
 from ikrig.character import detect_up, find_legs, pelvis_joint, to_y_up
 from ikrig.cli import main

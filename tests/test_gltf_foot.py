@@ -1,7 +1,7 @@
 """Issue 14: foot placement on real glTF characters that walk in place (CesiumMan's walk,
 the Godot platformer robot's walk and run, the Fox's walk with its four legs named), placed
 on slope and stairs with ``place_clip`` (mode full), held to issue 11's bar the BVH clips
-meet (``conftest.assert_foot_bar``).
+meet (``helpers.assert_foot_bar``).
 
 Measured the outsider's way, :func:`~ikrig.app.placement.result_metrics` against the clip's own
 floors. A cycle in place has a complication: its stance foot slides (the treadmill), so the
@@ -34,7 +34,7 @@ import pytest
 
 pytest.importorskip("pygltflib")
 
-from conftest import FOX_LEGS, SHARED_GLTF, assert_foot_bar, float_goal  # noqa: E402
+from helpers import FOX_LEGS, SHARED_GLTF, assert_foot_bar, float_goal  # noqa: E402
 
 from ikrig.app.placement import FootPlacement, place_clip, result_metrics  # noqa: E402
 from ikrig.foot.travel import move_roots  # noqa: E402

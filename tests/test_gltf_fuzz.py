@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SHARED_GLTF
+from helpers import REPO, SHARED_GLTF
 
 pytest.importorskip("pygltflib")
 

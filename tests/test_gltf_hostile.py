@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, SHARED_GLTF
+from helpers import REPO, SHARED_GLTF
 
 pytest.importorskip("pygltflib")
 

@@ -14,7 +14,7 @@ import pytest
 
 pygltflib = pytest.importorskip("pygltflib")
 
-from conftest import SHARED_GLTF  # noqa: E402
+from helpers import SHARED_GLTF  # noqa: E402
 
 from ikrig.errors import FileFormatError  # noqa: E402
 from ikrig.io import motion_to_gltf, read_gltf, write_gltf  # noqa: E402

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import FOX_LEGS, SHARED_GLTF
+from helpers import FOX_LEGS, SHARED_GLTF
 
 from ikrig.foot.stages.legs_ik import legs_run
 from ikrig.kernels.two_bone import make_constants

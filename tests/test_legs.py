@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_BVH
+from helpers import SHARED_BVH
 
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.character.legs import _by_topology

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FOX_LEGS, SHARED_BVH, SHARED_GLTF
+from helpers import FOX_LEGS, SHARED_BVH, SHARED_GLTF
 
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.character.legs import _by_topology

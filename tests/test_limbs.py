@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import FOX_LEGS, SHARED, invoke, shared_bvh_files
+from helpers import FOX_LEGS, SHARED, invoke, shared_bvh_files
 
 from ikrig.app.placement import place_clip
 from ikrig.character import detect_up, find_legs, to_y_up

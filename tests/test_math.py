@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import (
+from helpers import (
     BATCH_SHAPES,
     DTYPES,
     assert_quat_close,

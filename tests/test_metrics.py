@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 import pytest
-from conftest import SHARED, shared_bvh_files
+from helpers import SHARED, shared_bvh_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

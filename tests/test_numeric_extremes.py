@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import invoke, one_error_line
+from helpers import invoke, one_error_line
 
 from ikrig.data import walk_clip
 from ikrig.errors import InputError

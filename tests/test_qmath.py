@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import assert_quat_close
+from helpers import assert_quat_close
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 

@@ -15,7 +15,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import float_goal
+from helpers import float_goal
 
 from ikrig.app.placement import place_clip, result_metrics
 from ikrig.character import estimate_sole, find_legs, pelvis_joint

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import serve_then_stop
+from helpers import serve_then_stop
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text()

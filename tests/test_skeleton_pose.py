@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_quat_close, batch_shapes, dtypes, random_quats, seeds
+from helpers import assert_quat_close, batch_shapes, dtypes, random_quats, seeds
 from hypothesis import given, settings
 from scipy.spatial.transform import Rotation
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_BVH
+from helpers import SHARED_BVH
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -358,7 +358,7 @@ def test_facing_is_where_a_walk_cycle_walks(name, animation):
     names say: the Godot robot's ``l-thigh`` is on its right, and the body's own tell (its
     knees) decides."""
     pytest.importorskip("pygltflib")
-    from conftest import SHARED_GLTF
+    from helpers import SHARED_GLTF
 
     from ikrig.character import estimate_sole
     from ikrig.foot.travel.belt import belt_velocity

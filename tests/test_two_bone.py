@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import assert_quat_close
+from helpers import assert_quat_close
 from hypothesis import given
 from hypothesis import strategies as st
 

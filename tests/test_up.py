@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import SHARED_BVH, assert_foot_bar
+from helpers import SHARED_BVH, assert_foot_bar
 
 from ikrig.character import detect_up, find_legs, from_y_up, to_y_up
 from ikrig.cli import main

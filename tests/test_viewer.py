@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("viser", reason="viser not installed (the [viewer] extra)")
 
-from conftest import serve_then_stop  # noqa: E402
+from helpers import serve_then_stop  # noqa: E402
 from test_viz import ground_for, stick_walk  # noqa: E402
 
 from ikrig.viz import playground as pg_mod  # noqa: E402

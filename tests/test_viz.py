@@ -363,7 +363,7 @@ def test_four_legged_diagnostics_fit_and_tell_the_legs_apart(tmp_path):
     lines have a style of their own."""
     _foot_pipeline()
     pytest.importorskip("pygltflib")
-    from conftest import FOX_LEGS, SHARED_GLTF
+    from helpers import FOX_LEGS, SHARED_GLTF
 
     from ikrig.app.placement import place_clip
     from ikrig.io import read_gltf

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import FOX_LEGS, SHARED_GLTF
+from helpers import FOX_LEGS, SHARED_GLTF
 
 pytest.importorskip("viser", reason="viser not installed (the [viewer] extra)")
 pytest.importorskip("pygltflib", reason="pygltflib not installed (the [gltf] extra)")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import SHARED
+from helpers import SHARED
 
 from ikrig.character import detect_up, find_legs, pelvis_joint, to_y_up
 from ikrig.io import read_clip

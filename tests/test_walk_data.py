@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import SHARED_BVH
+from helpers import SHARED_BVH
 
 from ikrig.character import estimate_sole, find_legs
 from ikrig.data import humanoid_skeleton, walk_clip, walk_contacts
