@@ -1,14 +1,17 @@
 """Live foot placement: :class:`FootPlacer`, one pose per update (or one per character of
 a crowd), with its own state.
 
-It runs the same steps as the offline :func:`~ikrig.foot.offline.place_feet`, on one frame,
-carrying the springs and locks from frame to frame:
+It runs the same steps as the offline :func:`~ikrig.foot.offline.place_feet`, numbered as
+there, on one frame, carrying the springs and locks from frame to frame:
 
-1. **Contacts**: the given pins, the plan's, or live detection (step 2).
-2. **Sole goals**: sole points turned and locked (recipe), planted (4a, 7a, 9).
-3. **Swings, root and targets, pelvis**: causal estimates (4b, 3, 4c, 5), or the plan's
-   decisions when a :class:`~ikrig.foot.offline.FramePlan` is given.
-4. **Leg IK** and the ankle turn (6, 7b).
+- 2. **Contacts**: the given pins, the plan's, or live detection.
+- 3. **Sole goals**: sole points turned and locked (recipe, 3b and 3c), planted (3e).
+- 4.-6. **Swings, root and targets, pelvis**: causal estimates, or the plan's decisions
+  when a :class:`~ikrig.foot.offline.FramePlan` is given.
+- 8. **Leg IK** and the ankle turn (8a, 8b).
+
+Steps 1 (legs and soles, when the placer is made), 3d and 7 (they need the whole clip)
+and 9 (the baseline) are offline only.
 """
 
 from __future__ import annotations
@@ -160,7 +163,7 @@ class FootPlacer:
         return Motion._trusted(frame.skeleton, rl.reshape(shape + (4,)), pl.reshape(shape + (3,)))
 
     def _estimate(self, goals: FootGoals) -> LegPlan:
-        """Steps 4b, 3, 4c and 5 of one frame, causally."""
+        """Steps 4, 5 and 6 of one frame, causally."""
         ctx, state = self.context, self.state
         goals.offsets = live_offsets(ctx, goals, state)
         halflife = ctx.options.live.target_halflife

@@ -1,21 +1,23 @@
 """Offline foot placement: :func:`place_feet` plants a whole clip's feet on uneven ground.
 
 The steps, in order (each a function of :mod:`ikrig.foot.stages`; the recipe of
-``options.mode`` picks the ones marked *recipe*, :mod:`ikrig.foot.recipes`):
+``options.mode`` picks the ones marked *recipe*, :mod:`ikrig.foot.recipes`). This numbering
+is the one the live placer, the recipes, the state and every step's docstring use:
 
 1. **Legs and soles**: hip, knee, ankle, toe of each leg (names, topology or ``legs=``),
    the leg length (the unit of every threshold), sole points and the clip's own floor,
    which the ground's ``y = 0`` meets (``options.datum``).
 2. **Contacts**: per-foot contact and a pinning curve, or user-supplied curves.
-3. **Sole goals** (4a): sole points, turned to the ground (7a, *recipe*), locked in place
-   (9, *recipe*) and each contact's footprint slid onto one surface (9b, *recipe*), and the
-   offsets that stand them on the ground (only ground below the hips counts).
-4. **Swings** (4b): every foot's vertical offset, planned from lift-off to landing.
-5. **Root and targets** (3, 4c, *recipe*): the root follows the ground under the planted
-   feet; the ankle targets.
-6. **Pelvis** (5): what the legs need (*recipe*), as a smooth upper envelope.
-7. **Knees** (6a, *recipe*): the knees' corrections smoothed in time (no knee pops).
-8. **Leg IK** (6, 7b): two-bone IK and the ankle turn, in chunks (the state carries over).
+3. **Sole goals**: (3a) the sole points; (3b) turned to the ground (*recipe*); (3c) locked
+   in place (*recipe*); (3d) each contact's footprint slid onto one surface (*recipe*,
+   offline); (3e) the offsets that stand them on the ground (only ground below the hips
+   counts).
+4. **Swings**: every foot's vertical offset, planned from lift-off to landing.
+5. **Root and targets** (*recipe*): (5a) the root follows the ground under the planted
+   feet; (5b) the ankle targets.
+6. **Pelvis**: (6a) what the legs need (*recipe*); (6b) as a smooth upper envelope.
+7. **Knees** (*recipe*): the knees' corrections smoothed in time (no knee pops).
+8. **Leg IK**: (8a) two-bone IK, (8b) the ankle turned, in chunks (the state carries over).
 9. **Baseline**: the do-nothing baseline (root on the ground, no IK) for comparison.
 
 :class:`FootResult.plan` gives any frame's decisions as a :class:`FramePlan`, which the
@@ -81,7 +83,7 @@ class FootResult:
         legs, sole: step 1 as used.
         contacts: ``(F, feet)`` bool; pins: ``(F, feet)`` pinning curve.
         info: :class:`~ikrig.foot.stages.legs_ik.FrameInfo` of the result.
-        offsets: ``(F, feet)`` the planned vertical foot offsets (step 4b).
+        offsets: ``(F, feet)`` the planned vertical foot offsets (step 4).
         datum: how far the given ground was raised to meet the clip (its floor with
             ``datum="clip"``, else 0), in clip units.
     """
@@ -285,7 +287,7 @@ def _solve_in_chunks(
 
 
 def make_baseline(ctx: FootContext, clip: Motion, goals: FootGoals) -> Motion:
-    """The do-nothing baseline: the root follows the ground under the character (step 3,
+    """The do-nothing baseline: the root follows the ground under the character (step 5a,
     from the same planned foot offsets and pins where the ground was found), no IK."""
     return _lifted(ctx, clip, goals.rotations_world, baseline_lift(ctx, goals))
 

@@ -133,7 +133,7 @@ class ContactOptions:
 
 @dataclass(frozen=True)
 class RootOptions:
-    """Step 3, the root following the ground under the planted feet.
+    """Step 5a, the root following the ground under the planted feet.
 
     Attributes:
         halflife: smoothing of the root (0.15 s).
@@ -150,7 +150,7 @@ class RootOptions:
 
 @dataclass(frozen=True)
 class PelvisOptions:
-    """Step 5, the pelvis coming down when a leg would straighten too far.
+    """Step 6, the pelvis coming down when a leg would straighten too far.
 
     Attributes:
         max_extension: a leg may straighten to this fraction of its length, or to what the
@@ -169,7 +169,7 @@ class PelvisOptions:
 
 @dataclass(frozen=True)
 class IKOptions:
-    """Step 6, the two-bone leg IK.
+    """Step 8a, the two-bone leg IK.
 
     Attributes:
         soften: two-bone soft-IK start, fraction of the leg length (1 = off).
@@ -185,7 +185,7 @@ class IKOptions:
 
 @dataclass(frozen=True)
 class AlignOptions:
-    """Step 7, feet turned to the ground normal (full mode).
+    """Steps 3b and 8b, feet turned to the ground normal (full mode).
 
     Attributes:
         enabled: turn the feet (True).
@@ -203,7 +203,7 @@ class AlignOptions:
 
 @dataclass(frozen=True)
 class LockOptions:
-    """Step 9, foot locking (full mode).
+    """Step 3c, foot locking (full mode).
 
     Attributes:
         enabled: lock planted feet (True).

@@ -1,11 +1,11 @@
 """Recipes: which steps a foot-placement mode runs, as data. No step compares a mode.
 
 =================  =============================  =====================  ==============
-recipe             sole steps (7a, 9)             targets (3, 4c)        pelvis, knees
+recipe             sole steps (3b, 3c)            targets (5a, 5b)       pelvis, knees
 =================  =============================  =====================  ==============
 ``full``           align (``align.enabled``),     root on the planted    need + plan or
                    lock (``lock.enabled``),       feet, feet at their    hold; knees
-                   offline footprints (9b)        offsets and locks      smoothed (6a)
+                   offline footprints (3d)        offsets and locks      smoothed (7)
 ``goal-blend``     none                           rays hip -> ankle,     need + plan or
                                                   blended by the pins    hold
 ``trace-offset``   none                           trace down from each   none (its body
@@ -14,8 +14,8 @@ recipe             sole steps (7a, 9)             targets (3, 4c)        pelvis,
 =================  =============================  =====================  ==============
 
 ``trace-offset`` is the simple game recipe, ``goal-blend`` the ray-and-blend recipe, and
-``full`` all nine steps. They run on the same clips for comparison
-(``benchmarks/foot_quality_table.py``).
+``full`` all nine steps (numbered as in :mod:`ikrig.foot.offline`). They run on the same
+clips for comparison (``benchmarks/foot_quality_table.py``).
 """
 
 from __future__ import annotations
@@ -50,11 +50,11 @@ class Recipe:
 
     Attributes:
         name: the mode's name.
-        soles: steps that turn and move the sole points (7a, 9), in order.
-        planned_soles: offline only, steps that see whole contacts (9b), after ``soles``.
-        targets: the root offset and ankle targets (3, 4c).
-        pelvis_need: how far the pelvis must come down (5a).
-        knees: offline, the knee smoothing (6a).
+        soles: steps that turn and move the sole points (3b, 3c), in order.
+        planned_soles: offline only, steps that see whole contacts (3d), after ``soles``.
+        targets: the root offset and ankle targets (5a, 5b).
+        pelvis_need: how far the pelvis must come down (6a).
+        knees: offline, the knee smoothing (7).
     """
 
     name: str

@@ -62,15 +62,15 @@ class FootState:
     nothing locked and no contact. Each field has a leading lane axis.
 
     Attributes:
-        normals: ``3 feet`` springs, the ground normal under each foot (step 7).
-        lock: ``(feet,)`` :data:`LOCK` records (step 9).
-        root: 1 spring, the root's vertical offset (step 3).
-        targets: ``feet`` springs, live: each foot's vertical offset (step 4c).
-        pelvis: 1 spring, live: the pelvis coming back up (step 5).
-        weight: ``feet`` springs, the IK weight, 0 where the ground is missing (step 6).
+        normals: ``3 feet`` springs, the ground normal under each foot (step 3b).
+        lock: ``(feet,)`` :data:`LOCK` records (step 3c).
+        root: 1 spring, the root's vertical offset (step 5a).
+        targets: ``feet`` springs, live: each foot's vertical offset (step 5b).
+        pelvis: 1 spring, live: the pelvis coming back up (step 6b).
+        weight: ``feet`` springs, the IK weight, 0 where the ground is missing (step 8a).
         offsets: ``feet + 1`` springs, ``trace-offset``: the foot and body offsets.
         swing_held: ``(feet,)`` live: each foot's last stance offset (NaN at the start).
-        swing: ``feet`` springs, live: a swinging foot's height (step 4b).
+        swing: ``feet`` springs, live: a swinging foot's height (step 4).
         detect: ``(feet,)`` :data:`DETECT`, live contact detection.
         level: ``()`` live: the ground level (world Y) under the pelvis found last frame (NaN
             at the start: the clip's floor), which sets how high ground is searched for.

@@ -1,6 +1,6 @@
-"""Step 7a: each sole turns to the (smoothed) ground normal under it, limited to
+"""Step 3b: each sole turns to the (smoothed) ground normal under it, limited to
 ``align.max_angle`` and blended by the pinning curve. The turn moves the sole points of a
-:class:`~ikrig.foot.stages.goals.FootGoals` about the ankle; step 7b
+:class:`~ikrig.foot.stages.goals.FootGoals` about the ankle; step 8b
 (:mod:`~ikrig.foot.stages.legs_ik`) applies it to the ankle joint."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def align_run(points, ankles, normals, hit, pins, cos_max, rate, spring, align):
 
 
 def align_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
-    """Step 7a on ``goals``: sets ``goals.align`` and turns ``goals.points`` (the normal
+    """Step 3b on ``goals``: sets ``goals.align`` and turns ``goals.points`` (the normal
     spring is ``state.normals``)."""
     o = ctx.options.align
     xz = goals.points[..., ::2]  # X and Z

@@ -1,4 +1,4 @@
-"""Step 9b (offline): footprints that fit the ground.
+"""Step 3d (offline): footprints that fit the ground.
 
 A foot planted across a riser or a block's edge stands on its toe with its heel in the air
 (or the other way round). Seeing each contact whole, this step slides the footprint of the
@@ -168,7 +168,7 @@ def _through_time_kernel(runs, shifts, out):
 
 
 def fit_footprints(ctx: FootContext, goals: FootGoals) -> None:
-    """Step 9b on ``goals`` (offline, after the sole steps): adds the footprint shifts to
+    """Step 3d on ``goals`` (offline, after the sole steps): adds the footprint shifts to
     ``goals.shift`` and moves ``goals.points`` with them."""
     shift = footprint_shifts(ctx, goals)
     goals.shift = goals.shift + shift

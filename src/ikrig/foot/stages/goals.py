@@ -1,8 +1,8 @@
-"""Step 4a: where each foot's sole is, the animation's own clearance over its floor, and the
-vertical offsets that would stand each foot on the ground.
+"""Step 3 (3a and 3e): where each foot's sole is, the animation's own clearance over its
+floor, and the vertical offsets that would stand each foot on the ground.
 
 :func:`sole_goals` starts a :class:`FootGoals` from the source frames; the recipe's sole
-steps (7a :mod:`~ikrig.foot.stages.align`, 9 :mod:`~ikrig.foot.stages.lock`) turn and move
+steps (3b :mod:`~ikrig.foot.stages.align`, 3c :mod:`~ikrig.foot.stages.lock`) turn and move
 its sole points; :func:`plant_feet` then measures them against the ground.
 """
 
@@ -36,7 +36,7 @@ class FootGoals:
         planted: ``(F, feet)`` offset at which each sole touches the ground.
         stance: ``(F, feet)`` offset of each foot when planted (live estimate).
         found: ``(F, feet)`` the ground was found under the whole sole.
-        offsets: ``(F, feet)`` vertical foot offsets (step 4b; NaN before it).
+        offsets: ``(F, feet)`` vertical foot offsets (step 4; NaN before it).
         ceiling: ``(F,)`` world heights above which nothing is ground: the level the
             character walks on plus its hip height (:func:`reach_ceilings`), so a roof is
             never taken for the floor.
@@ -107,7 +107,7 @@ def sole_goals(
     ceiling: np.ndarray,
     points: np.ndarray | None = None,
 ) -> FootGoals:
-    """Step 4a, first half: the sole points of ``motion`` (``F`` frames, ``fk`` its world
+    """Step 3a: the sole points of ``motion`` (``F`` frames, ``fk`` its world
     rotations and positions, ``ceiling (F,)`` from :func:`reach_ceilings`) and the
     animation's own clearance over its flat floor. No turn, no shift; the driver sets the
     pins and contacts (step 2, which live detection reads off these points), and the ground
@@ -142,7 +142,7 @@ def _per_frame(value: np.ndarray, frames: int) -> np.ndarray:
 
 
 def plant_feet(ctx: FootContext, goals: FootGoals) -> None:
-    """Step 4a, second half: the vertical offset ``planted (F, feet)`` that stands each foot
+    """Step 3e: the vertical offset ``planted (F, feet)`` that stands each foot
     on the ground, checked from heel to toe (:meth:`FootSole.sole_clearance`: the lowest
     sample sits exactly on the ground beneath it, so no part of the sole cuts into a step
     edge or a bump), where the ground was ``found`` under every sample, and the live

@@ -1,4 +1,4 @@
-"""Step 6a, offline (``full``): each knee's correction smoothed in time, the ankle target
+"""Step 7, offline (``full``): each knee's correction smoothed in time, the ankle target
 moving vertically to match: near full extension the knee turns fast for the smallest change
 of reach, and this keeps it free of pops."""
 
@@ -153,7 +153,7 @@ def _knee_angle(d, l1, l2):
 
 
 def smooth_knees(ctx: FootContext, goals: FootGoals, plan: LegPlan) -> LegPlan:
-    """Step 6a on a whole clip's ``plan``: :func:`smooth_knee_targets` with the context's
+    """Step 7 on a whole clip's ``plan``: :func:`smooth_knee_targets` with the context's
     ``plan.knee_smoothing`` and ``plan.knee_jerk_limit``."""
     o, dt = ctx.options.plan, goals.frame_time
     joints = goals.positions_world[:, ctx.leg_joints]
@@ -164,5 +164,5 @@ def smooth_knees(ctx: FootContext, goals: FootGoals, plan: LegPlan) -> LegPlan:
 
 
 def keep_knees(ctx: FootContext, goals: FootGoals, plan: LegPlan) -> LegPlan:
-    """Step 6a of a recipe without it: ``plan`` as it is."""
+    """Step 7 of a recipe without it: ``plan`` as it is."""
     return plan

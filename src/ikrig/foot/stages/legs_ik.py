@@ -1,5 +1,5 @@
-"""Steps 6 and 7b: two-bone leg IK toward the ankle targets with ``ik.soften``, blended out
-where there is no ground, and the ankle turned to the ground (the turn of step 7a).
+"""Step 8 (8a and 8b): two-bone leg IK toward the ankle targets with ``ik.soften``, blended out
+where there is no ground, and the ankle turned to the ground (the turn of step 3b).
 
 Each leg bends in the source's bend plane, turned by the shortest arc that takes the
 source's hip-to-ankle axis onto the hip-to-target one; its hip and knee turn by deltas built
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
 
 class LegPlan(NamedTuple):
-    """What the legs of ``F`` frames are solved toward (steps 3-6a).
+    """What the legs of ``F`` frames are solved toward (steps 5-7).
 
     Attributes:
         root_offset: ``(F,)`` the root's vertical offset, pelvis drop not yet subtracted.
@@ -198,7 +198,7 @@ def leg_deltas(old, new, normal, normal_new, w):
 
 @njit(cache=True)
 def solve_leg(p, target, rot, usual, w, tb):
-    """One leg's IK (step 6): two-bone toward ``target`` in the source's bend plane turned
+    """One leg's IK (step 8a): two-bone toward ``target`` in the source's bend plane turned
     by the shortest arc from the source's hip-to-ankle axis to the hip-to-target one, bent
     the way the knee usually bends (:func:`bend_normal`), so neither the thigh twists about
     itself nor the knee flips side where the leg is near straight.
@@ -250,7 +250,7 @@ def solve_leg(p, target, rot, usual, w, tb):
 
 @njit(cache=True)
 def legs_run(pose, axes, plan, consts, weight, rotations_local, reached):
-    """Steps 6 and 7b, per frame.
+    """Step 8 (8a and 8b), per frame.
 
     Args:
         pose: ``(positions_world (F, J, 3), rotations_world (F, J, 4), joints (K, 3),
@@ -259,7 +259,7 @@ def legs_run(pose, axes, plan, consts, weight, rotations_local, reached):
         axes: ``(K, 3)`` the way each knee usually bends, a unit axis in its hip's frame, or
             zero (``FootContext.bend_axes``).
         plan: ``(targets (F, K, 3) world, root (F,) vertical offset with the pelvis drop,
-            found (F, K) bool, align (F, K, 4) world ankle turns of step 7a)``.
+            found (F, K) bool, align (F, K, 4) world ankle turns of step 3b)``.
         consts: two-bone constants (:func:`~ikrig.kernels.two_bone.make_constants`).
         weight: ``(rate (1,) RATE, springs (lanes, K))`` of the IK weight, whose goal is
             ``found`` (frame ``f`` uses lane ``f % lanes``).
@@ -290,7 +290,7 @@ def legs_run(pose, axes, plan, consts, weight, rotations_local, reached):
                 tb,
             )  # fmt: skip
             reached[f, k] = ok
-            # 7b. new rotations: hip and knee from the IK, the ankle turned to the ground
+            # 8b. new rotations: hip and knee from the IK, the ankle turned to the ground
             hip_w = q_mul(d_hip, q_from_array(r[hip]))
             knee_w = q_mul(d_knee, q_from_array(r[knee]))
             ankle_w = q_mul(q_toward(q_get(align[f], k), w), q_from_array(r[ankle]))
@@ -318,7 +318,7 @@ def solve_legs(
     state: FootState,
     rotations_local: np.ndarray,
 ) -> FrameInfo:
-    """Steps 6 and 7b on ``F`` frames: two-bone leg IK toward ``plan.targets_world`` on the
+    """Step 8 (8a and 8b) on ``F`` frames: two-bone leg IK toward ``plan.targets_world`` on the
     pose moved up by ``root_offset - pelvis_drop``, blended out where the ground was not
     found, and the ankle turned to the ground (``goals.align``). The IK weight's spring is
     ``state.weight``.

@@ -1,4 +1,4 @@
-"""Step 9: foot locking.
+"""Step 3c: foot locking.
 
 During a contact span the foot's planted sole point (heel or toe, whichever is lower) keeps
 the horizontal position it had when it was planted: the lock adds a horizontal correction
@@ -228,7 +228,7 @@ def lock_run(points, heights, ground, contacts, radius, rate, legs, bank, shift)
 
 
 def hold_feet(ctx: FootContext, goals: FootGoals, state: FootState) -> None:
-    """Step 9 on ``goals``: planted feet keep their horizontal place; sets ``goals.shift``
+    """Step 3c on ``goals``: planted feet keep their horizontal place; sets ``goals.shift``
     and moves ``goals.points`` (``state.lock``: :data:`LOCK` records)."""
     o = ctx.options.lock
     ceiling = goals.ceiling[:, None, None]

@@ -1,8 +1,8 @@
-"""Step 5: the pelvis comes down (limited) when a foot target would need the leg straighter
+"""Step 6: the pelvis comes down (limited) when a foot target would need the leg straighter
 than the source at that moment and ``pelvis.max_extension``; the other leg bends.
-:func:`pelvis_needs` measures how far (5a); offline the drop is a smooth upper envelope of
+:func:`pelvis_needs` measures how far (6a); offline the drop is a smooth upper envelope of
 that need, coming down ahead of it (:func:`plan_pelvis`), live it follows the need and comes
-back on a spring (:func:`hold_pelvis`) (5b)."""
+back on a spring (:func:`hold_pelvis`) (6b)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def pelvis_drop(hip, target, reach):
 
 @njit(cache=True)
 def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
-    """Step 5a: how far the pelvis must come down so that no leg straightens beyond the
+    """Step 6a: how far the pelvis must come down so that no leg straightens beyond the
     source's extension at that frame or ``max_extension`` (a smooth maximum of the two: no
     kink, never below the source's, so a leg the source holds straight needs no drop; at
     most a straight leg, or the source's stretch), the largest over the legs, clipped to
@@ -100,7 +100,7 @@ def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
 def pelvis_needs(
     ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, targets: np.ndarray
 ) -> np.ndarray:
-    """Step 5a: how far the pelvis must come down ``(F,)`` so that no leg straightens beyond
+    """Step 6a: how far the pelvis must come down ``(F,)`` so that no leg straightens beyond
     the source's extension at that frame or ``max_extension``, at most ``max_drop``, with
     the root at ``root_offset (F,)`` and the ankles at ``targets (F, feet, 3)``."""
     need = np.zeros(len(root_offset))
@@ -123,13 +123,13 @@ def pelvis_reach(ctx: FootContext) -> np.ndarray:
 def no_pelvis_need(
     ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, targets: np.ndarray
 ) -> np.ndarray:
-    """Step 5a of a recipe whose body offset already is its pelvis drop: zeros ``(F,)``."""
+    """Step 6a of a recipe whose body offset already is its pelvis drop: zeros ``(F,)``."""
     return np.zeros(len(root_offset))
 
 
 @njit(cache=True)
 def pelvis_hold_run(need, band, rate, spring, drop):
-    """Step 5b, causal: the drop follows ``need (F,)`` at once when it grows and comes back
+    """Step 6b, causal: the drop follows ``need (F,)`` at once when it grows and comes back
     on a spring (``rate``, 1 spring); a smooth maximum of the two (width ``band``) keeps the
     hand-over free of kinks. ``drop (F,)`` out; ``spring (lanes, 1)``: frame ``f`` uses
     lane ``f % lanes``."""
@@ -142,7 +142,7 @@ def pelvis_hold_run(need, band, rate, spring, drop):
 def hold_pelvis(
     ctx: FootContext, need: np.ndarray, frame_time: float, state: FootState
 ) -> np.ndarray:
-    """Step 5b, live without a plan: the pelvis drop ``(F,)`` follows ``need`` at once when
+    """Step 6b, live without a plan: the pelvis drop ``(F,)`` follows ``need`` at once when
     it grows and comes back up on a spring (``live.pelvis_halflife``)."""
     drop = np.empty(len(need))
     rate = spring_rate(ctx.options.live.pelvis_halflife, float(frame_time))
@@ -151,7 +151,7 @@ def hold_pelvis(
 
 
 def plan_pelvis(ctx: FootContext, need: np.ndarray, frame_time: float) -> np.ndarray:
-    """Step 5b, offline: the pelvis drop ``(F,)``, a smooth upper envelope of ``need``
+    """Step 6b, offline: the pelvis drop ``(F,)``, a smooth upper envelope of ``need``
     (:func:`~ikrig.signal.filters.upper_envelope` over ``plan.pelvis_window``): never less
     than a leg needs, equal to it where the need holds steady, and coming down ahead of a
     rise and back up after it without kinks, so a leg nearing its reach slows down instead

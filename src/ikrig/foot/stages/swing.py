@@ -1,4 +1,4 @@
-"""Step 4b: the vertical offset of each foot over time.
+"""Step 4: the vertical offset of each foot over time.
 
 Offline (:func:`plan_foot_offsets`) every swing is planned from lift-off to landing, seeing
 the whole clip; live without a plan (:func:`live_foot_offsets`) a causal estimate holds a
@@ -218,7 +218,7 @@ def _smoothing_weights(
 
 
 def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
-    """Step 4b, offline: every foot's vertical offset ``(F, feet)`` over the whole clip
+    """Step 4, offline: every foot's vertical offset ``(F, feet)`` over the whole clip
     (:func:`plan_foot_offsets` with the context's plan options)."""
     o, dt = ctx.options.plan, goals.frame_time
     return plan_foot_offsets(
@@ -280,6 +280,6 @@ def live_foot_offsets(
 
 
 def live_offsets(ctx: FootContext, goals: FootGoals, state: FootState) -> np.ndarray:
-    """Step 4b, live without a plan: :func:`live_foot_offsets` with the context's
+    """Step 4, live without a plan: :func:`live_foot_offsets` with the context's
     ``live.swing_halflife`` and the state's swing spring."""
     return live_foot_offsets(goals, ctx.options.live.swing_halflife, state.swing_held, state.swing)

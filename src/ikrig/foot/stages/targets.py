@@ -1,4 +1,4 @@
-"""Steps 3 and 4c: how far the root moves up, and the ankle targets.
+"""Step 5 (5a and 5b): how far the root moves up, and the ankle targets.
 
 Each recipe (:mod:`ikrig.foot.recipes`) picks one target step; all share the signature
 ``(ctx, goals, state, halflife) -> (root_offset (F,), targets_world (F, feet, 3), found
@@ -33,7 +33,7 @@ Targets = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 @njit(cache=True)
 def root_run(offsets, weights, softness, rate, spring, out):
-    """Step 3: how far the character moves up, smoothed.
+    """Step 5a: how far the character moves up, smoothed.
 
     A soft minimum (width ``softness``) of the feet's ``offsets (F, K)``, weighted by
     ``weights (F, K)`` plus :data:`ROOT_FLOOR_WEIGHT` (so a character in the air follows its
@@ -64,7 +64,7 @@ def root_offsets(
     frame_time: float,
     spring: SpringBank,
 ) -> np.ndarray:
-    """Step 3: the root's vertical offset ``(F,)`` following the feet's ``offsets (F, feet)``
+    """Step 5a: the root's vertical offset ``(F,)`` following the feet's ``offsets (F, feet)``
     where they are planted (``weights (F, feet)``), on the root spring ``spring``."""
     o = ctx.options.root
     out = np.empty(len(offsets))
@@ -81,7 +81,7 @@ def root_offsets(
 
 @njit(cache=True)
 def full_targets_run(ankles, offsets, planted, shift, rate, spring, targets):
-    """Step 4c: ankle targets ``(F, K, 3)`` from the source ``ankles``, the vertical
+    """Step 5b: ankle targets ``(F, K, 3)`` from the source ``ankles``, the vertical
     ``offsets (F, K)`` and the locking ``shift (F, K, 2)``. With ``rate.halflife > 0``
     (live estimates) the offsets move on a short spring (``spring``, ``K`` springs; it
     takes the last kinks out: lock switches, plant ramps) that never lets a sole sink below
@@ -101,7 +101,7 @@ def full_targets_run(ankles, offsets, planted, shift, rate, spring, targets):
 
 def ground_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
     """``(F, feet)`` the feet's planned offsets less what lifts a foot out of a dip below the
-    clip's floor (deeper than :data:`~.swing.KEEP_DIP`): what the root follows (step 3).
+    clip's floor (deeper than :data:`~.swing.KEEP_DIP`): what the root follows (step 5a).
     Lifting a sinking foot mends the recording, not the ground: the leg bends for it, the
     body stays, so flat ground at the floor leaves the pelvis as recorded."""
     sink = np.maximum(-goals.source_clearance - KEEP_DIP * ctx.unit, 0.0)
@@ -109,7 +109,7 @@ def ground_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 
 
 def full_targets(ctx: FootContext, goals: FootGoals, state: FootState, halflife: float) -> Targets:
-    """Steps 3, 4c and 8 (``full``): the root follows the ground under the planted feet
+    """Step 5 (``full``): the root follows the ground under the planted feet
     (:func:`ground_offsets`);
     each ankle moves by its vertical offset (``goals.offsets``) and its lock shift, live on
     a short spring (``halflife``) that never lets a sole sink into the ground."""
@@ -133,7 +133,7 @@ def full_targets(ctx: FootContext, goals: FootGoals, state: FootState, halflife:
 def goal_blend_targets(
     ctx: FootContext, goals: FootGoals, state: FootState, halflife: float
 ) -> Targets:
-    """Steps 3 and 4c (``goal-blend``): the root as in :func:`full_targets`; rays from the
+    """Step 5 (``goal-blend``): the root as in :func:`full_targets`; rays from the
     hip through the ankle (limited to the leg: the current goal; unlimited: the future goal);
     the ankle goal sits above the hit by the ankle's height over the sole; the pinning
     curve blends animated and goal positions. (``halflife``: unused.)"""
@@ -162,7 +162,7 @@ def goal_blend_targets(
 def trace_offset_targets(
     ctx: FootContext, goals: FootGoals, state: FootState, halflife: float
 ) -> Targets:
-    """Steps 3-5 (``trace-offset``, the simple game recipe): the root follows the ground
+    """Steps 5-6 (``trace-offset``, the simple game recipe): the root follows the ground
     under it, as a character controller; a trace down from each ankle, relative to the
     character, drops the body by the lower foot's offset and lifts the other foot by the
     difference; no ground within ``trace.reach`` blends that foot's IK out. Offsets move
