@@ -328,21 +328,21 @@ BREAKS = {
 
 
 def test_check_passes_on_a_written_document(small_doc):
-    from ikrig.io.gltf._wdata import load_document
+    from ikrig.io.gltf._wdata import document_from_json
 
     data, blob = small_doc
-    assert check_gltf(load_document(data, blob)) == []
+    assert check_gltf(document_from_json(data, blob)) == []
 
 
 @pytest.mark.parametrize("name", sorted(BREAKS))
 def test_check_finds_a_broken_rule(small_doc, name):
-    from ikrig.io.gltf._wdata import load_document
+    from ikrig.io.gltf._wdata import document_from_json
 
     data = json.loads(json.dumps(small_doc[0]))
     blob = bytearray(small_doc[1])
     edit, message = BREAKS[name]
     edit(data, blob)
-    problems = check_gltf(load_document(data, bytes(blob)))
+    problems = check_gltf(document_from_json(data, bytes(blob)))
     assert any(message in p for p in problems), problems
 
 

@@ -18,20 +18,11 @@ import numpy as np
 
 from ...errors import FileFormatError, InputError
 from ._json import gltf2_class
+from ._spec import COMPONENTS, NUM_COMPONENTS
 from .check import zero_fill_problem
 from .uri import data_uri_bytes, external_path, read_external, short_text
 
-COMPONENTS: dict[int, np.dtype] = {
-    5120: np.dtype("<i1"),
-    5121: np.dtype("<u1"),
-    5122: np.dtype("<i2"),
-    5123: np.dtype("<u2"),
-    5125: np.dtype("<u4"),
-    5126: np.dtype("<f4"),
-}
-"""glTF componentType -> little-endian NumPy dtype."""
-
-WIDTHS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT4": 16}
+WIDTHS = {k: NUM_COMPONENTS[k] for k in ("SCALAR", "VEC2", "VEC3", "VEC4", "MAT4")}
 """Accessor types this reader decodes -> number of components (MAT2/MAT3 are padded per
 column for 1- and 2-byte components and are never needed for skeletons: not decoded)."""
 

@@ -19,27 +19,8 @@ import numpy as np
 from ...errors import InputError
 from ...math.quat import quat_from_matrix, quat_to_matrix
 from ._json import gltf2_class
+from ._spec import COMPONENTS, GLB_BIN, GLB_JSON, GLB_MAGIC, NUM_COMPONENTS
 from .uri import data_uri_bytes, external_path, read_external, short_text
-
-COMPONENT_DTYPES: dict[int, type] = {
-    5120: np.int8,
-    5121: np.uint8,
-    5122: np.int16,
-    5123: np.uint16,
-    5125: np.uint32,
-    5126: np.float32,
-}
-"""glTF ``componentType`` -> NumPy dtype (little-endian in the file)."""
-
-NUM_COMPONENTS = {"SCALAR": 1, "VEC2": 2, "VEC3": 3, "VEC4": 4, "MAT2": 4, "MAT3": 9, "MAT4": 16}
-"""glTF accessor ``type`` -> number of components per element."""
-
-FLOAT = 5126
-ARRAY_BUFFER = 34962
-ELEMENT_ARRAY_BUFFER = 34963
-GLB_MAGIC = b"glTF"
-GLB_JSON = 0x4E4F534A
-GLB_BIN = 0x004E4942
 
 
 def pygltflib_module(what: str) -> Any:
@@ -161,7 +142,7 @@ def buffer_bytes(
 def element_size(acc: dict) -> int:
     """Bytes of one element of an accessor (matrix columns of 1- and 2-byte components are
     padded to 4 bytes, as the glTF specification says)."""
-    comp = np.dtype(COMPONENT_DTYPES[acc["componentType"]]).itemsize
+    comp = np.dtype(COMPONENTS[acc["componentType"]]).itemsize
     kind = acc["type"]
     if kind in ("MAT2", "MAT3") and comp < 4:
         rows = 2 if kind == "MAT2" else 3
@@ -190,7 +171,7 @@ def read_accessor(data: dict, buffers: list[bytes], index: int) -> np.ndarray:
             the end of a buffer.
     """
     acc = data["accessors"][index]
-    dtype = COMPONENT_DTYPES.get(acc.get("componentType", -1))
+    dtype = COMPONENTS.get(acc.get("componentType", -1))
     n = NUM_COMPONENTS.get(acc.get("type", ""), 0)
     if dtype is None or not n:
         raise InputError(f"accessor {index}: unknown componentType or type")
@@ -209,7 +190,7 @@ def read_accessor(data: dict, buffers: list[bytes], index: int) -> np.ndarray:
     if sparse:
         k = int(sparse["count"])
         iv, vv = sparse["indices"], sparse["values"]
-        idx_dtype = COMPONENT_DTYPES[iv["componentType"]]
+        idx_dtype = COMPONENTS[iv["componentType"]]
         iview = data["bufferViews"][iv["bufferView"]]
         vview = data["bufferViews"][vv["bufferView"]]
         i0 = iview.get("byteOffset", 0) + iv.get("byteOffset", 0)
@@ -285,7 +266,7 @@ def glb_bytes(data: dict, blob: bytes) -> bytes:
     return header + payload
 
 
-def load_document(data: dict, blob: bytes) -> Any:
+def document_from_json(data: dict, blob: bytes) -> Any:
     """A pygltflib ``GLTF2`` from JSON and the binary blob of its buffer 0."""
     pygltflib = pygltflib_module("glTF documents")
     doc = gltf2_class(pygltflib).gltf_from_json(json.dumps(data, allow_nan=False))

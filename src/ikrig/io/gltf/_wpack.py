@@ -20,7 +20,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from ...errors import InputError
-from ._wdata import COMPONENT_DTYPES, element_size
+from ._spec import COMPONENTS
+from ._wdata import element_size
 
 HANDLED_EXTENSIONS = frozenset(
     {
@@ -186,7 +187,7 @@ def pack(
     accessors, views = data.setdefault("accessors", []), data.setdefault("bufferViews", [])
     payload: dict[int, bytes] = {}
     for values, template, target in new_arrays:
-        dtype = np.dtype(COMPONENT_DTYPES[template["componentType"]]).newbyteorder("<")
+        dtype = np.dtype(COMPONENTS[template["componentType"]]).newbyteorder("<")
         raw = np.ascontiguousarray(values, dtype=dtype)
         acc = dict(template, bufferView=len(views), byteOffset=0, count=int(raw.shape[0]))
         view = {"buffer": 0, "byteOffset": 0, "byteLength": raw.nbytes}

@@ -34,7 +34,8 @@ import numpy as np
 from ...math.quat import quat_between, quat_rotate
 from ...pose import Motion
 from ..bvh import BvhClip, read_bvh, to_bvh_clip, write_bvh
-from ._wdata import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT, load_document
+from ._spec import ARRAY_BUFFER, ELEMENT_ARRAY_BUFFER, FLOAT
+from ._wdata import document_from_json
 from ._wpack import pack
 from .clip import GltfClip
 from .read import read_gltf
@@ -235,11 +236,11 @@ def motion_to_gltf(motion: Motion, name: str = "ikrig") -> GltfClip:
     J = motion.num_joints
     quirks = ("units are the motion's own; glTF viewers assume metres",)
     rest_clip = GltfClip(
-        load_document(data, blob), 0, None, tuple(range(J)), motion, times, np.eye(4), quirks
+        document_from_json(data, blob), 0, None, tuple(range(J)), motion, times, np.eye(4), quirks
     )
     data, blob, _ = animated_document(rest_clip, motion, times, name)
     return GltfClip(
-        load_document(data, blob), 0, 0, tuple(range(J)), motion, times, np.eye(4), quirks
+        document_from_json(data, blob), 0, 0, tuple(range(J)), motion, times, np.eye(4), quirks
     )
 
 

@@ -33,9 +33,8 @@ import numpy as np
 
 from ...errors import FileFormatError, IkrigError, InputError
 from ._json import gltf2_class
+from ._spec import COMPONENTS, NUM_COMPONENTS
 from ._wdata import (
-    COMPONENT_DTYPES,
-    NUM_COMPONENTS,
     buffer_bytes,
     document_folder,
     document_json,
@@ -146,7 +145,7 @@ def _check_layouts(doc: Any, refuse: _Refusal) -> None:
     for i, acc in enumerate(_field(doc, "accessors") or []):
         what = f"accessor {i}"
         ctype, kind, count = (_field(acc, k) for k in ("componentType", "type", "count"))
-        if ctype not in COMPONENT_DTYPES or kind not in NUM_COMPONENTS:
+        if ctype not in COMPONENTS or kind not in NUM_COMPONENTS:
             raise refuse(f"{what}: unknown type {short_text(kind)} or componentType")
         if not _count(count) or not _count(_field(acc, "byteOffset") or 0):
             raise refuse(f"{what}: count or byteOffset is not a count")
@@ -253,7 +252,7 @@ def _fits(data: dict, view_index: Any, offset: int, count: int, acc: dict, what:
     if not _index_ok(view_index, len(views)):
         return f"{what}: bufferView {view_index} does not exist"
     view = views[view_index]
-    comp = np.dtype(COMPONENT_DTYPES[acc["componentType"]]).itemsize
+    comp = np.dtype(COMPONENTS[acc["componentType"]]).itemsize
     size = element_size(acc)
     stride = view.get("byteStride") or size
     if offset % comp or (view.get("byteOffset", 0) + offset) % comp:
@@ -270,7 +269,7 @@ def _fits(data: dict, view_index: Any, offset: int, count: int, acc: dict, what:
 def _check_accessor(data: dict, i: int, acc: dict, out: list[str]) -> bool:
     """Structural checks of one accessor; whether its data can be read."""
     kind, ctype, count = acc.get("type"), acc.get("componentType"), acc.get("count")
-    if kind not in NUM_COMPONENTS or ctype not in COMPONENT_DTYPES:
+    if kind not in NUM_COMPONENTS or ctype not in COMPONENTS:
         out.append(f"accessor {i}: unknown type {kind!r} or componentType {ctype!r}")
         return False
     if not isinstance(count, int) or count < 1:

@@ -55,8 +55,8 @@ from ...math.quat import quat_conj, quat_mul, quat_normalize, quat_to_matrix
 from ...pose import Motion
 from ._nodes import path_frames, rest_turn
 from ._sample import sample
+from ._spec import FLOAT
 from ._wdata import (
-    FLOAT,
     buffer_bytes,
     document_folder,
     document_json,
