@@ -34,7 +34,13 @@ from ...errors import FileFormatError, InputError
 from ...pose import Motion
 from ...signal.filters import zero_lag_smooth
 from ..context import check_clip
-from .belt import belt_velocity, repeat_cycle, treadmill_contacts, walk_the_belt
+from .belt import (
+    _walk_the_belt,
+    belt_velocity,
+    repeat_cycle,
+    treadmill_contacts,
+    walk_the_belt,
+)
 from .roots import move_roots
 
 __all__ = [
@@ -262,6 +268,13 @@ def follow_path(
         InputError: a clip without frame time; :func:`facing`'s errors.
     """
     check_clip(motion)
+    return _follow_path(motion, legs, path, heading)
+
+
+def _follow_path(
+    motion: Motion, legs: Legs, path: TravelPath, heading: float | None = None
+) -> Motion:
+    """:func:`follow_path` on a checked clip."""
     times = np.arange(motion.num_frames) * float(motion.frame_time or 0.0)
     targets = np.stack([np.interp(times, path.times, path.xz[:, k]) for k in (0, 1)], axis=-1)
     if heading is not None:
@@ -292,11 +305,11 @@ def travel(
         InputError: both ``at`` and ``path``, or ``walk`` and ``path``; the errors of those
             functions and :func:`read_path`.
     """
-    motion = repeat_cycle(motion, legs, cycles)
+    motion = repeat_cycle(motion, legs, cycles)  # (the one check of the clip)
     if walk:
         if path is not None:
             raise InputError("walk and path: give one (walking, the clip goes its own way)")
-        walked = walk_the_belt(motion, legs)
+        walked = _walk_the_belt(motion, legs)
         pivot = _pivot(motion, legs)
         way = _pivot(walked[-1:], legs) - pivot if walked.num_frames > 1 else np.zeros(2)
         if heading is None or not np.hypot(*way) > MOVING * legs.leg_length:
@@ -309,7 +322,7 @@ def travel(
             raise InputError("at and path: give one (the path says where the clip is)")
         if not isinstance(path, TravelPath):
             path = read_path(path)
-        return follow_path(motion, legs, path, heading)
+        return _follow_path(motion, legs, path, heading)
     if at is None and heading is None:
         return motion
     return place_at(motion, legs, at, heading)

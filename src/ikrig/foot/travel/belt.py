@@ -18,6 +18,8 @@ foot lock holds them for the rest.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...character.legs import Legs, pelvis_joint
@@ -57,6 +59,11 @@ def repeat_cycle(motion: Motion, legs: Legs, cycles: int) -> Motion:
     if isinstance(cycles, bool) or not isinstance(cycles, (int, np.integer)) or cycles < 1:
         raise InputError(f"cycles: expected a whole number >= 1, got {cycles!r}")
     check_clip(motion)
+    return _repeat_cycle(motion, legs, cycles)
+
+
+def _repeat_cycle(motion: Motion, legs: Legs, cycles: int) -> Motion:
+    """:func:`repeat_cycle` on a checked clip and count."""
     if cycles == 1:
         return motion
     F = motion.num_frames
@@ -151,6 +158,18 @@ def belt_velocity(
     ``fk``: the clip's world rotations and positions, if already computed.
     """
     check_clip(motion)
+    return _belt_velocity(motion, legs, sole, options, fk, window)
+
+
+def _belt_velocity(
+    motion: Motion,
+    legs: Legs,
+    sole: FootSole,
+    options: ContactOptions | None,
+    fk: Any,
+    window: float = BELT_WINDOW,
+) -> np.ndarray:
+    """:func:`belt_velocity` on a checked clip."""
     o = options or ContactOptions()
     if motion.num_frames < 2:
         return np.zeros((motion.num_frames, 2))
@@ -222,10 +241,17 @@ def walk_the_belt(
         InputError: a clip without frame time.
     """
     check_clip(motion)
+    return _walk_the_belt(motion, legs, options, fk)
+
+
+def _walk_the_belt(
+    motion: Motion, legs: Legs, options: ContactOptions | None = None, fk: Any = None
+) -> Motion:
+    """:func:`walk_the_belt` on a checked clip."""
     if motion.num_frames < 2:
         return motion
     o = options or ContactOptions()
     fk = motion.fk() if fk is None else fk
     sole = estimate_sole(motion, legs, o.floor_percentile, fk=fk)
-    belt = belt_velocity(motion, legs, sole, o, fk)
+    belt = _belt_velocity(motion, legs, sole, o, fk)
     return _carried(motion, belt, float(motion.frame_time or 0.0))
