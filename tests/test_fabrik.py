@@ -55,20 +55,26 @@ def random_pose(rng, lengths, batch, root=None):
 
 
 def reachable_targets(rng, lengths, root, margin=0.1):
-    """Effector positions of random poses, at least ``margin * L`` inside both reach edges."""
+    """Effector positions of random poses, at least ``margin * L`` inside both reach edges,
+    or a quarter of the reachable band's width where the band is narrower (one bone holds
+    nearly all the length: the margins would leave no room, and the search never ended)."""
     lengths = np.asarray(lengths)
     total = lengths.sum()
     inner = max(0.0, 2 * lengths.max() - total)
+    m = min(margin * total, 0.25 * (total - inner))
     out = np.empty(root.shape)
     todo = np.ones(root.shape[:-1], dtype=bool)
-    while todo.any():
+    for _ in range(10_000):
+        if not todo.any():
+            break
         eff = random_pose(rng, lengths, root.shape[:-1], root)[..., -1, :]
         dist = np.linalg.norm(eff - root, axis=-1)
-        ok = todo & (dist > inner + margin * total) & (dist < (1 - margin) * total)
-        if len(lengths) == 1:
+        ok = todo & (dist > inner + m) & (dist < total - m)
+        if len(lengths) == 1 or not m > 0:
             ok = todo.copy()
         out[ok] = eff[ok]
         todo &= ~ok
+    assert not todo.any(), "no reachable target found"
     return out
 
 

@@ -62,11 +62,11 @@ def _layer(module: str) -> int:
     raise AssertionError(f"{module}: its part {part!r} is in no layer of tests/test_layout.py")
 
 
-def _imports(path: Path) -> set[str]:
-    """The ``ikrig`` modules ``path`` imports, anywhere in it (lazy imports too)."""
+def _import_statements(path: Path):
+    """``(module, names)`` of every ``ikrig`` import in ``path``, anywhere in it (lazy and
+    type-only imports too), relative ones made absolute (``names`` empty for ``import``)."""
     name = _name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             if node.level:
@@ -75,10 +75,14 @@ def _imports(path: Path) -> set[str]:
             else:
                 mod = node.module or ""
             if mod.startswith("ikrig"):
-                out.add(mod)
+                yield mod, [a.name for a in node.names]
         elif isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("ikrig")}
-    return out
+            yield from ((a.name, []) for a in node.names if a.name.startswith("ikrig"))
+
+
+def _imports(path: Path) -> set[str]:
+    """The ``ikrig`` modules or packages ``path`` imports from, as written."""
+    return {mod for mod, _ in _import_statements(path)}
 
 
 def _functions(path: Path):
@@ -221,23 +225,13 @@ NAMES = {_name(p) for p in MODULES}
 
 
 def _module_imports(path: Path) -> set[str]:
-    """The ``ikrig`` modules ``path`` imports (lazy and type-only imports too), each resolved
-    to a module: ``from . import x`` names the submodule ``x`` when there is one."""
-    name = _name(path)
-    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    """The ``ikrig`` modules ``path`` imports, each resolved to a module: ``from . import
+    x`` names the submodule ``x`` when there is one."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                mod = f"{base}.{node.module}" if node.module else base
-            else:
-                mod = node.module or ""
-            subs = {f"{mod}.{a.name}" for a in node.names} & NAMES
-            out |= subs or ({mod} if mod.startswith("ikrig") else set())
-        elif isinstance(node, ast.Import):
-            out |= {a.name for a in node.names if a.name.startswith("ikrig")}
-    return {m for m in out if m in NAMES}
+    for mod, names in _import_statements(path):
+        subs = {f"{mod}.{n}" for n in names} & NAMES
+        out |= subs or {mod}
+    return out & NAMES
 
 
 def test_no_import_cycle_between_modules():
