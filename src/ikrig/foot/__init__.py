@@ -55,9 +55,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    # not cached here: a lookup always reads the defining module, so that a name patched
+    # there (a test's monkeypatch) is the one every caller gets, whatever ran first
+    return getattr(importlib.import_module(f".{module}", __name__), name)
 
 
 __all__ = [

@@ -54,6 +54,6 @@ def __getattr__(name: str):
     module = _NAMES.get(name)
     if module is None:
         raise AttributeError(f"module 'ikrig.viz' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    # not cached here: a lookup always reads the defining module, so that a name patched
+    # there (a test's monkeypatch) is the one every caller gets, whatever ran first
+    return getattr(importlib.import_module(f".{module}", __name__), name)
