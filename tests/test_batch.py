@@ -298,6 +298,8 @@ def test_ctrl_c_says_how_far_it_got_and_a_rerun_resumes(reference, tmp_path):
     proc = subprocess.Popen(
         cmd + ["--jobs", "2"], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True, text=True,
+        # a terminal's Ctrl-C: an xdist worker may ignore SIGINT, and a child inherits that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.default_int_handler),
     )  # fmt: skip
     _wait_for_ok(out, proc)
     os.killpg(proc.pid, signal.SIGINT)
