@@ -18,8 +18,8 @@ from helpers import SHARED_GLTF  # noqa: E402
 
 from ikrig.errors import FileFormatError  # noqa: E402
 from ikrig.io import motion_to_gltf, read_gltf, write_gltf  # noqa: E402
-from ikrig.io.gltf._data import load_document  # noqa: E402
 from ikrig.io.gltf._json import decode_document, gltf2_class  # noqa: E402
+from ikrig.io.gltf.document import load_document  # noqa: E402
 from ikrig.pose import Motion  # noqa: E402
 from ikrig.skeleton import Skeleton  # noqa: E402
 

@@ -9,6 +9,7 @@ node tree; at rest it is checked against trimesh's scene graph as well.
 from __future__ import annotations
 
 import base64
+import json
 import struct
 import subprocess
 import sys
@@ -22,6 +23,7 @@ Rotation = pytest.importorskip("scipy.spatial.transform").Rotation
 Slerp = pytest.importorskip("scipy.spatial.transform").Slerp
 
 from ikrig.errors import FileFormatError, InputError  # noqa: E402
+from ikrig.io.gltf.document import WIDTHS, GltfDocument, load_document  # noqa: E402
 from ikrig.io.gltf.read import (  # noqa: E402
     clip_from_document,
     list_animations,
@@ -166,6 +168,42 @@ def test_real_file_reads(real_file):
     }[real_file.name]
     assert len(skin_joints) == expected[0]
     assert set(expected[1]) <= set(names)
+
+
+def test_real_file_document_records(real_file):
+    """The document object the readers share holds each table's fields as the file has
+    them (read here from the file's own JSON, not through pygltflib), defaults filled in."""
+    raw = load_document(real_file)
+    doc = GltfDocument(raw, real_file)
+    data = json.loads(raw.to_json())
+    assert len(doc.nodes) == len(data["nodes"])
+    for k, node in enumerate(data["nodes"]):
+        rec = doc.nodes[k]
+        assert rec.index == k and rec.name == node.get("name")
+        assert rec.children == tuple(node.get("children", []))
+        for key in ("translation", "rotation", "scale", "matrix", "mesh", "skin", "camera"):
+            assert getattr(rec, key) == node.get(key), (k, key)
+    for i, skin in enumerate(data["skins"]):
+        assert doc.skins[i].joints == tuple(skin["joints"])
+        assert doc.skins[i].inverse_bind_matrices == skin.get("inverseBindMatrices")
+    for a, anim in enumerate(data.get("animations", [])):
+        rec = doc.animations[a]
+        assert [(s.input, s.output, s.interpolation) for s in rec.samplers] == [
+            (s["input"], s["output"], s.get("interpolation", "LINEAR")) for s in anim["samplers"]
+        ]
+        assert [(c.sampler, c.node, c.path) for c in rec.channels] == [
+            (c["sampler"], c["target"].get("node"), c["target"]["path"]) for c in anim["channels"]
+        ]
+    for i, acc in enumerate(data["accessors"]):
+        rec = doc.accessors[i]
+        assert (rec.component_type, rec.type, rec.count) == (
+            acc["componentType"],
+            acc["type"],
+            acc["count"],
+        )
+        assert rec.buffer_view == acc.get("bufferView")
+        assert (rec.sparse is None) == ("sparse" not in acc)
+        assert doc.accessor(i).shape[0] == acc["count"] or acc["type"] not in WIDTHS
 
 
 def test_real_file_world_positions(real_file):

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import InputError
-from ._data import get
 from ._wpack import HANDLED_EXTENSIONS
+from .document import GltfDocument, field
 from .uri import short_text
 
 READ_TABLES = ("nodes", "skins", "animations", "accessors", "bufferViews", "buffers")
@@ -31,32 +31,31 @@ def _carriers(obj: Any) -> list[Any]:
     """``obj`` and the objects nested in it that may carry extensions ikrig reads."""
     out = [obj]
     for key in ("samplers", "channels"):
-        out += list(get(obj, key, []))
-    out += [get(ch, "target") for ch in get(obj, "channels", [])]
-    sparse = get(obj, "sparse")
+        out += list(field(obj, key, []))
+    out += [field(ch, "target") for ch in field(obj, "channels", [])]
+    sparse = field(obj, "sparse")
     if sparse is not None:
-        out += [sparse, get(sparse, "indices"), get(sparse, "values")]
+        out += [sparse, field(sparse, "indices"), field(sparse, "values")]
     return [o for o in out if o is not None]
 
 
-def unknown_required(doc: Any, where: str) -> list[str]:
+def unknown_required(doc: GltfDocument) -> list[str]:
     """Quirk lines on the unknown required extensions that touch nothing ikrig reads.
 
     Raises:
         InputError: one line naming the first unknown required extension found on
             something ikrig reads, and where.
     """
-    required = [e for e in get(doc, "extensionsRequired", []) or [] if isinstance(e, str)]
-    unknown = [e for e in dict.fromkeys(required) if e not in HANDLED_EXTENSIONS]
+    unknown = [e for e in dict.fromkeys(doc.extensions_required) if e not in HANDLED_EXTENSIONS]
     if not unknown:
         return []
     for table in READ_TABLES:
-        for i, item in enumerate(get(doc, table, []) or []):
+        for i, item in enumerate(doc.table(table)):
             for obj in _carriers(item):
-                found = [e for e in unknown if e in (get(obj, "extensions") or {})]
+                found = [e for e in unknown if e in (field(obj, "extensions") or {})]
                 if found:
                     raise InputError(
-                        f"{where}: requires extension {short_text(found[0])}, which ikrig does"
+                        f"{doc.path}: requires extension {short_text(found[0])}, which ikrig does"
                         f" not know, on {table[:-1]} {i}; not read"
                     )
     return [

@@ -8,14 +8,13 @@ a mirror cannot be a joint's TRS and raise :class:`~ikrig.errors.InputError`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from ...errors import FileFormatError, InputError
 from ...math.quat import quat_from_matrix, quat_mul, quat_normalize, quat_to_matrix
-from ._data import get
 from .check import is_index
+from .document import GltfDocument, Node
 from .uri import short_text
 
 Fail = Callable[[str], FileFormatError]
@@ -25,18 +24,18 @@ MAX_VALUE = 1e30
 BVH offsets: beyond it, world matrices overflow)."""
 
 
-def node_tree(doc: Any, fail: Fail) -> tuple[np.ndarray, list[list[int]]]:
+def node_tree(doc: GltfDocument) -> tuple[np.ndarray, list[list[int]]]:
     """``(parents (N,), children)`` of the document's nodes; ``-1`` for a tree's top node.
 
     Raises:
         FileFormatError: a child index out of range, a node with two parents, a cycle.
     """
-    nodes = doc.nodes or []
+    nodes, fail = doc.nodes, doc.fail
     n = len(nodes)
     parents = np.full(n, -1, dtype=np.int64)
     children: list[list[int]] = []
     for k, node in enumerate(nodes):
-        kids = list(get(node, "children", []))
+        kids = list(node.children)
         for c in kids:
             if not is_index(c, n):
                 raise fail(f"node {k} has a child {short_text(c)} that is not a node index")
@@ -59,8 +58,10 @@ def node_tree(doc: Any, fail: Fail) -> tuple[np.ndarray, list[list[int]]]:
     return parents, children
 
 
-def _vector(node: Any, key: str, default: list[float], k: int, fail: Fail) -> np.ndarray:
-    value = get(node, key, default)
+def _vector(node: Node, key: str, default: list[float], fail: Fail) -> np.ndarray:
+    k = node.index
+    value = getattr(node, key)
+    value = default if value is None else value
     try:
         a = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
@@ -70,24 +71,22 @@ def _vector(node: Any, key: str, default: list[float], k: int, fail: Fail) -> np
     return a
 
 
-def rest_trs(
-    node: Any, k: int, fail: Fail, where: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+def rest_trs(doc: GltfDocument, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """``(t (3,), q (4,) xyzw, s (3,), from_matrix)`` of node ``k`` at rest.
 
     ``from_matrix`` tells whether the node holds a ``matrix`` that is not the identity.
-    ``where`` names the file in :class:`~ikrig.errors.InputError` messages.
     """
-    if get(node, "matrix") is None:
-        t = _vector(node, "translation", [0.0, 0.0, 0.0], k, fail)
-        q = _vector(node, "rotation", [0.0, 0.0, 0.0, 1.0], k, fail)
-        s = _vector(node, "scale", [1.0, 1.0, 1.0], k, fail)
+    node, fail, where = doc.nodes[k], doc.fail, doc.path
+    if node.matrix is None:
+        t = _vector(node, "translation", [0.0, 0.0, 0.0], fail)
+        q = _vector(node, "rotation", [0.0, 0.0, 0.0, 1.0], fail)
+        s = _vector(node, "scale", [1.0, 1.0, 1.0], fail)
         n = float(np.linalg.norm(q))
         if n < 1e-6:
             raise fail(f"node {k}: rotation is not a unit quaternion")
         return t, q / n, s, False
-    a = _vector(node, "matrix", [0.0] * 16, k, fail).reshape(4, 4).T  # column-major
-    name = node_label(node, k)
+    a = _vector(node, "matrix", [0.0] * 16, fail).reshape(4, 4).T  # column-major
+    name = node.label
     if np.abs(a[3] - [0, 0, 0, 1]).max() > 1e-6:
         raise InputError(f"{where}: node {name} has a projective matrix (last row not 0 0 0 1)")
     lin = a[:3, :3]
@@ -100,12 +99,6 @@ def rest_trs(
     q = quat_from_matrix(rot)
     is_identity = bool(np.abs(a - np.eye(4)).max() <= 1e-12)
     return a[:3, 3].copy(), q, s, not is_identity
-
-
-def node_label(node: Any, k: int) -> str:
-    """``k 'name'`` for messages."""
-    name = get(node, "name")
-    return f"{k} {short_text(name)}" if isinstance(name, str) and name else str(k)
 
 
 def skeleton_nodes(
@@ -142,13 +135,13 @@ def skeleton_nodes(
     return order, root
 
 
-def unique_names(doc: Any, nodes: list[int]) -> tuple[list[str], bool]:
+def unique_names(doc: GltfDocument, nodes: list[int]) -> tuple[list[str], bool]:
     """Names for ``nodes``: the node names made unique (``name``, ``name.1``, ...), unnamed
     nodes ``node<k>``. The flag tells whether any name was changed."""
     taken: set[str] = set()
     out, changed = [], False
     for k in nodes:
-        raw = get(doc.nodes[k], "name")
+        raw = doc.nodes[k].name
         base = raw.strip() if isinstance(raw, str) and raw.strip() else f"node{k}"
         name, i = base, 0
         while name in taken:

@@ -12,12 +12,12 @@ scales (:data:`SCALE_RANGE`), which leave no rotation to keep.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
 from ...errors import InputError
-from ._nodes import node_label, scale_spread
+from ._nodes import scale_spread
+from .document import GltfDocument
 
 SCALE_SPREAD_QUIET = 1e-5
 """Relative spread of a node's scale components below which it counts as uniform, silently
@@ -33,12 +33,12 @@ Labels = Callable[[list[int]], str]
 
 
 def check_scales(
-    doc: Any, chain_above: tuple[Sequence[int], int], s_all: np.ndarray, where: str
+    doc: GltfDocument, chain_above: tuple[Sequence[int], int], s_all: np.ndarray, where: str
 ) -> None:
     """Refuse zero, negative and absurd scales on the chain's nodes.
 
     Args:
-        doc: the pygltflib document (for node names).
+        doc: the document (for node names).
         chain_above: ``(chain node indices (K,), how many of them lie above the skeleton)``.
         s_all: ``(F, K, 3)`` scales, rest and animated frames alike.
         where: the file, for messages.
@@ -52,14 +52,14 @@ def check_scales(
     if absurd.any():
         k = chain[int(np.argmax(absurd))]
         raise InputError(
-            f"{where}: scale of node {node_label(doc.nodes[k], k)} outside"
+            f"{where}: scale of node {doc.nodes[k].label} outside"
             f" {SCALE_RANGE[0]:g}..{SCALE_RANGE[1]:g}; ikrig cannot keep its rotations exact"
         )
     bad = (s_all <= 0).any(axis=(0, 2))
     if bad.any():
         k = chain[int(np.argmax(bad))]
         raise InputError(
-            f"{where}: zero or negative scale on node {node_label(doc.nodes[k], k)} (mirrored"
+            f"{where}: zero or negative scale on node {doc.nodes[k].label} (mirrored"
             " or collapsed nodes are not supported)"
         )
 

@@ -13,15 +13,14 @@ scene graph carries it with its joint, see :mod:`ikrig.io.gltf.write`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 
-from ...errors import FileFormatError
 from ...math.quat import quat_conj, quat_rotate
-from ._data import get
 from ._nodes import rest_trs
+from .document import GltfDocument
 
 SITE_TOLERANCE = 1e-9
 """How far (relative to the skeleton's size) a leaf's offset from its joint may move over
@@ -51,24 +50,20 @@ class Sites(NamedTuple):
     moving_rest: np.ndarray
 
 
-def _markers(doc: Any, nodes: Sequence[int], children: list[list[int]]):
+def _markers(doc: GltfDocument, nodes: Sequence[int], children: list[list[int]]):
     """``[(skeleton index of the joint, node)]`` of the leaves that only mark a point."""
     skeleton = set(nodes)
-    joints = {j for skin in doc.skins or [] for j in get(skin, "joints", [])}
-    moved = {
-        get(get(ch, "target"), "node")
-        for anim in doc.animations or []
-        for ch in get(anim, "channels", [])
-    }
+    joints = {j for skin in doc.skins for j in skin.joints}
+    moved = {ch.node for anim in doc.animations for ch in anim.channels}
     out = []
     for i, k in enumerate(nodes):
         for c in children[k]:
             node = doc.nodes[c]
-            if c in skeleton or c in joints or c in moved or get(node, "children"):
+            if c in skeleton or c in joints or c in moved or node.children:
                 continue
-            if any(get(node, key) is not None for key in ("mesh", "camera", "skin")):
+            if any(v is not None for v in (node.mesh, node.camera, node.skin)):
                 continue
-            if not get(node, "extensions"):
+            if not node.extensions:
                 out.append((i, c))
     return out
 
@@ -82,24 +77,20 @@ def _offsets(world: np.ndarray, rotations: np.ndarray, index: np.ndarray, t: np.
 
 
 def end_sites(
-    doc: Any,
+    doc: GltfDocument,
     tree: tuple[Sequence[int], list[list[int]]],
     rest: tuple[np.ndarray, np.ndarray],
     frames: tuple[np.ndarray, np.ndarray],
-    fail: Callable[[str], FileFormatError],
-    where: str,
 ) -> Sites:
     """The leaves of the skeleton whose nodes are ``tree[0]`` (every node's children in
     ``tree[1]``).
 
     Args:
-        doc: the pygltflib document.
+        doc: the document.
         tree: ``(skeleton nodes (J,), children of every node)``.
         rest: ``(node world matrices (J, 4, 4), the skeleton's world rotations (J, 4))``
             at rest.
         frames: the same per frame, ``(F, J, 4, 4)`` and ``(F, J, 4)``.
-        fail: makes the reader's FileFormatError.
-        where: the file, for messages.
     """
     nodes, children = tree
     found = _markers(doc, nodes, children)
@@ -109,7 +100,7 @@ def end_sites(
         return Sites(empty, np.zeros((0, 3)), [], empty, np.zeros((0, 4)),
                      np.zeros((F, 0, 3)), np.zeros((0, 3)))  # fmt: skip
     index = np.array([i for i, _ in found], dtype=np.int64)
-    trs = [rest_trs(doc.nodes[c], c, fail, where) for _, c in found]
+    trs = [rest_trs(doc, c) for _, c in found]
     t = np.array([r[0] for r in trs])
     at_rest = _offsets(*rest, index, t)
     per_frame = _offsets(*frames, index, t)

@@ -56,10 +56,8 @@ from ...math.quat import quat_conj, quat_from_matrix, quat_mul, quat_rotate
 from ...pose import Motion, fk
 from ...skeleton import Skeleton
 from ._anim import animation_ranges, channels, list_skins, pick_animation, pick_skin
-from ._data import Buffers, get, load_document
 from ._ext import unknown_required
 from ._nodes import (
-    node_label,
     node_tree,
     rest_trs,
     skeleton_nodes,
@@ -71,6 +69,7 @@ from ._scale import check_scales, scale_quirks
 from ._sites import end_sites
 from .check import check_document, is_index
 from .clip import GltfClip
+from .document import GltfDocument, load_document
 from .skin import SkinnedMesh, skin_matrices, skin_vertices, skinned_meshes
 from .uri import outside_allowed, short_text
 
@@ -100,12 +99,10 @@ def list_animations(
         InputError: pygltflib is not installed.
     """
     if isinstance(source, GltfClip):
-        bufs = Buffers(source.document, source.path, source.allow_outside)
-        return animation_ranges(source.document, bufs)
-    doc = load_document(source)
-    bufs = Buffers(doc, source, outside_allowed(allow_outside))
-    check_document(doc, bufs.path, bufs.base, bufs.allow_outside)
-    return animation_ranges(doc, bufs)
+        return animation_ranges(GltfDocument(source.document, source.path, source.allow_outside))
+    doc = GltfDocument.load(source, outside_allowed(allow_outside))
+    check_document(doc.raw, doc.path, doc.base, doc.allow_outside)
+    return animation_ranges(doc)
 
 
 def read_gltf(
@@ -186,13 +183,13 @@ def _clip_from_document(
         raise InputError(f"fps: expected a finite number > 0, got {short_text(fps)}")
     fps = None if fps is None else float(fps)
     allow_outside = outside_allowed(allow_outside)
-    bufs = Buffers(doc, path, allow_outside)
-    check_document(doc, bufs.path, bufs.base if path is not None else None, allow_outside)
-    quirks: list[str] = unknown_required(doc, where)
-    parents, children = node_tree(doc, bufs.fail)
+    raw, doc = doc, GltfDocument(doc, path, allow_outside)
+    check_document(raw, doc.path, doc.base if path is not None else None, allow_outside)
+    quirks: list[str] = unknown_required(doc)
+    parents, children = node_tree(doc)
     skin_index, note = pick_skin(doc, skin, where)
     quirks += [note] if note else []
-    joints = _skin_joints(doc, skin_index, bufs.fail)
+    joints = _skin_joints(doc, skin_index)
     nodes, root = skeleton_nodes(parents, children, joints)
     if root is None:
         raise InputError(f"{where}: skin {skin_index}'s joints lie in separate node trees")
@@ -208,7 +205,7 @@ def _clip_from_document(
         above.append(int(parents[above[-1] if above else root]))
     chain = above[::-1] + nodes  # top node first, then the skeleton
     anim_index = pick_animation(doc, animation, where)
-    rest = [rest_trs(doc.nodes[k], k, bufs.fail, where) for k in chain]
+    rest = [rest_trs(doc, k) for k in chain]
     matrices = [k for k, r in zip(chain, rest) if r[3]]
     if matrices:
         quirks.append(f"node matrices instead of TRS on {_labels(doc, matrices)}; decomposed")
@@ -220,9 +217,7 @@ def _clip_from_document(
         frame_time = None
         t, q, s = t_rest, q_rest, s_rest
     else:
-        times, frame_time, t, q, s = _animate(
-            doc, bufs, anim_index, fps, (chain, len(above)), quirks
-        )
+        times, frame_time, t, q, s = _animate(doc, anim_index, fps, (chain, len(above)), quirks)
         t = np.where(np.isnan(t), t_rest, t)
         q = np.where(np.isnan(q), q_rest, q)
         s = np.where(np.isnan(s), s_rest, s)
@@ -245,8 +240,6 @@ def _clip_from_document(
         (nodes, children),
         (world_rest[0, len(above) :], fk(sk_parents, rl_rest[0], pl_rest[0])[0]),
         (world[:, len(above) :], fk(sk_parents, rl, pl)[0]),
-        bufs.fail,
-        where,
     )
     if len(sites.parents):
         quirks.append(f"{len(sites.parents)} leaf node(s) under joints read as end sites")
@@ -267,7 +260,7 @@ def _clip_from_document(
     skeleton = Skeleton(tuple(names), sk_parents, pl_rest[0], sites.parents, sites.offsets)
     motion = Motion(skeleton, _continuous(rl), pl, frame_time)
     return GltfClip(
-        document=doc,
+        document=raw,
         skin=skin_index,
         animation=anim_index,
         joint_nodes=tuple(int(k) for k in nodes),
@@ -280,9 +273,9 @@ def _clip_from_document(
     )
 
 
-def _skin_joints(doc: Any, skin_index: int, fail) -> list[int]:
-    joints = list(get(doc.skins[skin_index], "joints", []))
-    n = len(doc.nodes or [])
+def _skin_joints(doc: GltfDocument, skin_index: int) -> list[int]:
+    joints, fail = list(doc.skins[skin_index].joints), doc.fail
+    n = len(doc.nodes)
     if not joints:
         raise fail(f"skin {skin_index} has no joints")
     for j in joints:
@@ -293,27 +286,27 @@ def _skin_joints(doc: Any, skin_index: int, fail) -> list[int]:
     return joints
 
 
-def _labels(doc: Any, nodes: list[int], limit: int = 6) -> str:
-    shown = ", ".join(node_label(doc.nodes[k], k) for k in nodes[:limit])
+def _labels(doc: GltfDocument, nodes: list[int], limit: int = 6) -> str:
+    shown = ", ".join(doc.nodes[k].label for k in nodes[:limit])
     return shown + (f" and {len(nodes) - limit} more" if len(nodes) > limit else "")
 
 
-def _animate(doc, bufs, anim_index, fps, chain_above, quirks):
+def _animate(doc: GltfDocument, anim_index, fps, chain_above, quirks):
     """Sample the animation's channels on the chain nodes (``chain_above``: the chain and
     how many of its nodes lie above the skeleton): ``(times, frame_time, t, q, s)`` with
     NaN where a node has no channel for that path."""
     chain, n_above = chain_above
-    found, key_sets = channels(doc, bufs, anim_index)
+    found, key_sets = channels(doc, anim_index)
     problem = grid_problem(key_sets, fps, len(chain))
     if problem:
-        raise bufs.fail(problem)
+        raise doc.fail(problem)
     times, frame_time, own = time_grid(key_sets, fps)
     if len(times) > 1 and not (np.diff(times.astype(np.float32)) > 0).all():
-        raise bufs.fail(
+        raise doc.fail(
             f"key times up to {times[-1]:.6g} s cannot hold frames {frame_time:.3g} s apart"
             " in float32"
         )
-    name = get(doc.animations[anim_index], "name") or f"animation{anim_index}"
+    name = doc.animations[anim_index].name or f"animation{anim_index}"
     if times[0] != 0:
         quirks.append(
             f"animation {short_text(name)} starts at {times[0]:.6g} s; times kept on its clock"
@@ -378,7 +371,7 @@ def _local_pose(t, q, s, chain_parents, n_above, sk_parents):
     return rl, pl, world
 
 
-def _describe_above(doc, above: list[int], root_world: np.ndarray) -> str | None:
+def _describe_above(doc: GltfDocument, above: list[int], root_world: np.ndarray) -> str | None:
     """One sentence on what the nodes above the skeleton do, or ``None`` for the identity."""
     if not above:
         return None

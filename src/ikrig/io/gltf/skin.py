@@ -13,7 +13,6 @@ animation's scale channels when the motion has the clip's frames.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -21,10 +20,10 @@ from ...errors import InputError
 from ...math.quat import quat_to_matrix
 from ...pose import Motion
 from ._anim import channels
-from ._data import Buffers, get
 from ._nodes import path_frames, rest_trs
 from ._sample import sample
 from .clip import GltfClip
+from .document import GltfDocument
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +47,15 @@ class SkinnedMesh:
     material: int | None = None
 
 
+_SKINNED = ("POSITION", "JOINTS_0", "WEIGHTS_0")
+
+
+def clip_document(clip: GltfClip) -> GltfDocument:
+    """The :class:`~ikrig.io.gltf.document.GltfDocument` of a clip's file (its buffers
+    read under the clip's ``allow_outside``)."""
+    return GltfDocument(clip.document, clip.path, clip.allow_outside)
+
+
 def skinned_meshes(clip: GltfClip) -> list[SkinnedMesh]:
     """The triangle primitives of every mesh node that uses the clip's skin (``JOINTS_0`` /
     ``WEIGHTS_0``; other influence sets, morph targets and non-triangle modes are left out).
@@ -55,32 +63,29 @@ def skinned_meshes(clip: GltfClip) -> list[SkinnedMesh]:
     Raises:
         FileFormatError: broken accessors; InputError: unsupported accessor layouts.
     """
-    doc = clip.document
-    bufs = Buffers(doc, clip.path)
+    doc = clip_document(clip)
     out = []
-    used = sorted({get(n, "mesh") for n in doc.nodes or [] if get(n, "skin") == clip.skin} - {None})
+    used = sorted({n.mesh for n in doc.nodes if n.skin == clip.skin} - {None})
     for m in used:
         mesh = doc.meshes[m]
-        for p, prim in enumerate(get(mesh, "primitives", [])):
-            attrs = get(prim, "attributes")
-            pos_i, j_i, w_i = (get(attrs, k) for k in ("POSITION", "JOINTS_0", "WEIGHTS_0"))
-            if get(prim, "mode", 4) != 4 or None in (pos_i, j_i, w_i):
+        for p, prim in enumerate(mesh.primitives):
+            pos_i, j_i, w_i = (prim.attributes.get(k) for k in _SKINNED)
+            if prim.mode != 4 or None in (pos_i, j_i, w_i):
                 continue
-            positions = bufs.accessor(pos_i)
-            index = get(prim, "indices")
+            positions = doc.accessor(pos_i)
+            index = prim.indices
             flat = (
-                np.arange(len(positions)) if index is None else bufs.accessor(index, integer=True)
+                np.arange(len(positions)) if index is None else doc.accessor(index, integer=True)
             ).reshape(-1)
             faces = flat[: len(flat) // 3 * 3].reshape(-1, 3)
             if len(faces) and (faces.min() < 0 or faces.max() >= len(positions)):
-                raise bufs.fail(f"mesh {m} primitive {p}: vertex index out of range")
-            joints = bufs.accessor(j_i, integer=True)
-            weights = bufs.accessor(w_i)
+                raise doc.fail(f"mesh {m} primitive {p}: vertex index out of range")
+            joints = doc.accessor(j_i, integer=True)
+            weights = doc.accessor(w_i)
             total = weights.sum(axis=1, keepdims=True)
             weights = weights / np.where(total > 0, total, 1.0)
-            name = f"{get(mesh, 'name') or f'mesh{m}'}/{p}"
-            material = get(prim, "material")
-            out.append(SkinnedMesh(name, positions, faces, joints, weights, material))
+            name = f"{mesh.name or f'mesh{m}'}/{p}"
+            out.append(SkinnedMesh(name, positions, faces, joints, weights, prim.material))
     return out
 
 
@@ -88,7 +93,7 @@ def skin_joint_order(clip: GltfClip) -> np.ndarray:
     """``(S,)`` int64: the skeleton joint of each entry of the skin's ``joints`` (the rows
     of :func:`skin_matrices`)."""
     where = {k: j for j, k in enumerate(clip.joint_nodes)}
-    joints = get(clip.document.skins[clip.skin], "joints", [])
+    joints = clip_document(clip).skins[clip.skin].joints
     return np.array([where[k] for k in joints], dtype=np.int64)
 
 
@@ -96,35 +101,32 @@ def base_color(clip: GltfClip, mesh: SkinnedMesh) -> np.ndarray | None:
     """``(3,)`` the linear RGB base colour of ``mesh``'s material: its base colour factor,
     times its base colour texture's mean colour when Pillow can read it (an image in a
     bufferView); None when it has no material."""
-    doc: Any = clip.document
+    doc = clip_document(clip)
     index = mesh.material
-    if index is None or not 0 <= index < len(get(doc, "materials") or []):
+    if index is None or not 0 <= index < len(doc.materials):
         return None
-    pbr = get(doc.materials[index], "pbrMetallicRoughness")
-    if pbr is None:
+    material = doc.materials[index]
+    if not material.pbr:
         return None
-    factor = np.asarray(get(pbr, "baseColorFactor") or [1.0] * 4, dtype=np.float64)[:3]
-    texture = get(pbr, "baseColorTexture")
-    if texture is not None:
-        mean = _texture_mean(clip, get(texture, "index"))
+    factor = np.asarray(material.base_color_factor or [1.0] * 4, dtype=np.float64)[:3]
+    if material.base_color_texture is not None:
+        mean = _texture_mean(doc, material.base_color_texture)
         if mean is not None:
             factor = factor * mean
     return factor
 
 
-def _texture_mean(clip: GltfClip, texture: Any) -> np.ndarray | None:
+def _texture_mean(doc: GltfDocument, texture: int) -> np.ndarray | None:
     """The mean linear RGB of a texture's image, or None when it cannot be read here."""
     try:
         import io
 
         from PIL import Image
 
-        doc: Any = clip.document
-        image = doc.images[get(doc.textures[texture], "source")]
-        view = get(image, "bufferView")
+        view = doc.image_views[doc.texture_sources[texture]]
         if view is None:
             return None  # external or data-URI images: the factor alone
-        data, off, length, _ = Buffers(doc, clip.path).view(view)
+        data, off, length, _ = doc.view(view)
         with Image.open(io.BytesIO(data[off : off + length])) as im:
             rgb = np.asarray(im.convert("RGB").resize((64, 64)), dtype=np.float64) / 255.0
     except Exception:  # noqa: BLE001 - a colour is a nicety; never fail on it
@@ -139,23 +141,22 @@ def skin_matrices(clip: GltfClip, motion: Motion | None = None) -> np.ndarray:
     motion = clip.motion if motion is None else motion
     if motion.skeleton.num_joints != len(clip.joint_nodes) or len(motion.batch_shape) != 1:
         raise InputError("motion: expected a clip (F,) on the GltfClip's skeleton")
-    doc = clip.document
+    doc = clip_document(clip)
     skin = doc.skins[clip.skin]
-    bufs = Buffers(doc, clip.path)
     rot_w, pos_w = motion.fk()
     F = len(pos_w)
     world = np.zeros((F, len(clip.joint_nodes), 4, 4))
-    world[..., :3, :3] = quat_to_matrix(rot_w) @ _residuals(clip, motion, bufs)
+    world[..., :3, :3] = quat_to_matrix(rot_w) @ _residuals(clip, motion, doc)
     world[..., :3, 3] = pos_w
     world[..., 3, 3] = 1.0
     order = skin_joint_order(clip)
-    ibm_index = get(skin, "inverseBindMatrices")
+    ibm_index = skin.inverse_bind_matrices
     if ibm_index is None:
         ibm = np.broadcast_to(np.eye(4), (len(order), 4, 4))
     else:
-        ibm = bufs.accessor(ibm_index).reshape(-1, 4, 4).transpose(0, 2, 1)  # column-major
+        ibm = doc.accessor(ibm_index).reshape(-1, 4, 4).transpose(0, 2, 1)  # column-major
         if len(ibm) != len(order):
-            raise bufs.fail(f"skin {clip.skin}: {len(ibm)} inverse bind matrices")
+            raise doc.fail(f"skin {clip.skin}: {len(ibm)} inverse bind matrices")
     return world[:, order] @ ibm
 
 
@@ -165,7 +166,7 @@ def skin_vertices(mesh: SkinnedMesh, matrices: np.ndarray) -> np.ndarray:
     return np.einsum("fvij,vj->fvi", m[..., :3, :3], mesh.positions) + m[..., :3, 3]
 
 
-def _residuals(clip: GltfClip, motion: Motion, bufs: Buffers) -> np.ndarray:
+def _residuals(clip: GltfClip, motion: Motion, doc: GltfDocument) -> np.ndarray:
     """``(F, J, 3, 3)``: each skeleton joint's world linear map in its own (rotation) frame,
     ``R_world^T W_linear``: the scales above and at the joint, and the shear a non-uniform
     scale gives the frames below it (a uniform world scale ``s`` gives ``s I``).
@@ -176,20 +177,19 @@ def _residuals(clip: GltfClip, motion: Motion, bufs: Buffers) -> np.ndarray:
     (as :mod:`ikrig.viz.viewer_mesh` takes it). Else ``motion``'s rotations, the rest
     scales and the rest transforms above.
     """
-    doc: Any = clip.document
     nodes = clip.joint_nodes
     F = motion.num_frames
-    parent_of = {c: k for k, n in enumerate(doc.nodes or []) for c in get(n, "children", [])}
+    parent_of = {c: n.index for n in doc.nodes for c in n.children}
     above = [parent_of[nodes[0]]] if nodes[0] in parent_of else []
     while above[-1:] and above[-1] in parent_of:
         above.append(parent_of[above[-1]])
-    rest = {k: rest_trs(doc.nodes[k], k, bufs.fail, bufs.path)[:3] for k in list(nodes) + above}
+    rest = {k: rest_trs(doc, k)[:3] for k in list(nodes) + above}
     tracks = {}
     animation = clip.animation if F == len(clip.times) else None
     own_frames = animation is not None
     if animation is not None:
         wanted = set(nodes) | set(above)
-        for ch in channels(doc, bufs, animation)[0]:
+        for ch in channels(doc, animation)[0]:
             if ch.node in wanted and (ch.path == "scale" or ch.node not in nodes):
                 value = sample(
                     ch.keys, ch.values, ch.interpolation, clip.times, ch.path == "rotation"
