@@ -809,10 +809,12 @@ def test_pack_trims_shared_views_and_leaves_sparse_ones():
     np.testing.assert_array_equal(np.frombuffer(new_blob, "<f4", 8, start), f32[8:])
     sparse_view = out["bufferViews"][out["accessors"][1]["sparse"]["values"]["bufferView"]]
     assert sparse_view["byteLength"] == 28  # read by a sparse part: left whole
-    from ikrig.io.gltf._wdata import read_accessor
+    from ikrig.io.gltf.document import GltfDocument
 
-    np.testing.assert_array_equal(read_accessor(out, [new_blob], 1)[:, 0], [0, 7, 8, 0])
-    np.testing.assert_array_equal(read_accessor(out, [new_blob], 0)[:, 0], f32[8:])
+    np.testing.assert_array_equal(
+        GltfDocument(out, buffers=[new_blob]).stored(1)[:, 0], [0, 7, 8, 0]
+    )
+    np.testing.assert_array_equal(GltfDocument(out, buffers=[new_blob]).stored(0)[:, 0], f32[8:])
 
 
 def test_a_single_pose(tmp_path, walk):

@@ -13,9 +13,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import InputError
+from ._records import Animation
 from ._sample import INTERPOLATIONS
 from ._spec import COMPONENTS
-from .document import Animation, GltfDocument
+from .document import GltfDocument
 from .uri import short_text
 
 PATH_WIDTH = {"translation": 3, "rotation": 4, "scale": 3}

@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import InputError
+from ._records import field
 from ._wpack import HANDLED_EXTENSIONS
-from .document import GltfDocument, field
+from .document import GltfDocument
 from .uri import short_text
 
 READ_TABLES = ("nodes", "skins", "animations", "accessors", "bufferViews", "buffers")

@@ -13,8 +13,9 @@ import numpy as np
 
 from ...errors import FileFormatError, InputError
 from ...math.quat import quat_from_matrix, quat_mul, quat_normalize, quat_to_matrix
+from ._records import Node
 from .check import is_index
-from .document import GltfDocument, Node
+from .document import GltfDocument
 from .uri import short_text
 
 Fail = Callable[[str], FileFormatError]

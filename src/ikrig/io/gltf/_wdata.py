@@ -150,68 +150,6 @@ def element_size(acc: dict) -> int:
     return NUM_COMPONENTS[kind] * comp
 
 
-def _strided(raw: bytes, start: int, count: int, stride: int, dtype, n: int) -> np.ndarray:
-    item = np.dtype(dtype).newbyteorder("<")
-    if count == 0:
-        return np.zeros((0, n), dtype=item)
-    end = start + stride * (count - 1) + n * item.itemsize
-    if start < 0 or end > len(raw):
-        raise InputError("accessor reaches past the end of its buffer")
-    rows = np.frombuffer(raw[start:end] + bytes(stride), dtype=np.uint8)[: stride * count]
-    rows = rows.reshape(count, stride)[:, : n * item.itemsize]
-    return np.ascontiguousarray(rows).view(item).reshape(count, n)
-
-
-def read_accessor(data: dict, buffers: list[bytes], index: int) -> np.ndarray:
-    """The raw component values of accessor ``index``: ``(count, components)`` in the
-    accessor's own dtype (no normalisation), sparse substitutions applied.
-
-    Raises:
-        InputError: an index out of range, a padded small-component matrix, or data past
-            the end of a buffer.
-    """
-    acc = data["accessors"][index]
-    dtype = COMPONENTS.get(acc.get("componentType", -1))
-    n = NUM_COMPONENTS.get(acc.get("type", ""), 0)
-    if dtype is None or not n:
-        raise InputError(f"accessor {index}: unknown componentType or type")
-    if element_size(acc) != n * np.dtype(dtype).itemsize:
-        raise InputError(f"accessor {index}: padded matrices are not read")
-    count = int(acc["count"])
-    if acc.get("bufferView") is None:
-        values = np.zeros((count, n), dtype=np.dtype(dtype).newbyteorder("<"))
-    else:
-        view = data["bufferViews"][acc["bufferView"]]
-        raw = buffers[view["buffer"]]
-        stride = view.get("byteStride") or n * np.dtype(dtype).itemsize
-        start = view.get("byteOffset", 0) + acc.get("byteOffset", 0)
-        values = _strided(raw, start, count, stride, dtype, n).copy()
-    sparse = acc.get("sparse")
-    if sparse:
-        k = int(sparse["count"])
-        iv, vv = sparse["indices"], sparse["values"]
-        idx_dtype = COMPONENTS[iv["componentType"]]
-        iview = data["bufferViews"][iv["bufferView"]]
-        vview = data["bufferViews"][vv["bufferView"]]
-        i0 = iview.get("byteOffset", 0) + iv.get("byteOffset", 0)
-        v0 = vview.get("byteOffset", 0) + vv.get("byteOffset", 0)
-        isize = np.dtype(idx_dtype).itemsize
-        where = _strided(buffers[iview["buffer"]], i0, k, isize, idx_dtype, 1)[:, 0]
-        vsize = n * np.dtype(dtype).itemsize
-        values[where.astype(np.int64)] = _strided(buffers[vview["buffer"]], v0, k, vsize, dtype, n)
-    return values
-
-
-def float_values(acc: dict, raw: np.ndarray) -> np.ndarray:
-    """Accessor values as float64, normalised integers mapped per the glTF rules."""
-    if not acc.get("normalized") or raw.dtype.kind not in "iu":
-        return raw.astype(np.float64)
-    info = np.iinfo(raw.dtype)
-    if info.min < 0:
-        return np.maximum(raw.astype(np.float64) / info.max, -1.0)
-    return raw.astype(np.float64) / info.max
-
-
 def node_matrix(node: dict) -> np.ndarray:
     """``(4, 4)`` local matrix of a node (its ``matrix``, column-major in the file, or TRS)."""
     if "matrix" in node:

@@ -40,9 +40,9 @@ from ._wdata import (
     document_json,
     element_size,
     pygltflib_module,
-    read_accessor,
 )
 from ._wpack import REFUSED_EXTENSIONS
+from .document import GltfDocument, zero_fill_problem
 from .uri import data_uri_bytes, external_path, file_uri, short_text, stat_external
 
 __all__ = ["check_document", "check_gltf", "is_index"]
@@ -169,22 +169,6 @@ def _check_layouts(doc: Any, refuse: _Refusal) -> None:
     for i, image in enumerate(_field(doc, "images") or []):
         if _field(image, "bufferView") is not None:
             refuse.index(_field(image, "bufferView"), len(views), f"image {i}", "bufferView")
-
-
-ZERO_FILL_BYTES = 1 << 24
-"""An accessor without bufferView (zeros, maybe sparse) may take this many bytes plus four
-times the bytes of the document's buffers; a larger ``count`` is refused before anything is
-allocated (a few bytes of JSON cannot ask for gigabytes)."""
-
-
-def zero_fill_problem(doc: Any, count: int, item_bytes: int) -> str | None:
-    """Why ``count`` zero elements of ``item_bytes`` each are too many for ``doc``, or
-    ``None`` (see :data:`ZERO_FILL_BYTES`)."""
-    sizes = [_field(b, "byteLength") for b in _field(doc, "buffers") or []]
-    limit = ZERO_FILL_BYTES + 4 * sum(s for s in sizes if _count(s))
-    if count * item_bytes > limit:
-        return f"count {short_text(count)} without bufferView asks for more than {limit} bytes"
-    return None
 
 
 def check_document(
@@ -316,8 +300,8 @@ def _check_bounds(data, buffers, i: int, what: str, out: list[str]) -> np.ndarra
     """min/max of accessor ``i`` present and equal to its data; returns the data."""
     acc = data["accessors"][i]
     try:
-        values = read_accessor(data, buffers, i)
-    except (InputError, IndexError, KeyError, ValueError) as exc:
+        values = GltfDocument(data, buffers=buffers).stored(i)
+    except (IkrigError, IndexError, KeyError, ValueError) as exc:
         out.append(f"accessor {i} ({what}): cannot read its data ({exc})")
         return None
     for key, actual in (("min", values.min(axis=0)), ("max", values.max(axis=0))):

@@ -1,16 +1,18 @@
-"""The glTF document object the readers share: one file's tables as records, its buffers
-and its accessors decoded.
+"""The glTF document object: one file's tables as records, its buffers, and the one
+accessor decoder.
 
 :class:`GltfDocument` wraps the parsed file (a ``pygltflib.GLTF2``, its JSON decoded by
 :mod:`ikrig.io.gltf._json`) once. The node, skin, animation and mesh readers take it and
-read named fields of small records (:class:`Node`, :class:`Skin`, :class:`Animation`, ...)
-instead of the pygltflib objects, whose nested parts may stay plain dicts: this module is
-the only reader code that looks into them (:func:`field`). A record keeps each value as the
-file has it, with the glTF default where it is absent; :func:`~ikrig.io.gltf.check.check_document`
-has checked the types the readers rely on before they run. Buffers are read once each, and
-accessors decoded with NumPy. Every structural problem raises
-:class:`~ikrig.errors.FileFormatError` naming the file, and an accessor this reader does
-not decode raises :class:`~ikrig.errors.InputError` naming the accessor index.
+read named fields of small records (:mod:`ikrig.io.gltf._records`: :class:`Node`,
+:class:`Skin`, :class:`Animation`, ...) instead of the pygltflib objects, whose nested parts
+may stay plain dicts. A record keeps each value as the file has it, with the glTF default
+where it is absent; :func:`~ikrig.io.gltf.check.check_document` has checked the types the
+readers rely on before they run. Buffers are read once each. Accessors are decoded here
+only: for the readers (:meth:`GltfDocument.accessor`), and for the writer and the checker,
+which wrap the document's JSON and the buffers they hold (:meth:`GltfDocument.stored`).
+Every structural problem raises :class:`~ikrig.errors.FileFormatError` naming the file,
+and an accessor this reader does not decode raises :class:`~ikrig.errors.InputError`
+naming the accessor index.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -27,8 +29,23 @@ import numpy as np
 
 from ...errors import FileFormatError, InputError
 from ._json import gltf2_class
+from ._records import (
+    Accessor,
+    Animation,
+    Material,
+    Mesh,
+    Node,
+    Skin,
+    Sparse,
+    accessor_record,
+    animation_record,
+    field,
+    material_record,
+    mesh_record,
+    node_record,
+    skin_record,
+)
 from ._spec import COMPONENTS, NUM_COMPONENTS
-from .check import zero_fill_problem
 from .uri import data_uri_bytes, external_path, read_external, short_text
 
 WIDTHS = {k: NUM_COMPONENTS[k] for k in ("SCALAR", "VEC2", "VEC3", "VEC4", "MAT4")}
@@ -37,221 +54,24 @@ column for 1- and 2-byte components and are never needed for skeletons: not deco
 
 _NORMALISE = {5120: 127.0, 5121: 255.0, 5122: 32767.0, 5123: 65535.0}
 
-
-def field(obj: Any, key: str, default: Any = None) -> Any:
-    """A field of a pygltflib object or of a plain dict (nested objects may stay dicts);
-    ``default`` when it is absent or ``None``."""
-    if obj is None:
-        return default
-    value = obj.get(key, default) if isinstance(obj, dict) else getattr(obj, key, default)
-    return default if value is None else value
+ZERO_FILL_BYTES = 1 << 24
+"""An accessor without bufferView (zeros, maybe sparse) may take this many bytes plus four
+times the bytes of the document's buffers; a larger ``count`` is refused before anything is
+allocated (a few bytes of JSON cannot ask for gigabytes)."""
 
 
-def _items(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, (list, tuple)) else ()
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
-    """One node: its fields as in the file, ``None`` where absent (``children`` empty)."""
-
-    index: int
-    name: Any
-    children: tuple[Any, ...]
-    translation: Any
-    rotation: Any
-    scale: Any
-    matrix: Any
-    mesh: Any
-    skin: Any
-    camera: Any
-    extensions: Any
-
-    @property
-    def label(self) -> str:
-        """``k 'name'`` for messages."""
-        name = self.name
-        k = self.index
-        return f"{k} {short_text(name)}" if isinstance(name, str) and name else str(k)
-
-
-@dataclass(frozen=True, slots=True)
-class Skin:
-    """One skin: its joints (node indices) and inverse bind matrices (an accessor)."""
-
-    index: int
-    name: Any
-    joints: tuple[Any, ...]
-    inverse_bind_matrices: Any
-
-    @property
-    def label(self) -> str:
-        """The skin's name, or ``skin<index>`` when it has none."""
-        return self.name or f"skin{self.index}"
-
-
-@dataclass(frozen=True, slots=True)
-class Sampler:
-    """An animation sampler: key times and values (accessors), interpolation."""
-
-    input: Any
-    output: Any
-    interpolation: Any
-
-
-@dataclass(frozen=True, slots=True)
-class ChannelTarget:
-    """An animation channel: its sampler, the node and path it animates."""
-
-    sampler: Any
-    node: Any
-    path: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Animation:
-    """One animation: its samplers and channels."""
-
-    index: int
-    name: Any
-    samplers: tuple[Sampler, ...]
-    channels: tuple[ChannelTarget, ...]
-
-    @property
-    def label(self) -> str:
-        """The animation's name, or ``animation<index>`` when it has none."""
-        name = self.name
-        return name if isinstance(name, str) and name else f"animation{self.index}"
-
-
-@dataclass(frozen=True, slots=True)
-class Primitive:
-    """A mesh primitive: ``attributes`` (name -> accessor), indices, mode, material."""
-
-    attributes: dict[str, Any]
-    indices: Any
-    mode: Any
-    material: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Mesh:
-    """A mesh: its name and primitives."""
-
-    index: int
-    name: Any
-    primitives: tuple[Primitive, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Material:
-    """What a viewer takes of a material: whether it has a PBR block, its base colour
-    factor and its base colour texture (a texture index)."""
-
-    pbr: bool
-    base_color_factor: Any
-    base_color_texture: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Sparse:
-    """An accessor's sparse part: count, index layout and places, value places."""
-
-    count: Any
-    index_type: Any
-    index_view: Any
-    index_offset: Any
-    value_view: Any
-    value_offset: Any
-    complete: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Accessor:
-    """An accessor's layout and place."""
-
-    component_type: Any
-    type: Any
-    count: Any
-    buffer_view: Any
-    byte_offset: Any
-    normalized: Any
-    sparse: Sparse | None
-
-
-def _node(k: int, n: Any) -> Node:
-    return Node(
-        k, field(n, "name"), _items(field(n, "children", [])),
-        field(n, "translation"), field(n, "rotation"), field(n, "scale"), field(n, "matrix"),
-        field(n, "mesh"), field(n, "skin"), field(n, "camera"), field(n, "extensions"),
-    )  # fmt: skip
-
-
-def _skin(i: int, s: Any) -> Skin:
-    joints = _items(field(s, "joints", []))
-    return Skin(i, field(s, "name"), joints, field(s, "inverseBindMatrices"))
-
-
-def _animation(a: int, anim: Any) -> Animation:
-    samplers = tuple(
-        Sampler(field(s, "input", -1), field(s, "output", -1), field(s, "interpolation", "LINEAR"))
-        for s in field(anim, "samplers", [])
-    )
-    targets = [(ch, field(ch, "target")) for ch in field(anim, "channels", [])]
-    channels = tuple(
-        ChannelTarget(field(ch, "sampler"), field(target, "node"), field(target, "path"))
-        for ch, target in targets
-    )
-    return Animation(a, field(anim, "name"), samplers, channels)
-
-
-def _attributes(attrs: Any) -> dict[str, Any]:
-    if attrs is None:
-        return {}
-    pairs = attrs.items() if isinstance(attrs, dict) else vars(attrs).items()
-    return {k: v for k, v in pairs if v is not None}
-
-
-def _mesh(m: int, mesh: Any) -> Mesh:
-    prims = tuple(
-        Primitive(
-            _attributes(field(p, "attributes")),
-            field(p, "indices"),
-            field(p, "mode", 4),
-            field(p, "material"),
-        )  # fmt: skip
-        for p in field(mesh, "primitives", [])
-    )
-    return Mesh(m, field(mesh, "name"), prims)
-
-
-def _material(mat: Any) -> Material:
-    pbr = field(mat, "pbrMetallicRoughness")
-    texture = field(pbr, "baseColorTexture")
-    return Material(
-        pbr is not None, field(pbr, "baseColorFactor"),
-        None if texture is None else field(texture, "index"),
-    )  # fmt: skip
-
-
-def _sparse(sparse: Any) -> Sparse | None:
-    if sparse is None:
-        return None
-    idx, val = field(sparse, "indices"), field(sparse, "values")
-    return Sparse(
-        field(sparse, "count", 0), field(idx, "componentType"),
-        field(idx, "bufferView", -1), field(idx, "byteOffset", 0),
-        field(val, "bufferView", -1), field(val, "byteOffset", 0),
-        idx is not None and val is not None,
-    )  # fmt: skip
-
-
-def _accessor(acc: Any) -> Accessor:
-    return Accessor(
-        field(acc, "componentType"), field(acc, "type"), field(acc, "count", 0),
-        field(acc, "bufferView"), field(acc, "byteOffset", 0), field(acc, "normalized", False),
-        _sparse(field(acc, "sparse")),
-    )  # fmt: skip
+def zero_fill_problem(doc: Any, count: int, item_bytes: int) -> str | None:
+    """Why ``count`` zero elements of ``item_bytes`` each are too many for ``doc`` (a
+    pygltflib document or its JSON), or ``None`` (see :data:`ZERO_FILL_BYTES`)."""
+    sizes = [field(b, "byteLength") for b in field(doc, "buffers", []) or []]
+    limit = ZERO_FILL_BYTES + 4 * sum(s for s in sizes if _is_count(s))
+    if count * item_bytes > limit:
+        return f"count {short_text(count)} without bufferView asks for more than {limit} bytes"
+    return None
 
 
 def load_document(path: str | os.PathLike) -> Any:
@@ -286,11 +106,14 @@ class GltfDocument:
     """One glTF document as the readers see it (see the module docstring).
 
     Args:
-        raw: the ``pygltflib.GLTF2`` (binary blob loaded), kept as :attr:`raw`.
+        raw: the ``pygltflib.GLTF2`` (binary blob loaded), or the document's JSON (a
+            ``dict``, as the writer edits it), kept as :attr:`raw`.
         path: the file it was read from: names it in messages and locates external
             buffers (``None``: a document in memory, ``<document>`` in messages).
         allow_outside: buffer files may lie outside the file's folder tree (see
             :mod:`ikrig.io.gltf.uri`); at most ``byteLength`` bytes of one are read.
+        buffers: the bytes of every buffer, when the caller has them already (then no
+            buffer is read again).
 
     The tables (:attr:`nodes`, :attr:`skins`, :attr:`animations`, :attr:`meshes`,
     :attr:`materials`, :attr:`accessors`) are built on first use, after the document was
@@ -298,13 +121,17 @@ class GltfDocument:
     """
 
     def __init__(
-        self, raw: Any, path: str | os.PathLike | None = None, allow_outside: bool = False
+        self,
+        raw: Any,
+        path: str | os.PathLike | None = None,
+        allow_outside: bool = False,
+        buffers: Sequence[bytes] | None = None,
     ):
         self.raw = raw
         self.path = "<document>" if path is None else os.fspath(path)
         self.base = Path(self.path).parent if path is not None else Path(".")
         self.allow_outside = allow_outside
-        self._cache: dict[int, bytes] = {}
+        self._cache: dict[int, bytes] = dict(enumerate(buffers or ()))
 
     @classmethod
     def load(cls, path: str | os.PathLike, allow_outside: bool = False) -> GltfDocument:
@@ -321,23 +148,23 @@ class GltfDocument:
 
     @cached_property
     def nodes(self) -> tuple[Node, ...]:
-        return tuple(_node(k, n) for k, n in enumerate(self.table("nodes")))
+        return tuple(node_record(k, n) for k, n in enumerate(self.table("nodes")))
 
     @cached_property
     def skins(self) -> tuple[Skin, ...]:
-        return tuple(_skin(i, s) for i, s in enumerate(self.table("skins")))
+        return tuple(skin_record(i, s) for i, s in enumerate(self.table("skins")))
 
     @cached_property
     def animations(self) -> tuple[Animation, ...]:
-        return tuple(_animation(a, anim) for a, anim in enumerate(self.table("animations")))
+        return tuple(animation_record(a, anim) for a, anim in enumerate(self.table("animations")))
 
     @cached_property
     def meshes(self) -> tuple[Mesh, ...]:
-        return tuple(_mesh(m, mesh) for m, mesh in enumerate(self.table("meshes")))
+        return tuple(mesh_record(m, mesh) for m, mesh in enumerate(self.table("meshes")))
 
     @cached_property
     def materials(self) -> tuple[Material, ...]:
-        return tuple(_material(m) for m in self.table("materials"))
+        return tuple(material_record(m) for m in self.table("materials"))
 
     @cached_property
     def texture_sources(self) -> tuple[Any, ...]:
@@ -351,7 +178,7 @@ class GltfDocument:
 
     @cached_property
     def accessors(self) -> tuple[Accessor, ...]:
-        return tuple(_accessor(a) for a in self.table("accessors"))
+        return tuple(accessor_record(a) for a in self.table("accessors"))
 
     @cached_property
     def extensions_required(self) -> list[str]:
@@ -432,6 +259,19 @@ class GltfDocument:
             InputError: an accessor type or component type this reader does not decode.
             FileFormatError: the accessor or its data do not fit the file.
         """
+        out = self.stored(index)
+        ctype = self.accessors[index].component_type
+        if integer:
+            if ctype == 5126:
+                raise InputError(f"{self.path}: accessor {index} must hold integers")
+            return out.astype(np.int64)
+        if self.accessors[index].normalized and ctype in _NORMALISE:
+            return np.maximum(out.astype(np.float64) / _NORMALISE[ctype], -1.0)
+        return out.astype(np.float64)
+
+    def stored(self, index: int) -> np.ndarray:
+        """Accessor ``index`` as stored: ``(count, width)`` in its own component dtype, no
+        normalisation, sparse substitutions applied. Raises as :meth:`accessor`."""
         acc = self.accessor_at(index)
         ctype, atype = acc.component_type, acc.type
         if ctype not in COMPONENTS or atype not in WIDTHS:
@@ -451,13 +291,7 @@ class GltfDocument:
             out = self._strided(int(acc.buffer_view), int(acc.byte_offset), count, dtype, width)
         if acc.sparse is not None:
             out = self._sparse(index, acc.sparse, out, dtype, width)
-        if integer:
-            if ctype == 5126:
-                raise InputError(f"{self.path}: accessor {index} must hold integers")
-            return out.astype(np.int64)
-        if acc.normalized and ctype in _NORMALISE:
-            return np.maximum(out.astype(np.float64) / _NORMALISE[ctype], -1.0)
-        return out.astype(np.float64)
+        return out
 
     def _sparse(self, index: int, sparse: Sparse, out: np.ndarray, dtype: np.dtype, width: int):
         n = sparse.count

@@ -60,13 +60,12 @@ from ._wdata import (
     buffer_bytes,
     document_folder,
     document_json,
-    float_values,
     glb_bytes,
     node_trs,
-    read_accessor,
 )
 from ._wpack import pack
 from .clip import GltfClip
+from .document import GltfDocument
 
 __all__ = ["animated_document", "write_gltf"]
 
@@ -119,14 +118,14 @@ def _tracks(data: dict, buffers: list[bytes], anim: dict, nodes: set[int], times
     """``{(node, path): (F, D) values}`` of the animation's channels on ``nodes``, sampled
     at ``times``."""
     out = {}
+    doc = GltfDocument(data, buffers=buffers)
     for ch in anim["channels"]:
         node, path = ch["target"].get("node"), ch["target"].get("path")
         if node not in nodes or path not in ("rotation", "translation", "scale"):
             continue
         sampler = anim["samplers"][ch["sampler"]]
-        keys = read_accessor(data, buffers, sampler["input"])[:, 0].astype(np.float64)
-        acc = data["accessors"][sampler["output"]]
-        values = float_values(acc, read_accessor(data, buffers, sampler["output"]))
+        keys = doc.accessor(sampler["input"])[:, 0]
+        values = doc.accessor(sampler["output"])
         interp = sampler.get("interpolation", "LINEAR")
         out[node, path] = sample(keys, values, interp, times, rotation=path == "rotation")
     return out
