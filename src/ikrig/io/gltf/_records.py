@@ -200,7 +200,7 @@ def mesh_record(m: int, mesh: Any) -> Mesh:
     return Mesh(m, field(mesh, "name"), prims)
 
 
-def material_record(mat: Any) -> Material:
+def material_record(_: int, mat: Any) -> Material:
     pbr = field(mat, "pbrMetallicRoughness")
     texture = field(pbr, "baseColorTexture")
     return Material(
@@ -221,7 +221,7 @@ def _sparse(sparse: Any) -> Sparse | None:
     )  # fmt: skip
 
 
-def accessor_record(acc: Any) -> Accessor:
+def accessor_record(_: int, acc: Any) -> Accessor:
     return Accessor(
         field(acc, "componentType"), field(acc, "type"), field(acc, "count", 0),
         field(acc, "bufferView"), field(acc, "byteOffset", 0), field(acc, "normalized", False),

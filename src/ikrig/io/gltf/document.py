@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -146,25 +146,28 @@ class GltfDocument:
         """The raw objects of a top-level array (``"nodes"``, ``"accessors"``, ...)."""
         return list(field(self.raw, name, []) or [])
 
+    def _records(self, name: str, build: Callable[[int, Any], Any]) -> tuple[Any, ...]:
+        return tuple(build(i, item) for i, item in enumerate(self.table(name)))
+
     @cached_property
     def nodes(self) -> tuple[Node, ...]:
-        return tuple(node_record(k, n) for k, n in enumerate(self.table("nodes")))
+        return self._records("nodes", node_record)
 
     @cached_property
     def skins(self) -> tuple[Skin, ...]:
-        return tuple(skin_record(i, s) for i, s in enumerate(self.table("skins")))
+        return self._records("skins", skin_record)
 
     @cached_property
     def animations(self) -> tuple[Animation, ...]:
-        return tuple(animation_record(a, anim) for a, anim in enumerate(self.table("animations")))
+        return self._records("animations", animation_record)
 
     @cached_property
     def meshes(self) -> tuple[Mesh, ...]:
-        return tuple(mesh_record(m, mesh) for m, mesh in enumerate(self.table("meshes")))
+        return self._records("meshes", mesh_record)
 
     @cached_property
     def materials(self) -> tuple[Material, ...]:
-        return tuple(material_record(m) for m in self.table("materials"))
+        return self._records("materials", material_record)
 
     @cached_property
     def texture_sources(self) -> tuple[Any, ...]:
@@ -178,7 +181,7 @@ class GltfDocument:
 
     @cached_property
     def accessors(self) -> tuple[Accessor, ...]:
-        return tuple(accessor_record(a) for a in self.table("accessors"))
+        return self._records("accessors", accessor_record)
 
     @cached_property
     def extensions_required(self) -> list[str]:
