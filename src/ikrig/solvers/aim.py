@@ -49,18 +49,15 @@ from .._checks import (
     check_unit_quaternions,
     float_dtype,
 )
+from .._jit.setup import notify_compiling
 from ..errors import InputError
+from . import _aim_kernels as K
 
 __all__ = ["AimAxes", "AimResult", "aim"]
 
 _X = (1.0, 0.0, 0.0)
 _Y = (0.0, 1.0, 0.0)
 _ZERO = (0.0, 0.0, 0.0)
-_TINY = 1e-200
-"""Vectors shorter than this (float64, where the solve runs) count as zero."""
-_OPPOSITE = 1e-12
-"""``1 + cos`` below this: two directions are opposite (within about 1.4e-6 rad of a half
-turn), and the shortest arc is a half turn about a fixed perpendicular."""
 _NO_PLANE = {np.dtype(np.float32): 1e-12, np.dtype(np.float64): 1e-24}
 """Squared sine below which two directions are taken as aligned (no plane for the up
 axis), by the input's dtype: its rounding noise must not pick a random roll."""
@@ -218,152 +215,29 @@ def _checked(rotation, position, target, axes, pole, twist, weight) -> _Args:
     n = int(np.prod(batch, dtype=np.int64))
 
     def flat(a: np.ndarray, k: int) -> np.ndarray:
-        return np.broadcast_to(a.astype(np.float64, copy=False), batch + (k,)).reshape(n, k)
+        """``(n, k)`` float64 C-contiguous rows, or ``(1, k)`` for one row standing for all."""
+        a = a.astype(np.float64, copy=False)
+        rows = a.reshape(1, k) if a.size == k else np.broadcast_to(a, batch + (k,)).reshape(n, k)
+        rows = np.ascontiguousarray(rows)
+        return rows if rows.flags.writeable else rows.copy()  # one array type for Numba
 
     rot, pos, tgt, fwd, up, off, pole = (flat(a, a.shape[-1]) for a in vectors.values())
-    twist, w = (np.broadcast_to(a, batch).reshape(n) for a in scalars.values())
+    twist, w = (flat(a[..., None], 1).reshape(-1) for a in scalars.values())
     return _Args(rot, pos, tgt, fwd, up, off, pole, twist, w, batch, dtype)
 
 
-# ------------------------------------------------------------------ float64 (N, k) helpers
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.stack(
-        [
-            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
-        ],
-        axis=-1,
-    )
-
-
-def _unit(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(v / |v|, |v| > tiny)``; zero rows stay zero."""
-    n = np.sqrt(_dot(v, v))
-    ok = n > _TINY
-    return v / np.where(ok, n, 1.0)[:, None], ok
-
-
-def _rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``v`` turned by unit quaternions ``q`` (``v + w t + u x t``, ``t = 2 u x v``)."""
-    u = q[:, :3]
-    t = 2.0 * _cross(u, v)
-    return v + q[:, 3:4] * t + _cross(u, t)
-
-
-def _mul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton products ``a * b`` (``b`` first)."""
-    ax, ay, az, aw = a.T
-    bx, by, bz, bw = b.T
-    return np.stack(
-        [
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-            aw * bw - ax * bx - ay * by - az * bz,
-        ],
-        axis=-1,
-    )
-
-
-def _about(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
-    """Rotations by ``angle`` about unit (or zero) ``axis``."""
-    half = 0.5 * angle
-    return np.concatenate([axis * np.sin(half)[:, None], np.cos(half)[:, None]], axis=-1)
-
-
-def _arc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Shortest-arc rotations taking the directions of ``a`` onto those of ``b``; opposite
-    ones a half turn about ozz's perpendicular (``(-a_y, a_x, 0)`` when ``|a_x| > |a_z|``,
-    else ``(0, -a_z, a_y)``); the identity where either is zero."""
-    a1, a_ok = _unit(a)
-    b1, b_ok = _unit(b)
-    real = 1.0 + _dot(a1, b1)
-    q = np.concatenate([_cross(a1, b1), real[:, None]], axis=-1)
-    opposite = real < _OPPOSITE
-    if opposite.any():
-        x, y, z = a1[:, 0], a1[:, 1], a1[:, 2]
-        zeros = np.zeros_like(x)
-        side = np.where(
-            (np.abs(x) > np.abs(z))[:, None],
-            np.stack([-y, x, zeros], axis=-1),
-            np.stack([zeros, -z, y], axis=-1),
-        )
-        half = np.concatenate([_unit(side)[0], zeros[:, None]], axis=-1)
-        q = np.where(opposite[:, None], half, q)
-    n = np.sqrt(np.sum(q * q, axis=-1))
-    ok = a_ok & b_ok & (n > _TINY)
-    q = q / np.where(ok, n, 1.0)[:, None]
-    return np.where(ok[:, None], q, _IDENTITY)
-
-
-_IDENTITY = np.array([0.0, 0.0, 0.0, 1.0])
-
-
 def _run(a: _Args) -> AimResult:
-    """Step 2: the closed-form solve (module docstring), float64 over ``(N, k)`` rows."""
-    q = a.rotation / np.sqrt(np.sum(a.rotation * a.rotation, axis=-1))[:, None]
-    inv = q * np.array([-1.0, -1.0, -1.0, 1.0])
-    target = _rotate(inv, a.target - a.position)  # joint space from here on
-    pole = _rotate(inv, a.pole)
-    forward, forward_ok = _unit(a.forward)
-    up = _unit(a.up)[0]
-    off = a.offset
-
-    # 1. the offset: where its forward line meets the target's sphere
-    r2 = _dot(target, target)
-    along = _dot(forward, off)
-    across2 = _dot(off, off) - along * along
-    reached = forward_ok & (r2 > 0.0) & ~(across2 > r2 * (1.0 + _ON_SPHERE[a.dtype]))
-    inside = np.sqrt(np.maximum(r2 - across2, 0.0))
-    offsetted = off + forward * (inside - along)[:, None]
-
-    # 2. aim; 3. up toward the pole, about the target direction
-    arc = _arc(offsetted, target)
-    aim_dir, _ = _unit(target)
-    turned_up = _rotate(arc, up)
-    wanted = _cross(_unit(pole)[0], aim_dir)
-    have = _cross(turned_up, aim_dir)
-    w2, h2 = _dot(wanted, wanted), _dot(have, have)
-    eps = _NO_PLANE[a.dtype]
-    plane = (w2 > eps) & (h2 > eps)
-    sin = _dot(_cross(have, wanted), aim_dir)
-    cos = _dot(have, wanted)
-    roll = np.where(plane, np.arctan2(sin, cos), 0.0)
-    corr = _mul(_about(aim_dir, roll), arc)
-
-    # 4. twist; 5. weight (w >= 0 first, so the blend takes the short way)
-    if np.any(a.twist != 0.0):
-        corr = _mul(_about(aim_dir, a.twist), corr)
-    corr = np.where(corr[:, 3:4] < 0.0, -corr, corr)
-    w = np.clip(a.weight, 0.0, 1.0)[:, None]
-    if np.any(w < 1.0):
-        blend = corr * w + _IDENTITY * (1.0 - w)
-        corr = blend / np.sqrt(np.sum(blend * blend, axis=-1))[:, None]
-    corr = np.where(reached[:, None], corr, _IDENTITY)
-
-    error = _error_angle(corr, forward, forward_ok, off, target)
+    """Step 2: the compiled per-element solve (:mod:`._aim_kernels`) over ``N`` rows."""
+    n = int(np.prod(a.batch, dtype=np.int64))
+    out = K.AimOut(np.empty((n, 4)), np.empty(n, dtype=np.bool_), np.empty(n))
+    if n:
+        rows = K.AimRows(a.rotation, a.position, a.target, a.forward, a.up, a.offset,
+                         a.pole, a.twist, a.weight)  # fmt: skip
+        notify_compiling()
+        K.aim_rows(rows, _NO_PLANE[a.dtype], _ON_SPHERE[a.dtype],
+                   out._replace(reached=out.reached.view(np.uint8)))  # fmt: skip
     return AimResult(
-        corr.astype(a.dtype).reshape(a.batch + (4,)),
-        reached.reshape(a.batch),
-        error.reshape(a.batch),
+        out.correction.astype(a.dtype, copy=False).reshape(a.batch + (4,)),
+        out.reached.reshape(a.batch),
+        out.error.reshape(a.batch),
     )
-
-
-def _error_angle(corr, forward, forward_ok, off, target) -> np.ndarray:
-    """The angle between the corrected forward axis and the corrected offset point's way to
-    the target (joint space); 0 where the target is at that point, pi without an axis."""
-    axis = _rotate(corr, forward)
-    to_target = target - _rotate(corr, off)
-    length = np.sqrt(_dot(to_target, to_target))
-    scale = np.sqrt(_dot(target, target)) + np.sqrt(_dot(off, off))
-    c = _cross(axis, to_target)
-    angle = np.arctan2(np.sqrt(_dot(c, c)), _dot(axis, to_target))
-    angle = np.where(length <= 1e-9 * scale, 0.0, angle)
-    return np.where(forward_ok, angle, np.pi)
