@@ -1,8 +1,9 @@
 """Aim IK: one joint turned so that one of its local axes points at a world target.
 
 The same job as ozz-animation's ``IKAimJob``, batched over any shape: documented inputs, one
-validation step (:mod:`ikrig._checks`), a closed-form run step in NumPy (float64 inside),
-and a result holding the joint's local correction and ``reached``.
+validation step (:mod:`ikrig._checks`), a closed-form run step (one Numba kernel over the
+elements, float64 inside: :mod:`ikrig.solvers._aim_kernels`), and a result holding the
+joint's local correction and ``reached``.
 
 The solve, per element, in the joint's own frame (``_js``: the target and the pole turned
 by the inverse of the joint's world rotation, the target taken from the joint's position):
