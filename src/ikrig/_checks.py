@@ -272,6 +272,17 @@ def check_finite_each(**named) -> None:
             check_finite(as_float(value, name, finite=False), name)
 
 
+def check_unit_quaternions(q: np.ndarray, name: str, tolerance: float = 1e-3) -> None:
+    """InputError (one line: the argument and the index of its first bad rotation) unless
+    every quaternion of ``q (..., 4)`` has a squared length within ``tolerance`` of 1 (a
+    float32 rotation's rounding passes; a zero or unnormalised quaternion does not)."""
+    q64 = np.asarray(q, dtype=np.float64)
+    bad = ~(np.abs(np.einsum("...i,...i->...", q64, q64) - 1.0) <= tolerance)
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+        raise InputError(f"{name}: not a unit quaternion x, y, z, w (first at index {where})")
+
+
 def raise_nonfinite(**named) -> NoReturn:
     """Raise InputError naming the first named argument that holds NaN or infinity (and
     where), for a kernel that reported a non-finite input: :func:`check_finite_each`, then a

@@ -45,8 +45,11 @@ GROUNDS = ("flat", "stairs", "slope", "bumps", "blocks")
 def _two_bone() -> None:
     """Two-bone solver: positions (serial and parallel kernels, both rotation modes, the
     weighted and the common-case kernels) and the component-first path, float64 and
-    float32."""
+    float32; and the aim job (one kernel, float64 inside)."""
+    from ..solvers.aim import aim
     from ..solvers.two_bone import TwoBoneOptions, two_bone_positions, two_bone_positions_soa
+
+    aim([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
 
     rng = np.random.default_rng(0)
     for dtype in (np.float64, np.float32):

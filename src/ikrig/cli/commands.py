@@ -416,10 +416,11 @@ def _register_viz() -> None:
     run)."""
     from .batch import batch
     from .clips import convert, info
+    from .look import look
     from .viz import playground, plot, view
     from .warmup import warmup
 
-    for command in (info, convert, plot, view, playground, warmup, batch):
+    for command in (info, convert, plot, view, playground, warmup, batch, look):
         main.add_command(command)
 
 

@@ -1,0 +1,246 @@
+"""``ikrig look``: a clip's head (or a named joint) looks at a point over a span of frames,
+the turn shared with its ancestors (:func:`ikrig.solvers.look.look_at`) and blended in and
+out with a smoothstep; every frame outside the span and its blend is written as it was."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import click
+import numpy as np
+
+from ..errors import IkrigError, InputError
+from .common import ANIMATION_OPTION, FPS_OPTION, UP_OPTION, check_outputs, printable, y_up_motion
+
+__all__ = ["look", "span_weights"]
+
+CLIPS = (".bvh", ".glb", ".gltf")
+
+
+def _numbers(count: int, what: str):
+    """A click callback reading ``count`` comma-separated finite numbers (None stays)."""
+
+    def read(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            out = tuple(float(v) for v in value.split(","))
+        except ValueError:
+            out = ()
+        if len(out) != count or not all(math.isfinite(v) for v in out):
+            raise click.BadParameter(f"expected {what} ({count} finite numbers), got {value!r}")
+        return out
+
+    return read
+
+
+def frame_span(spec: str | None, frames: int) -> tuple[int, int]:
+    """``(start, stop)`` of ``--frames A:B`` over ``frames`` frames, as a Python slice
+    (``A`` included, ``B`` not; either may be left out or negative); all frames for None.
+
+    Raises:
+        InputError: not ``A:B`` with integers, or a span holding no frame.
+    """
+    if spec is None:
+        return 0, frames
+    parts = spec.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        a, b = (int(p) if p.strip() else None for p in parts)
+    except ValueError:
+        raise InputError(
+            f"--frames: expected A:B (frame numbers, B not included), got {spec!r}"
+        ) from None
+    start, stop, _ = slice(a, b).indices(frames)
+    if stop <= start:
+        raise InputError(f"--frames {spec}: holds none of the clip's {frames} frames")
+    return start, stop
+
+
+def span_weights(frames: int, start: int, stop: int, blend_frames: float) -> np.ndarray:
+    """``(frames,)`` weights: 1 on ``[start, stop)``, a smoothstep from 0 to 1 over the
+    ``blend_frames`` frames before it and back to 0 over those after it, 0 elsewhere
+    (exactly, so those frames stay as they are).
+
+    Example:
+        >>> span_weights(7, 3, 4, 2.0).round(3).tolist()
+        [0.0, 0.0, 0.5, 1.0, 0.5, 0.0, 0.0]
+    """
+    i = np.arange(frames, dtype=np.float64)
+    away = np.maximum(start - i, i - (stop - 1)).clip(min=0.0)  # frames from the span
+    if blend_frames <= 0:
+        return (away == 0).astype(np.float64)
+    x = np.clip(1.0 - away / blend_frames, 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
+
+
+class _Look(NamedTuple):
+    """The command's options, as click hands them over."""
+
+    at: tuple[float, float, float]
+    joint: str | None
+    frames: str | None
+    blend: float
+    chain: int
+    forward: tuple[float, float, float] | None
+    animation: str | None
+    skin: str | None
+    fps: float | None
+    up: str
+
+
+@click.command()
+@click.argument("input_path", metavar="CLIP", type=click.Path(dir_okay=False))
+@click.option(
+    "--at",
+    required=True,
+    metavar="X,Y,Z",
+    callback=_numbers(3, "X,Y,Z"),
+    help="The point to look at, in the clip's own units and axes.",
+)
+@click.option(
+    "--joint", default=None, metavar="NAME", help="The joint that looks (default: the head)."
+)
+@click.option(
+    "--frames",
+    default=None,
+    metavar="A:B",
+    help="Frames to look in: A included, B not, as a Python slice (default: all).",
+)
+@click.option(
+    "--blend",
+    type=click.FloatRange(min=0.0),
+    default=0.2,
+    show_default=True,
+    help="Seconds over which the look turns in before the span and out after it.",
+)
+@click.option(
+    "--chain",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Joints that share the turn: the head and its nearest ancestors (never the pelvis).",
+)
+@click.option(
+    "--forward",
+    default=None,
+    metavar="X,Y,Z",
+    callback=_numbers(3, "X,Y,Z"),
+    help="The joint's forward axis in its own frame (default: read off the clip).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Where to write the result (.bvh, .glb, .gltf; the input's layout; never the input).",
+)
+@ANIMATION_OPTION
+@FPS_OPTION
+@UP_OPTION
+def look(input_path: str, output: str, **options) -> None:
+    """Turn a clip's head (or --joint) to look at a point (--at X,Y,Z) over --frames, the
+    turn shared with its ancestors and blended in and out over --blend seconds."""
+    from ..io.clips import read_clip, write_clip
+
+    opts = _Look(**options)
+    check_outputs([(output, CLIPS, "output")], inputs=[input_path])
+    clip = read_clip(input_path, animation=opts.animation, fps=opts.fps, skin=opts.skin)
+    source = clip.motion
+    if source.batch_shape == (0,):
+        raise InputError(f"{input_path}: the clip has no frames")
+    up, motion = y_up_motion(source, opts.up)
+    out, lines = _looked(source, motion, up, opts)
+    write_clip(output, clip, out)
+    for line in lines:
+        click.echo(printable(line))
+    click.echo(f"wrote {output}")
+
+
+def _looked(source, motion, up: str, opts: _Look):
+    """``(the clip's motion with the look, summary lines)``: solved in the Y-up world,
+    written back in the clip's own, every untouched frame and joint copied from
+    ``source``."""
+    from ..character.head import find_head
+    from ..character.up import from_y_up
+    from ..math.axes import points_to_y_up
+    from ..pose import Motion
+    from ..solvers.aim import AimAxes
+    from ..solvers.look import look_at, look_chain
+
+    sk = motion.skeleton
+    head = find_head(sk) if opts.joint is None else sk.index(opts.joint)
+    single = not motion.batch_shape
+    frames = 1 if single else motion.num_frames
+    start, stop = frame_span(opts.frames, frames)
+    ft = motion.frame_time
+    blend = 0.0 if ft is None else opts.blend / ft
+    weights = span_weights(frames, start, stop, blend)
+    forward, said = _forward(motion, head, opts.forward)
+    chain = look_chain(motion, head, opts.chain)
+    target = points_to_y_up(np.asarray(opts.at), up)
+    r = look_at(motion, head, target, weights[0] if single else weights, chain=chain,
+                axes=AimAxes(forward_local=forward))  # fmt: skip
+    back = from_y_up(r.motion, up)
+    rl = np.array(source.rotations_local)  # the chain's joints on the frames that moved
+    turned, cols = back.rotations_local, list(chain)
+    if single:
+        if weights[0] > 0:
+            rl[cols] = turned[cols]
+    else:
+        rows = np.ix_(np.flatnonzero(weights > 0), np.array(cols, dtype=np.intp))
+        rl[rows] = turned[rows]
+    out = Motion(source.skeleton, rl, source.positions_local, source.frame_time)
+    inside = np.zeros(frames, dtype=bool)
+    inside[start:stop] = True
+    error = np.degrees(np.atleast_1d(r.error_angle)[inside])
+    reached = np.atleast_1d(r.reached)[inside]
+    names = ", ".join(sk.names[j] for j in chain)
+    lines = [
+        f"look: {sk.names[head]} at {', '.join(f'{v:g}' for v in opts.at)}; forward {said}",
+        f"  chain {names} (weights {', '.join(f'{w:g}' for w in _weights(len(chain)))})",
+        f"  frames {start}..{stop - 1} ({stop - start}), blended over {blend:.3g} frames each side",
+        f"  on target in {int(reached.sum())} of {len(reached)} frames; eye-ray error"
+        f" median {np.median(error):.3g} deg, max {error.max():.3g} deg",
+    ]
+    return out, lines
+
+
+def _weights(k: int) -> list[float]:
+    from ..solvers.look import DEFAULT_JOINT_WEIGHT
+
+    return [DEFAULT_JOINT_WEIGHT] * (k - 1) + [1.0]
+
+
+def _forward(motion, head: int, given) -> tuple[np.ndarray, str]:
+    """The head's forward axis (local) and how it was found: given, else the way the clip
+    faces over its first second (:func:`ikrig.foot.travel.facing`) seen from the head over
+    those frames, else +Z (a rig whose legs or facing cannot be read)."""
+    from ..character.head import axis_local
+    from ..character.legs import find_legs
+    from ..foot.travel import FACING_WINDOW, facing
+    from ..solvers.look import DEFAULT_FORWARD_LOCAL
+
+    if given is not None:
+        v = np.asarray(given, dtype=np.float64)
+        if not np.any(v):
+            raise InputError("--forward: must not be 0,0,0")
+        return v, f"{_axis(v)} (given)"
+    try:
+        pose = motion.positions_world()
+        legs = find_legs(motion.skeleton, pose_world=pose.reshape(-1, motion.num_joints, 3))
+        heading = facing(motion, legs)
+        way = np.array([math.sin(heading), 0.0, math.cos(heading)])
+        ft = motion.frame_time
+        n = 1 if ft is None else max(1, round(FACING_WINDOW / ft))
+        axis = axis_local(motion, head, way, None if not motion.batch_shape else slice(0, n))
+        return axis, f"{_axis(axis)} (where the clip faces, seen from the joint)"
+    except IkrigError:
+        v = np.asarray(DEFAULT_FORWARD_LOCAL)
+        return v, f"{_axis(v)} (the clip's facing could not be read; pass --forward X,Y,Z)"
+
+
+def _axis(v: np.ndarray) -> str:
+    return "(" + ", ".join(f"{x:.3g}" for x in v) + ")"
