@@ -290,3 +290,27 @@ def datum_line(datum: dict) -> str:
             f"datum: clip (the ground's y = 0 is put at the clip's floor, y = {datum['floor']:.6g})"
         )
     return f"datum: absolute (the ground as given; the clip's floor is at y = {datum['floor']:.6g})"
+
+
+def frame_span(spec: str | None, frames: int) -> tuple[int, int]:
+    """``(start, stop)`` of ``--frames A:B`` over ``frames`` frames, as a Python slice
+    (``A`` included, ``B`` not; either may be left out or negative); all frames for None.
+
+    Raises:
+        InputError: not ``A:B`` with integers, or a span holding no frame.
+    """
+    if spec is None:
+        return 0, frames
+    parts = spec.split(":")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        a, b = (int(p) if p.strip() else None for p in parts)
+    except ValueError:
+        raise InputError(
+            f"--frames: expected A:B (frame numbers, B not included), got {spec!r}"
+        ) from None
+    start, stop, _ = slice(a, b).indices(frames)
+    if stop <= start:
+        raise InputError(f"--frames {spec}: holds none of the clip's {frames} frames")
+    return start, stop

@@ -11,9 +11,18 @@ import click
 import numpy as np
 
 from ..errors import IkrigError, InputError
-from .common import ANIMATION_OPTION, FPS_OPTION, UP_OPTION, check_outputs, printable, y_up_motion
+from ..signal.spans import span_weights
+from .common import (
+    ANIMATION_OPTION,
+    FPS_OPTION,
+    UP_OPTION,
+    check_outputs,
+    frame_span,
+    printable,
+    y_up_motion,
+)
 
-__all__ = ["look", "span_weights"]
+__all__ = ["look"]
 
 CLIPS = (".bvh", ".glb", ".gltf")
 
@@ -33,47 +42,6 @@ def _numbers(count: int, what: str):
         return out
 
     return read
-
-
-def frame_span(spec: str | None, frames: int) -> tuple[int, int]:
-    """``(start, stop)`` of ``--frames A:B`` over ``frames`` frames, as a Python slice
-    (``A`` included, ``B`` not; either may be left out or negative); all frames for None.
-
-    Raises:
-        InputError: not ``A:B`` with integers, or a span holding no frame.
-    """
-    if spec is None:
-        return 0, frames
-    parts = spec.split(":")
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        a, b = (int(p) if p.strip() else None for p in parts)
-    except ValueError:
-        raise InputError(
-            f"--frames: expected A:B (frame numbers, B not included), got {spec!r}"
-        ) from None
-    start, stop, _ = slice(a, b).indices(frames)
-    if stop <= start:
-        raise InputError(f"--frames {spec}: holds none of the clip's {frames} frames")
-    return start, stop
-
-
-def span_weights(frames: int, start: int, stop: int, blend_frames: float) -> np.ndarray:
-    """``(frames,)`` weights: 1 on ``[start, stop)``, a smoothstep from 0 to 1 over the
-    ``blend_frames`` frames before it and back to 0 over those after it, 0 elsewhere
-    (exactly, so those frames stay as they are).
-
-    Example:
-        >>> span_weights(7, 3, 4, 2.0).round(3).tolist()
-        [0.0, 0.0, 0.5, 1.0, 0.5, 0.0, 0.0]
-    """
-    i = np.arange(frames, dtype=np.float64)
-    away = np.maximum(start - i, i - (stop - 1)).clip(min=0.0)  # frames from the span
-    if blend_frames <= 0:
-        return (away == 0).astype(np.float64)
-    x = np.clip(1.0 - away / blend_frames, 0.0, 1.0)
-    return x * x * (3.0 - 2.0 * x)
 
 
 class _Look(NamedTuple):

@@ -1,6 +1,7 @@
 """Runs of True in boolean time series (``(F,)``, time along axis 0): finding them
 (:func:`spans` in Python, :func:`spans_of` in kernels), switching with hysteresis, and
-cleaning them (filling short gaps, dropping short runs)."""
+cleaning them (filling short gaps, dropping short runs); and the weight of a span of frames
+eased in and out (:func:`span_weights`)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,20 @@ def clean_spans(mask: np.ndarray, min_frames: int, gap_frames: int) -> np.ndarra
         if e - s < min_frames:
             out[s:e] = False
     return out
+
+
+def span_weights(frames: int, start: int, stop: int, blend_frames: float) -> np.ndarray:
+    """``(frames,)`` weights: 1 on ``[start, stop)``, a smoothstep from 0 to 1 over the
+    ``blend_frames`` frames before it and back to 0 over those after it, 0 elsewhere
+    (exactly, so those frames stay as they are).
+
+    Example:
+        >>> span_weights(7, 3, 4, 2.0).round(3).tolist()
+        [0.0, 0.0, 0.5, 1.0, 0.5, 0.0, 0.0]
+    """
+    i = np.arange(frames, dtype=np.float64)
+    away = np.maximum(start - i, i - (stop - 1)).clip(min=0.0)  # frames from the span
+    if blend_frames <= 0:
+        return (away == 0).astype(np.float64)
+    x = np.clip(1.0 - away / blend_frames, 0.0, 1.0)
+    return x * x * (3.0 - 2.0 * x)
