@@ -68,11 +68,12 @@ class LookResult(NamedTuple):
             rotations changed, and only on frames with a target and a weight above 0 (the
             others are the input's, bit for bit).
         reached: ``(...)`` bool: the eye ray (the head's forward axis from its offset point)
-            is within :data:`LOOK_TOLERANCE` of the target. False on frames without a
-            target, and where a weight below 1 leaves the head short of it.
+            is within :data:`LOOK_TOLERANCE` of the target; False where a weight below 1
+            leaves the head short of it; True on frames without a target (nothing to
+            reach), as :class:`~ikrig.solvers.body.BodyResult` says of absent goals.
         error_angle: ``(...)`` float64 radians in ``[0, pi]``: the angle between the eye ray
-            and the way from the eyes to the target, after the solve; NaN on frames without
-            a target (NaN target rows), where there is nothing to measure.
+            and the way from the eyes to the target, after the solve; 0 on frames without a
+            target (NaN target rows), where there is nothing to measure.
         chain: the joint indices that shared the turn, the head first.
     """
 
@@ -314,7 +315,7 @@ def _solve(job: _Job) -> LookResult:
     shape = batch + (J,)
     out = Motion(sk, rl.reshape(shape + (4,)), np.array(pl), m.frame_time if batch else None)
     error = _eye_error(out, joints[0], job, has_target)
-    reached = has_target & (error <= LOOK_TOLERANCE)
+    reached = ~has_target | (error <= LOOK_TOLERANCE)
     return LookResult(out, reached.reshape(batch), error.reshape(batch), joints)
 
 
@@ -334,9 +335,9 @@ def _carried(R_prev, P_prev, R, P, corr, vectors):
 
 def _eye_error(out: Motion, head: int, job: _Job, has_target: np.ndarray) -> np.ndarray:
     """``(N,)`` float64: the angle between the head's eye ray in ``out`` and the way from the
-    eyes to the target; NaN without a target."""
+    eyes to the target; 0 without a target."""
     n = len(has_target)
-    error = np.full(n, np.nan)
+    error = np.zeros(n)
     rows = np.flatnonzero(has_target)
     if not len(rows):
         return error
