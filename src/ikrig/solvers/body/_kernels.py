@@ -47,7 +47,7 @@ def _state(J, G, B):
 @njit(cache=True)
 def _scratch(J, B, D):
     return Scratch(np.zeros((B, D, 3, 3)), np.zeros((B, 3)), np.zeros((B, 3, 3)),
-                   np.zeros((B, 3)), np.zeros((D, 3, 3)), np.zeros((D, 3, 3)),
+                   np.zeros((B, 3)), np.zeros((D, 3, 3)), np.zeros((D, 3, 3)), np.zeros((D, 4)),
                    np.empty((J, 4)), np.empty((J, 3)), np.zeros((J, 3)),
                    np.zeros(J))  # fmt: skip
 

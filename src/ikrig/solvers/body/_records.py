@@ -102,6 +102,7 @@ class Scratch(NamedTuple):
     step: np.ndarray  # (B, 3)
     jb: np.ndarray  # (D, 3, 3) one residual's blocks along its path
     gtmp: np.ndarray  # (D, 3, 3)
+    lever: np.ndarray  # (D, 4) a position goal's lever arm and factor per path node
     rl_save: np.ndarray  # (J, 4)
     pl_save: np.ndarray  # (J, 3)
     tp: np.ndarray  # (J, 3) position targets of the joints (analytic start)

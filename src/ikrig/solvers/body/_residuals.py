@@ -253,6 +253,90 @@ def _aim_u_block(jb, k, u, dist, r, f, trans):
 
 
 @njit(cache=True)
+def _add_point_goal(tree, goals, g, w, st, s, sc):
+    """A position goal's blocks and gradient, in closed form: per rotation node the block is
+    ``-f [r]x`` (``r`` from the node's joint to the goal's point), so a pair's product is
+    ``f_i f_k ((r_i . r_k) I - r_k r_i^T)`` and the gradient ``f r x e``; a root translation
+    node's block is ``f L I``."""
+    hanc, grad, lever, anc = sc.hanc, sc.grad, sc.lever, tree.anc
+    node = tree.joint_node[goals.joint[g]]
+    dep = tree.depth[node]
+    p = goal_point(goals, g, st)
+    e = (st.res[g, 0, 0], st.res[g, 0, 1], st.res[g, 0, 2])
+    for k in range(dep):
+        b = anc[node, k]
+        f = w * goals.share[g, b] if tree.node_free[b] else 0.0
+        a = tree.node_joint[b]
+        if tree.node_trans[b]:
+            lever[k, 0], lever[k, 1], lever[k, 2], lever[k, 3] = 0.0, 0.0, 0.0, -f * s.length
+        else:
+            lever[k, 0] = p[0] - st.pw[a, 0]
+            lever[k, 1] = p[1] - st.pw[a, 1]
+            lever[k, 2] = p[2] - st.pw[a, 2]
+            lever[k, 3] = f
+    for i in range(dep):
+        fi = lever[i, 3]
+        if fi == 0.0:
+            continue
+        x = anc[node, i]
+        ri = (lever[i, 0], lever[i, 1], lever[i, 2])
+        if tree.node_trans[x]:  # the path's top: only its own block
+            fi = -fi
+            for c in range(3):
+                grad[x, c] += fi * e[c]
+                hanc[x, 0, c, c] += fi * fi
+            continue
+        grad[x, 0] += fi * (ri[1] * e[2] - ri[2] * e[1])
+        grad[x, 1] += fi * (ri[2] * e[0] - ri[0] * e[2])
+        grad[x, 2] += fi * (ri[0] * e[1] - ri[1] * e[0])
+        for k in range(i, dep):
+            fk = lever[k, 3]
+            if fk == 0.0:
+                continue
+            h = hanc[x, k - i]
+            if tree.node_trans[anc[node, k]]:  # (-fi [ri]x)^T (g I) = fi g [ri]x, g = -fk
+                m = -fi * fk
+                h[0, 1] -= m * ri[2]
+                h[0, 2] += m * ri[1]
+                h[1, 0] += m * ri[2]
+                h[1, 2] -= m * ri[0]
+                h[2, 0] -= m * ri[1]
+                h[2, 1] += m * ri[0]
+                continue
+            m = fi * fk
+            rk = (lever[k, 0], lever[k, 1], lever[k, 2])
+            d = m * (ri[0] * rk[0] + ri[1] * rk[1] + ri[2] * rk[2])
+            for r in range(3):
+                for c in range(3):
+                    h[r, c] -= m * rk[r] * ri[c]
+                h[r, r] += d
+
+
+@njit(cache=True)
+def _add_rotation_goal(tree, goals, g, w, st, sc):
+    """An orientation goal's blocks: ``f I`` on every rotation node of its path."""
+    hanc, grad, anc = sc.hanc, sc.grad, tree.anc
+    node = tree.joint_node[goals.joint[g]]
+    dep = tree.depth[node]
+    for i in range(dep):
+        x = anc[node, i]
+        if tree.node_trans[x] or not tree.node_free[x]:
+            continue
+        fi = w * goals.share[g, x]
+        if fi == 0.0:
+            continue
+        for c in range(3):
+            grad[x, c] += fi * st.res[g, 0, c]
+        for k in range(i, dep):
+            y = anc[node, k]
+            if tree.node_trans[y] or not tree.node_free[y]:
+                continue
+            m = fi * w * goals.share[g, y]
+            for c in range(3):
+                hanc[x, k - i, c, c] += m
+
+
+@njit(cache=True)
 def build(tree, goals, tgt, wt, st, s, lam, sc):
     """The damped Gauss-Newton system of the state ``st`` into ``sc.hanc`` and ``sc.grad``."""
     hanc, grad, jb = sc.hanc, sc.grad, sc.jb
@@ -260,10 +344,19 @@ def build(tree, goals, tgt, wt, st, s, lam, sc):
     grad[:, :] = 0.0
     anc = tree.anc
     for g in range(goals.kind.shape[0]):
+        kind = goals.kind[g]
+        if kind == POS:
+            if wt[g, 0] > 0.0:
+                _add_point_goal(tree, goals, g, wt[g, 0], st, s, sc)
+            continue
+        if kind == ROT:
+            if wt[g, 0] > 0.0:
+                _add_rotation_goal(tree, goals, g, wt[g, 0] * s.length, st, sc)
+            continue
         node = tree.joint_node[goals.joint[g]]
         dep = tree.depth[node]
         for part in range(2):
-            if wt[g, part] <= 0.0 or (part == 1 and goals.kind[g] != AIM):
+            if wt[g, part] <= 0.0:
                 continue
             _blocks(tree, goals, g, part, tgt, wt, st, s, jb)
             e0, e1, e2 = st.res[g, part, 0], st.res[g, part, 1], st.res[g, part, 2]

@@ -1,0 +1,88 @@
+"""The whole-body solver on the shared motion-capture clips (issue 38's measured goals):
+
+- every joint's position given: the clip comes back, mean joint position error <= 0.1 % of
+  a leg;
+- six trackers with rotations (pelvis, head, both wrists, both ankles): goal position error
+  p95 <= 0.5 % of a leg, goal rotation error p95 <= 1 degree.
+
+The preferred pose is the rest pose (identity rotations) with each frame's own joint
+translations (some rigs translate a joint below the root). Skipped when ../shared is absent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import SHARED
+
+from ikrig.character import find_legs, pelvis_joint
+from ikrig.character.naming import side_of
+from ikrig.io import read_bvh
+from ikrig.pose import Motion
+from ikrig.skeleton import Skeleton
+from ikrig.solvers.body import goals_from_targets, solve_body
+
+FRAMES = 240  # per clip (the whole clips: benchmarks/bench_body.py)
+CLIPS = [
+    p
+    for folder in ("bvh", "bvh_more")
+    for p in (sorted((SHARED / "data" / folder).glob("*.bvh")) if (SHARED / "data").is_dir() else [])
+]
+if not CLIPS:
+    pytestmark = pytest.mark.skip(reason="../shared/data is not present")
+
+
+def _named(sk: Skeleton, words: tuple[str, ...], side: str = "") -> int | None:
+    for j, name in enumerate(sk.names):
+        low = name.lower()
+        if any(w in low for w in words) and not any(w in low for w in ("finger", "thumb", "end")):
+            if not side or side_of(name) == side:
+                return j
+    return None
+
+
+def six_trackers(sk: Skeleton) -> list[int]:
+    """Pelvis, head, left and right wrist, left and right ankle (by name and legs); a rig
+    without hands gives its forearms."""
+    legs = find_legs(sk)
+    out = [pelvis_joint(sk, legs), _named(sk, ("head",)) or _named(sk, ("face", "neck"))]
+    for side in ("left", "right"):
+        out.append(_named(sk, ("hand", "wrist"), side) or _named(sk, ("forearm",), side))
+    out += [leg.ankle for leg in sorted(legs.legs, key=lambda leg: leg.side != "left")][:2]
+    assert None not in out and len(set(out)) == 6, [sk.names[j] for j in out if j is not None]
+    return out
+
+
+def _clip(path):
+    motion = read_bvh(path).motion[:FRAMES]
+    sk = motion.skeleton
+    rest = np.zeros(motion.rotations_local.shape)
+    rest[..., 3] = 1.0
+    preferred = Motion(sk, rest, motion.positions_local, motion.frame_time)
+    return motion, preferred, find_legs(sk).leg_length
+
+
+@pytest.mark.parametrize("path", CLIPS, ids=lambda p: p.stem)
+def test_every_joint_position_gives_the_clip_back(path):
+    motion, preferred, leg = _clip(path)
+    pw = motion.fk()[1]
+    res = solve_body(preferred, goals_from_targets(motion.skeleton, pw, None))
+    err = np.linalg.norm(res.motion.fk()[1] - pw, axis=-1)
+    assert err.mean() <= 1e-3 * leg, err.mean() / leg
+    assert res.reached.mean() > 0.99
+
+
+@pytest.mark.parametrize("path", CLIPS, ids=lambda p: p.stem)
+def test_six_trackers_reach_their_goals(path):
+    motion, preferred, leg = _clip(path)
+    rw, pw = motion.fk()
+    sel = six_trackers(motion.skeleton)
+    pos = np.full(pw.shape, np.nan)
+    rot = np.full(rw.shape, np.nan)
+    pos[:, sel], rot[:, sel] = pw[:, sel], rw[:, sel]
+    goals = goals_from_targets(motion.skeleton, pos, rot)
+    res = solve_body(preferred, goals)
+    assert [g.joint for g in goals] == [motion.skeleton.names[j] for j in sorted(sel)] * 2
+    assert np.percentile(res.position_error[:, :6], 95) <= 5e-3 * leg
+    assert np.degrees(np.percentile(res.rotation_error[:, 6:], 95)) <= 1.0
+    assert np.isfinite(res.motion.rotations_local).all()
