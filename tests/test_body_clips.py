@@ -23,11 +23,8 @@ from ikrig.skeleton import Skeleton
 from ikrig.solvers.body import goals_from_targets, solve_body
 
 FRAMES = 240  # per clip (the whole clips: benchmarks/bench_body.py)
-CLIPS = [
-    p
-    for folder in ("bvh", "bvh_more")
-    for p in (sorted((SHARED / "data" / folder).glob("*.bvh")) if (SHARED / "data").is_dir() else [])
-]
+DATA = SHARED / "data"
+CLIPS = [p for f in ("bvh", "bvh_more") for p in sorted((DATA / f).glob("*.bvh"))]
 if not CLIPS:
     pytestmark = pytest.mark.skip(reason="../shared/data is not present")
 

@@ -196,3 +196,9 @@ def body_kernel(tree, goals, frames, s, outs):
     in parallel over the sequences, into ``outs`` (:class:`~._records.Outs`)."""
     for r in prange(frames.rl0.shape[0]):
         solve_sequence(tree, goals, frames, s, outs, r)
+
+
+@njit(cache=True)
+def body_kernel_one(tree, goals, frames, s, outs):
+    """:func:`body_kernel` for one sequence (a pose or a clip): no thread pool to start."""
+    solve_sequence(tree, goals, frames, s, outs, 0)

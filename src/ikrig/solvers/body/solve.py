@@ -117,7 +117,7 @@ def solve_body(
                  opts.init_from_positions)  # fmt: skip
     if N:
         notify_compiling()
-        K.body_kernel(tree, gs, frames, s, outs)
+        (K.body_kernel if R > 1 else K.body_kernel_one)(tree, gs, frames, s, outs)
     dt = motion.dtype
     new = Motion._trusted(
         motion.skeleton,
