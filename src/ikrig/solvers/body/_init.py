@@ -1,11 +1,18 @@
-"""The analytic start of the whole-body kernels from position goals (private).
+"""The analytic starts of the whole-body kernels (private).
 
-Walking the tree from the roots, a joint whose own position is known (it has a position
-goal, or it is a root) and some of whose children have position goals is turned so that its
-bones point at those children's targets: the shortest turn that points its longest such
-bone at its child's target, then the turn about that bone that best lines up the others
-(exact when the bone lengths match the targets). A root with a position goal is first moved
-onto it (when its translation is free). Joints without such children keep their rotation.
+:func:`analytic_start`: walking the tree from the roots, a joint whose own position is
+known (it has a position goal, or it is a root) and some of whose children have position
+goals is turned so that its bones point at those children's targets: the shortest turn that
+points its longest such bone at its child's target, then the turn about that bone that best
+lines up the others (exact when the bone lengths match the targets). A root with a position
+goal is first moved onto it (when its translation is free). Joints without such children
+keep their rotation.
+
+:func:`look_start`: a look-at goal's turn spread over its chain as ozz's look-at sample
+does: from the chain's first joint to the head, each joint turns by its share of what is
+left (``share / sum of the shares from it to the head``) of the shortest turn that points
+the head's forward axis at the target, the head taking the rest; repeated while the
+joints' moves left the axis off (the head moves as the chain turns).
 """
 
 from __future__ import annotations
@@ -18,16 +25,18 @@ from ...kernels.qmath import (
     q_conj,
     q_exp,
     q_get,
+    q_log,
     q_mul,
     q_normalize,
     q_rotate,
     q_set,
     v_get,
 )
-from ._records import POS
+from ._records import AIM, POS
 from ._residuals import constrain, forward
 
 IDENTITY = (0.0, 0.0, 0.0, 1.0)
+LOOK_PASSES = 4  # passes of look_start over a look-at chain at most
 
 
 @njit(cache=True)
@@ -138,3 +147,54 @@ def _aim_children(tree, st, sc, j):
 def _perp(v, a):
     k = v[0] * a[0] + v[1] * a[1] + v[2] * a[2]
     return (v[0] - k * a[0], v[1] - k * a[1], v[2] - k * a[2])
+
+
+@njit(cache=True)
+def look_start(tree, goals, tgt, wt, st, s):
+    """Spread each active look-at goal's turn over its chain (module notes), in place;
+    ``st.rw``/``st.pw`` end as the pose's forward kinematics."""
+    for g in range(goals.kind.shape[0]):
+        if goals.kind[g] != AIM or wt[g, 0] <= 0.0:
+            continue
+        head = goals.joint[g]
+        node = tree.joint_node[head]
+        dep = tree.depth[node]
+        total = 0.0
+        for k in range(dep):
+            total += goals.look[g, tree.anc[node, k]]
+        if total <= 0.0:
+            continue
+        fwd = (goals.vec[g, 0], goals.vec[g, 1], goals.vec[g, 2])
+        for _ in range(LOOK_PASSES):
+            forward(tree, st)
+            left = total
+            for k in range(dep - 1, -1, -1):  # from the top of the path down to the head
+                b = tree.anc[node, k]
+                share = goals.look[g, b]
+                if share <= 0.0 or not tree.node_free[b]:
+                    left -= share
+                    continue
+                d = q_rotate(q_get(st.rw, head), fwd)
+                to = (tgt[g, 0] - st.pw[head, 0], tgt[g, 1] - st.pw[head, 1],
+                      tgt[g, 2] - st.pw[head, 2])  # fmt: skip
+                v, _ = q_log(q_between(d, to))
+                a = share / left
+                left -= share
+                _turn(tree, st, tree.node_joint[b], q_exp((v[0] * a, v[1] * a, v[2] * a)))
+            d = q_rotate(q_get(st.rw, head), fwd)
+            to = (tgt[g, 0] - st.pw[head, 0], tgt[g, 1] - st.pw[head, 1],
+                  tgt[g, 2] - st.pw[head, 2])  # fmt: skip
+            _, ang = q_log(q_between(d, to))
+            if ang <= 0.25 * s.rtol:
+                break
+
+
+@njit(cache=True)
+def _turn(tree, st, j, q):
+    """Turn joint ``j`` by the world rotation ``q`` (then its constraint), and update the
+    forward kinematics."""
+    p = tree.parents[j]
+    r = q_mul(q, q_get(st.rw, j))
+    local = r if p < 0 else q_mul(q_conj(q_get(st.rw, p)), r)
+    q_set(st.rl, j, constrain(tree, j, q_normalize(local)))
+    forward(tree, st)

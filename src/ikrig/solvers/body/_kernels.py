@@ -3,7 +3,9 @@
 Per frame: start from the input pose, or (warm start) from the previous frame's correction
 applied to it, projected onto the constraints; where position goals say where joints and
 their children are, also try the analytic start (:mod:`._init`) and keep whichever start
-has the smaller objective. Then iterate:
+has the smaller objective; spread look-at goals' turns over their chains. A start that
+meets every goal is the result (the warm start keeps what the goals leave free as the
+previous frame had it). Else iterate:
 
 1. the damped Gauss-Newton system of every active goal residual and every free node's prior
    (:func:`~._residuals.build`), solved on the tree (:func:`~._tree_solve.tree_solve`);
@@ -17,7 +19,8 @@ has the smaller objective. Then iterate:
    relative ``1e-12`` (a stationary point: unreachable or conflicting goals), or at the
    iteration limit.
 
-A frame without an active goal is its input, bit for bit (and resets the warm start).
+A frame without an active goal, or whose input already meets every goal (within the
+tolerances), is its input, bit for bit, and resets the warm start.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ import numpy as np
 
 from ..._jit.setup import njit, prange
 from ...kernels.qmath import q_conj, q_get, q_mul, q_normalize, q_set
-from ._init import analytic_start, position_targets
+from ._init import analytic_start, look_start, position_targets
 from ._records import Scratch, State
-from ._residuals import apply_step, build, constrain, evaluate, goal_errors
+from ._residuals import apply_step, build, constrain, evaluate, forward, goal_errors
 from ._tree_solve import tree_solve
 
 CONVERGED = 1e-2  # radians: a step this small, with every goal reached, ends the frame
@@ -80,7 +83,7 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs):
     reached = _all_reached(goals, tgt, wt, st, s, perr, rerr, ok)
     lam = s.lam_min
     it = 0
-    while it < s.max_iter:
+    while it < s.max_iter and not (it == 0 and reached):
         build(tree, goals, tgt, wt, st, s, lam, sc)
         tree_solve(tree, sc)
         big = _largest_step(tree, sc.step)
@@ -116,6 +119,21 @@ def _active(wt):
         if wt[g, 0] > 0.0 or wt[g, 1] > 0.0:
             return True
     return False
+
+
+@njit(cache=True)
+def _input_meets_goals(tree, goals, tgt, wt, rl0, pl0, s, st, errs):
+    """Whether the frame's input already meets every goal (then it is the optimum, to the
+    tolerance, and is kept as it is); fills ``errs`` with its errors."""
+    st.rl[:, :] = rl0
+    st.pl[:, :] = pl0
+    forward(tree, st)
+    perr, rerr, ok = errs
+    goal_errors(goals, tgt, wt, st, s, perr, rerr, ok)
+    for g in range(ok.shape[0]):
+        if not ok[g]:
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -166,12 +184,15 @@ def solve_sequence(tree, goals, frames, s, outs, r):
     for f in range(frames.rl0.shape[1]):
         rl0, pl0 = frames.rl0[r, f], frames.pl0[r, f]
         tgt, wt = frames.tgt[r, f], frames.wt[r, f]
-        if not _active(wt):
-            outs.rl[r, f] = rl0
-            outs.pl[r, f] = pl0
+        errs = (outs.perr[r, f], outs.rerr[r, f], outs.ok[r, f])
+        active = _active(wt)
+        if not active:
             outs.perr[r, f] = 0.0
             outs.rerr[r, f] = 0.0
             outs.ok[r, f] = True
+        if not active or _input_meets_goals(tree, goals, tgt, wt, rl0, pl0, s, st, errs):
+            outs.rl[r, f] = rl0
+            outs.pl[r, f] = pl0
             outs.iters[r, f] = 0
             corr[:, :3] = 0.0
             corr[:, 3] = 1.0
@@ -180,7 +201,8 @@ def solve_sequence(tree, goals, frames, s, outs, r):
         _start(tree, rl0, pl0, corr, shift, st, s.warm)
         if s.init:
             _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc)
-        errs = (outs.perr[r, f], outs.rerr[r, f], outs.ok[r, f])
+        if s.look:
+            look_start(tree, goals, tgt, wt, st, s)
         outs.iters[r, f] = solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs)
         outs.rl[r, f] = st.rl
         outs.pl[r, f] = st.pl

@@ -150,9 +150,10 @@ class _Goal:
     """One goal, resolved: its kernel kind, joint, vector, share row, and its target and
     weight arrays (their own batch shapes)."""
 
-    def __init__(self, kind, joint, vec, share, target, weight, pole=None):
+    def __init__(self, kind, joint, vec, share, target, weight, pole=None, look=None):
         self.kind, self.joint, self.vec, self.share = kind, joint, vec, share
         self.target, self.weight, self.pole = target, weight, pole
+        self.look = np.zeros_like(share) if look is None else look
 
 
 def _resolve(skeleton: Skeleton, goal: Goal, i: int, tree: Tree, keep_pos) -> _Goal:
@@ -178,14 +179,15 @@ def _resolve(skeleton: Skeleton, goal: Goal, i: int, tree: Tree, keep_pos) -> _G
         return _Goal(AIM, j, vec, share, goal.target_world, goal.weight, goal.pole_world)
     if isinstance(goal, LookAtGoal):
         vec[:3] = goal.forward_local
-        return _Goal(AIM, j, vec, _look_share(skeleton, goal, i, j, tree), goal.target_world,
-                     goal.weight)  # fmt: skip
+        look = _look_weights(skeleton, goal, i, j, tree)
+        return _Goal(AIM, j, vec, (look > 0).astype(np.float64), goal.target_world, goal.weight,
+                     look=look)  # fmt: skip
     raise InputError(f"goals[{i}]: unknown goal type {type(goal).__name__}")
 
 
-def _look_share(skeleton: Skeleton, goal: LookAtGoal, i: int, j: int, tree: Tree) -> np.ndarray:
-    """Look-at shares: ``sqrt(weight / largest weight)`` on the chain's and the joint's
-    rotation nodes (a weighted least-norm turn moves each joint in proportion), 0 elsewhere."""
+def _look_weights(skeleton: Skeleton, goal: LookAtGoal, i: int, j: int, tree: Tree) -> np.ndarray:
+    """Look-at shares: the chain weights on the chain's and the joint's rotation nodes, 0
+    elsewhere (the goal moves only those joints)."""
     above = set(skeleton.ancestors(j))
     joints = []
     for c in goal.chain:
@@ -196,7 +198,7 @@ def _look_share(skeleton: Skeleton, goal: LookAtGoal, i: int, j: int, tree: Tree
         joints.append(a)
     w = np.array(goal.chain_weights)
     share = np.zeros(len(tree.node_joint))
-    share[tree.joint_node[joints + [j]]] = np.sqrt(w / w.max())
+    share[tree.joint_node[joints + [j]]] = w / w.max()
     return share
 
 
@@ -246,6 +248,7 @@ def pack_goals(motion: Motion, goals: Sequence[Goal], tree: Tree):
         np.array([g.joint for g in res], dtype=np.int64),
         np.array([g.vec for g in res]).reshape(G, N_VEC),
         np.array([g.share for g in res]).reshape(G, len(tree.node_joint)),
+        np.array([g.look for g in res]).reshape(G, len(tree.node_joint)),
     )
     return gs, tgt, wt, batch
 

@@ -46,7 +46,8 @@ class GoalSet(NamedTuple):
     kind: np.ndarray  # (G,) int64 POS, ROT or AIM
     joint: np.ndarray  # (G,) int64
     vec: np.ndarray  # (G, N_VEC) float64
-    share: np.ndarray  # (G, B) float64 how much each node may move for the goal (0..1)
+    share: np.ndarray  # (G, B) float64 1 where a node may move for the goal, else 0
+    look: np.ndarray  # (G, B) float64 a look-at goal's share of the turn per node (else 0)
 
 
 class Frames(NamedTuple):
@@ -80,6 +81,7 @@ class Settings(NamedTuple):
     max_step: float  # radians (translations: in L)
     warm: bool
     init: bool
+    look: bool  # some goal is a look-at
 
 
 class State(NamedTuple):

@@ -38,6 +38,7 @@ from ._records import AIM, POS, ROT
 from ._tree_solve import add_block_products
 
 IDENTITY = (0.0, 0.0, 0.0, 1.0)
+CLAMP = 0.2  # per step no position goal counts as farther than this times L (see build)
 
 
 @njit(cache=True)
@@ -337,12 +338,29 @@ def _add_rotation_goal(tree, goals, g, w, st, sc):
 
 
 @njit(cache=True)
+def _clamp_residuals(goals, wt, st, reach):
+    """Scale every goal residual alike (in place, for this step only) so that no position
+    goal is farther than ``reach`` from its target: far or unreachable targets are
+    approached in steps, where the Gauss-Newton model (which ignores a large residual's
+    curvature) holds; the same factor for all keeps their balance."""
+    far = 0.0
+    for g in range(goals.kind.shape[0]):
+        w = wt[g, 0]
+        if goals.kind[g] == POS and w > 0.0:
+            r = st.res[g, 0]
+            far = max(far, math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]) / w)
+    if far > reach:
+        st.res[:, :, :] *= reach / far
+
+
+@njit(cache=True)
 def build(tree, goals, tgt, wt, st, s, lam, sc):
     """The damped Gauss-Newton system of the state ``st`` into ``sc.hanc`` and ``sc.grad``."""
     hanc, grad, jb = sc.hanc, sc.grad, sc.jb
     hanc[:, :, :, :] = 0.0
     grad[:, :] = 0.0
     anc = tree.anc
+    _clamp_residuals(goals, wt, st, CLAMP * s.length)
     for g in range(goals.kind.shape[0]):
         kind = goals.kind[g]
         if kind == POS:

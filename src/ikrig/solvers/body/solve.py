@@ -37,7 +37,8 @@ class BodyResult:
         rotation_error: ``(..., G)`` radians: an orientation goal's angle to its target, an
             aim or look-at goal's angle between its axis and the target direction (or its up
             axis and the pole's, the larger); 0 for position goals and absent goals.
-        iterations: ``(...)`` int, iterations of each frame (0 for frames without goals).
+        iterations: ``(...)`` int, iterations of each frame (0 for a frame returned as
+            its input: no active goal, or every goal met by the input).
         active: ``(..., G)`` bool, the goal was present (finite target, weight > 0).
         reach: the skeleton's reach ``L`` the tolerances are fractions of.
     """
@@ -70,8 +71,9 @@ def solve_body(
     joint toward its input rotation (:attr:`BodyOptions.stiffness`, ``prior_weight``), under
     the joints' constraints, locks and the root mode. Goals that can be met are met (to the
     tolerance) and the prior settles what they leave free; goals that cannot are approached as
-    far as the skeleton reaches. A frame without an active goal is returned as it is, bit for
-    bit. Frames along the last batch axis are solved in order, each starting from the
+    far as the skeleton reaches. A frame without an active goal, or whose input meets every
+    goal already (within the tolerances), is returned as it is, bit for bit. Frames along the
+    last batch axis are solved in order, each starting from the
     previous one's correction (``warm_start``); the other batch axes run in parallel.
 
     Args:
@@ -114,7 +116,7 @@ def solve_body(
                 np.empty((R, F), dtype=np.int64))  # fmt: skip
     s = Settings(opts.max_iterations, opts.tolerance * L, opts.rotation_tolerance, L,
                  LAM_MIN * L, opts.max_step, opts.warm_start,
-                 opts.init_from_positions)  # fmt: skip
+                 opts.init_from_positions, bool(gs.look.any()))  # fmt: skip
     if N:
         notify_compiling()
         (K.body_kernel if R > 1 else K.body_kernel_one)(tree, gs, frames, s, outs)
