@@ -15,8 +15,8 @@ previous frame had it). Else iterate:
    damping by 10 (down to ``lam_min``), a rejected one is undone and multiplies it by 10
    (at least ``1e-3 L``);
 3. the frame ends when every goal is reached and the last step turned no joint by more than
-   ``CONVERGED`` radians, when a nearly undamped step no longer lowers the objective by a
-   relative ``1e-12`` (a stationary point: unreachable or conflicting goals), or at the
+   ``CONVERGED`` radians, when a nearly undamped, unscaled step no longer lowers the objective
+   by a relative ``1e-12`` (a stationary point: unreachable or conflicting goals), or at the
    iteration limit.
 
 A frame without an active goal, or whose input already meets every goal (within the
@@ -83,8 +83,10 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs):
     reached = _all_reached(goals, tgt, wt, st, s, perr, rerr, ok)
     lam = s.lam_min
     it = 0
+    stalls = 0
     while it < s.max_iter and not (it == 0 and reached):
-        build(tree, goals, tgt, wt, st, s, lam, sc)
+        pull = reached or (2 * it < s.max_iter and stalls == 0)
+        build(tree, goals, tgt, wt, st, s, lam, sc, pull)
         tree_solve(tree, sc)
         big = _largest_step(tree, sc.step)
         if big <= STALL:
@@ -102,8 +104,10 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs):
             reached = _all_reached(goals, tgt, wt, st, s, perr, rerr, ok)
             if reached and big * scale <= CONVERGED:
                 break
-            if drop <= 1e-12 * e and lam <= 10.0 * s.lam_min:
-                break  # a nearly undamped step gains nothing: a stationary point
+            if drop <= 1e-12 * e and lam <= 10.0 * s.lam_min and scale == 1.0:
+                if stalls > 0:
+                    break  # a nearly undamped step gains nothing: a stationary point
+                stalls = 1
         else:
             st.rl[:, :] = sc.rl_save
             st.pl[:, :] = sc.pl_save

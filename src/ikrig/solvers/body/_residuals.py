@@ -354,8 +354,10 @@ def _clamp_residuals(goals, wt, st, reach):
 
 
 @njit(cache=True)
-def build(tree, goals, tgt, wt, st, s, lam, sc):
-    """The damped Gauss-Newton system of the state ``st`` into ``sc.hanc`` and ``sc.grad``."""
+def build(tree, goals, tgt, wt, st, s, lam, sc, pull):
+    """The damped Gauss-Newton system of the state ``st`` into ``sc.hanc`` and ``sc.grad``;
+    the prior's pull toward the input (its gradient) only with ``pull`` (else the prior
+    only damps the step, by each joint's stiffness)."""
     hanc, grad, jb = sc.hanc, sc.grad, sc.jb
     hanc[:, :, :, :] = 0.0
     grad[:, :] = 0.0
@@ -399,7 +401,8 @@ def build(tree, goals, tgt, wt, st, s, lam, sc):
         k2 = tree.prior[b] ** 2
         for c in range(3):
             hanc[b, 0, c, c] += k2 + lam2
-            grad[b, c] += k2 * st.rho[b, c]
+            if pull:
+                grad[b, c] += k2 * st.rho[b, c]
 
 
 @njit(cache=True)
