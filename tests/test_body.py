@@ -384,3 +384,19 @@ def test_stiffer_joints_turn_less():
         return 2 * np.arccos(min(1.0, abs(res.motion.rotations_local[j, 3])))
 
     assert angle(stiff, 0) < 0.5 * angle(soft, 0)
+
+
+def test_goals_are_immutable_and_pickle():
+    import pickle
+
+    goals = [PositionGoal("a", [1, 2, 3], weight=[0.5, 1.0], offset_local=[0, 1, 0]),
+             OrientationGoal(1, [0, 0, 0, 1]), KeepGoal("b"),
+             AimGoal("b", [0, 0, 1], [1, 0, 0], up_local=[0, 1, 0], pole_world=[0, 5, 0]),
+             LookAtGoal("c", [0, 0, 1], [0, 0, 1], chain=("a",))]  # fmt: skip
+    for g in goals:
+        with pytest.raises(AttributeError):
+            g.joint = "x"
+        back = pickle.loads(pickle.dumps(g))
+        assert type(back) is type(g) and back.joint == g.joint
+        np.testing.assert_array_equal(back.weight, g.weight)
+    assert pickle.loads(pickle.dumps(goals[0])).offset_local == (0.0, 1.0, 0.0)

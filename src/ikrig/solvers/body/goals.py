@@ -91,6 +91,14 @@ def _set(obj, name: str, value) -> None:
     object.__setattr__(obj, name, value)
 
 
+def _restore(cls: type, fields: dict) -> Goal:
+    """A goal of type ``cls`` with ``fields`` (already checked: it was pickled)."""
+    goal: Goal = object.__new__(cls)
+    for name, value in fields.items():
+        _set(goal, name, value)
+    return goal
+
+
 class Goal:
     """Base of the goal records: a joint (name or index) and a weight (see the module notes).
     Goals are immutable; they are checked when made, their joint when solved."""
@@ -105,6 +113,11 @@ class Goal:
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __reduce__(self) -> tuple:
+        """Pickle by fields (goals travel to worker processes), rebuilt without checks."""
+        names = [n for c in type(self).__mro__ for n in getattr(c, "__slots__", ())]
+        return (_restore, (type(self), {n: getattr(self, n) for n in names}))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.joint!r})"
