@@ -18,9 +18,10 @@ from helpers import SHARED
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.character.naming import side_of
 from ikrig.io import read_bvh, read_clip
+from ikrig.math.quat import quat_conj, quat_mul
 from ikrig.pose import Motion
 from ikrig.skeleton import Skeleton
-from ikrig.solvers.body import goals_from_targets, solve_body
+from ikrig.solvers.body import KeepGoal, PositionGoal, goals_from_targets, solve_body
 
 FRAMES = 240  # per clip (the whole clips: benchmarks/bench_body.py)
 DATA = SHARED / "data"
@@ -99,3 +100,40 @@ def test_six_trackers_reach_their_goals(path):
     assert np.percentile(res.position_error[:, :6], 95) <= 5e-3 * leg
     assert np.degrees(np.percentile(res.rotation_error[:, 6:], 95)) <= 1.0
     assert np.isfinite(res.motion.rotations_local).all()
+
+
+@pytest.mark.parametrize("path", CLIPS[:2], ids=lambda p: p.stem)
+def test_a_pinned_wrist_with_planted_feet(path):
+    """What ``ikrig pin`` asks of the solver: a wrist held on a point over a span, blended
+    in and out by its weight, both ankles kept where the clip has them. The wrist within
+    0.1 % of a leg over the span, the frames outside the span and its blend bit for bit the
+    clip's, the ankles where they were, and each joint's correction changing smoothly (a
+    weak prior once let what the goals leave free jump by 0.5 rad in one frame)."""
+    motion = read_bvh(path).motion[:200]
+    sk = motion.skeleton
+    legs = find_legs(sk)
+    leg = legs.leg_length
+    wrist = six_trackers(sk)[2]
+    pw = motion.fk()[1]
+    point = pw[100, wrist] + [0.1 * leg, 0.05 * leg, 0.0]
+    weight = np.interp(np.arange(200), [40, 60, 140, 160], [0, 1, 1, 0])
+    goals = [PositionGoal(wrist, point, weight=weight)]
+    goals += [KeepGoal(leg_.ankle) for leg_ in legs.legs]
+    res = solve_body(motion, goals)
+    out = res.motion.fk()[1]
+    assert np.linalg.norm(out[60:141, wrist] - point, axis=-1).max() <= 1e-3 * leg
+    outside = np.r_[0:41, 160:200]
+    assert (
+        res.motion.rotations_local[outside].tobytes() == motion.rotations_local[outside].tobytes()
+    )
+    assert (
+        res.motion.positions_local[outside].tobytes() == motion.positions_local[outside].tobytes()
+    )
+    for leg_ in legs.legs:
+        assert np.linalg.norm(out[:, leg_.ankle] - pw[:, leg_.ankle], axis=-1).max() <= 1e-3 * leg
+
+    # no pops: the correction (solved * source^-1) of every joint changes smoothly
+    c = quat_mul(res.motion.rotations_local, quat_conj(motion.rotations_local))
+    rate = 2 * np.arccos(np.clip(np.abs(np.sum(c[1:] * c[:-1], axis=-1)), 0, 1))
+    assert rate.max() <= 0.05, rate.max()  # radians per frame (the blend spreads ~0.4 rad)
+    assert np.abs(np.diff(rate, axis=0)).max() <= 0.05

@@ -3,9 +3,10 @@
 Per frame: start from the input pose, or (warm start) from the previous frame's correction
 applied to it, projected onto the constraints; where position goals say where joints and
 their children are, also try the analytic start (:mod:`._init`) and keep whichever start
-has the smaller objective; spread look-at goals' turns over their chains. A start that
-meets every goal is the result (the warm start keeps what the goals leave free as the
-previous frame had it). Else iterate:
+has the smaller objective; spread look-at goals' turns over their chains (with look-at
+goals, a start that meets every goal is the result: the iterations would move the spread
+toward the prior's). Then iterate (at least once: the prior's pull settles what the goals
+leave free the same way every frame, so the output is smooth in time):
 
 1. the damped Gauss-Newton system of every active goal residual and every free node's prior
    (:func:`~._residuals.build`), solved on the tree (:func:`~._tree_solve.tree_solve`);
@@ -84,7 +85,7 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs):
     lam = s.lam_min
     it = 0
     stalls = 0
-    while it < s.max_iter and not (it == 0 and reached):
+    while it < s.max_iter and not (it == 0 and reached and s.look):
         pull = reached or (2 * it < s.max_iter and stalls == 0)
         build(tree, goals, tgt, wt, st, s, lam, sc, pull)
         tree_solve(tree, sc)

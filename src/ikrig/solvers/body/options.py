@@ -109,7 +109,7 @@ class BodyOptions:
     locked: Sequence[str | int] = ()
     root: str = "free"
     warm_start: bool = True
-    prior_weight: float = 1e-4
+    prior_weight: float = 1e-3
     max_step: float = 0.5
     init_from_positions: bool = True
 
