@@ -12,13 +12,18 @@ leave free the same way every frame, so the output is smooth in time):
    (:func:`~._residuals.build`), solved on the tree (:func:`~._tree_solve.tree_solve`);
 2. the step is scaled down so that no joint turns (and no root moves, in ``L``) by more
    than ``max_step``, applied (world-axis increments to local rotations, then each joint's
-   constraint) and kept only if the objective did not grow: an accepted step divides the
-   damping by 10 (down to ``lam_min``), a rejected one is undone and multiplies it by 10
-   (at least ``1e-3 L``);
+   constraint) and kept only if the objective did not grow: an accepted step scales the
+   damping by Nielsen's rule from the ratio of the drop to the model's prediction (down to
+   ``lam_min``), a rejected one is undone and doubles it, then 4 times, ... (at least
+   ``1e-3 L``);
 3. the frame ends when every goal is reached and the last step turned no joint by more than
-   ``CONVERGED`` radians, when a nearly undamped, unscaled step no longer lowers the objective
-   by a relative ``1e-12`` (a stationary point: unreachable or conflicting goals), or at the
-   iteration limit.
+   ``CONVERGED`` radians, when the model predicts an unscaled step to lower the objective by
+   less than a relative ``1e-12`` a second time (a stationary point: unreachable or
+   conflicting goals; after the first, the prior stops pulling, see below), or at the
+   iteration limit. A frame whose goals are not met by half the iteration budget also
+   stops the prior's pull: it then only damps the steps by each joint's stiffness (its pull
+   along the goals' curved null space can fight the goals), and steps are judged by the
+   goals' part of the objective alone.
 
 A frame without an active goal, or whose input already meets every goal (within the
 tolerances), is its input, bit for bit, and resets the warm start.
@@ -50,7 +55,7 @@ def _state(J, G, B):
 
 @njit(cache=True)
 def _scratch(J, B, D):
-    return Scratch(np.zeros((B, D, 3, 3)), np.zeros((B, 3)), np.zeros((B, 3, 3)),
+    return Scratch(np.zeros((B, D, 3, 3)), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3, 3)),
                    np.zeros((B, 3)), np.zeros((D, 3, 3)), np.zeros((D, 3, 3)), np.zeros((D, 4)),
                    np.empty((J, 4)), np.empty((J, 3)), np.zeros((J, 3)),
                    np.zeros(J))  # fmt: skip
@@ -63,6 +68,20 @@ def _largest_step(tree, step):
         if tree.node_free[b]:
             big = max(big, math.sqrt(step[b, 0] ** 2 + step[b, 1] ** 2 + step[b, 2] ** 2))
     return big
+
+
+@njit(cache=True)
+def _predicted(tree, grad, step, scale, lam2):
+    """The drop of the objective the linear model predicts for ``scale * step``, the
+    solution of ``(H + lam2 I) step = grad``: ``2 s step.grad - s^2 step.(grad - lam2 step)``."""
+    a = 0.0
+    b = 0.0
+    for n in range(step.shape[0]):
+        if tree.node_free[n]:
+            for c in range(3):
+                a += step[n, c] * grad[n, c]
+                b += step[n, c] * step[n, c]
+    return 2.0 * scale * a - scale * scale * (a - lam2 * b)
 
 
 @njit(cache=True)
@@ -80,40 +99,51 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs):
     ``errs``: its ``(perr, rerr, ok)`` rows, filled at the end. Returns the iterations."""
     perr, rerr, ok = errs
     L = s.length
-    e = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
+    eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
     reached = _all_reached(goals, tgt, wt, st, s, perr, rerr, ok)
-    lam = s.lam_min
+    lam2 = s.lam_min**2
+    nu = 2.0
     it = 0
     stalls = 0
     while it < s.max_iter and not (it == 0 and reached and s.look):
+        # the objective the step minimises: with the prior's pull or without it
         pull = reached or (2 * it < s.max_iter and stalls == 0)
-        build(tree, goals, tgt, wt, st, s, lam, sc, pull)
+        e = eg + ep if pull else eg
+        build(tree, goals, tgt, wt, st, s, math.sqrt(lam2), sc, pull)
+        sc.grad0[:, :] = sc.grad
         tree_solve(tree, sc)
         big = _largest_step(tree, sc.step)
         if big <= STALL:
             break
         scale = min(1.0, s.max_step / big)
+        pred = _predicted(tree, sc.grad0, sc.step, scale, lam2)
         sc.rl_save[:, :] = st.rl
         sc.pl_save[:, :] = st.pl
         apply_step(tree, st, sc.step, scale, L)
         it += 1
-        e_new = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
+        eg_new, ep_new = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
+        e_new = eg_new + ep_new if pull else eg_new
         if e_new <= e:
             drop = e - e_new
-            e = e_new
-            lam = max(lam * 0.1, s.lam_min)
+            eg, ep = eg_new, ep_new
+            # Nielsen's update from the gain ratio: damping follows how well the model
+            # predicted the drop (a large residual's curvature makes it overshoot)
+            gain = drop / pred if pred > 0.0 else 1.0
+            lam2 = max(lam2 * max(1.0 / 3.0, 1.0 - (2.0 * gain - 1.0) ** 3), s.lam_min**2)
+            nu = 2.0
             reached = _all_reached(goals, tgt, wt, st, s, perr, rerr, ok)
             if reached and big * scale <= CONVERGED:
                 break
-            if drop <= 1e-12 * e and lam <= 10.0 * s.lam_min and scale == 1.0:
+            if pred <= 1e-12 * e and scale == 1.0:
                 if stalls > 0:
-                    break  # a nearly undamped step gains nothing: a stationary point
+                    break  # the model sees nothing left to gain: a stationary point
                 stalls = 1
         else:
             st.rl[:, :] = sc.rl_save
             st.pl[:, :] = sc.pl_save
-            lam = max(lam * 10.0, LAM_REJECT * L)
-            e = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
+            lam2 = max(lam2 * nu, (LAM_REJECT * L) ** 2)
+            nu *= 2.0
+            eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
     goal_errors(goals, tgt, wt, st, s, perr, rerr, ok)
     return it
 
@@ -166,11 +196,12 @@ def _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc):
     """Replace the start by the analytic one (:mod:`._init`) when its objective is smaller."""
     if position_targets(tree, goals, tgt, wt, sc) == 0:
         return
-    e0 = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
+    eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
     sc.rl_save[:, :] = st.rl
     sc.pl_save[:, :] = st.pl
     analytic_start(tree, st, sc)
-    if evaluate(tree, goals, tgt, wt, rl0, pl0, st, s) > e0:
+    eg_new, ep_new = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
+    if eg_new + ep_new > eg + ep:
         st.rl[:, :] = sc.rl_save
         st.pl[:, :] = sc.pl_save
 

@@ -100,6 +100,7 @@ class Scratch(NamedTuple):
 
     hanc: np.ndarray  # (B, D, 3, 3) Gauss-Newton blocks H[node, k-th ancestor]
     grad: np.ndarray  # (B, 3)
+    grad0: np.ndarray  # (B, 3) the right-hand side before the solve overwrote it
     hinv: np.ndarray  # (B, 3, 3)
     step: np.ndarray  # (B, 3)
     jb: np.ndarray  # (D, 3, 3) one residual's blocks along its path

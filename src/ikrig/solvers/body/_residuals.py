@@ -102,8 +102,8 @@ def aim_frame(goals, g, tgt, st):
 
 @njit(cache=True)
 def evaluate(tree, goals, tgt, wt, rl0, pl0, st, s):
-    """Forward kinematics of ``st``, its residuals (``st.res``, ``st.rho``) and the
-    objective: the sum of the squared weighted residuals and priors."""
+    """Forward kinematics of ``st``, its residuals (``st.res``, ``st.rho``) and the two
+    parts of the objective: the sums of the squared weighted goal residuals and priors."""
     forward(tree, st)
     res, L = st.res, s.length
     e = 0.0
@@ -131,7 +131,7 @@ def evaluate(tree, goals, tgt, wt, rl0, pl0, st, s):
         res[g, 0, 0], res[g, 0, 1], res[g, 0, 2] = r
         for a in range(2):
             e += res[g, a, 0] ** 2 + res[g, a, 1] ** 2 + res[g, a, 2] ** 2
-    return e + prior_residuals(tree, rl0, pl0, st, L)
+    return e, prior_residuals(tree, rl0, pl0, st, L)
 
 
 @njit(cache=True)
