@@ -56,8 +56,10 @@ def _flat_motion(motion: Motion, batch: tuple, rows: int, frames: int):
     J = motion.num_joints
     out = []
     for a, k in ((motion.rotations_local, 4), (motion.positions_local, 3)):
-        a = np.broadcast_to(a, batch + (J, k)).reshape(rows, frames, J, k)
-        out.append(np.ascontiguousarray(a, dtype=np.float64))
+        a = np.ascontiguousarray(np.broadcast_to(a, batch + (J, k)).reshape(rows, frames, J, k),
+                                 dtype=np.float64)  # fmt: skip
+        # always writeable: a read-only array is another type to Numba (another compile)
+        out.append(a if a.flags.writeable else a.copy())
     return out
 
 
