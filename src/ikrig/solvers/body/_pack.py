@@ -19,8 +19,6 @@ from ._records import AIM, N_TARGET, N_VEC, POS, ROT, GoalSet, Tree
 from .goals import AimGoal, Goal, KeepGoal, LookAtGoal, OrientationGoal, PositionGoal
 from .options import BodyOptions
 
-SMALLEST_REACH = 1.0 / 20.0  # a joint's bone in the prior is at least this times L
-
 
 def reaches(skeleton: Skeleton) -> np.ndarray:
     """``(J,)`` each joint's longest rest path down to a leaf or an end site."""
@@ -33,18 +31,6 @@ def reaches(skeleton: Skeleton) -> np.ndarray:
         p = skeleton.parents[j]
         if p >= 0:
             out[p] = max(out[p], out[j] + lengths[j])
-    return out
-
-
-def bone_scales(skeleton: Skeleton) -> np.ndarray:
-    """``(J,)`` each joint's longest bone: its longest child offset or end site (0 for none)."""
-    out = np.zeros(skeleton.num_joints)
-    lengths = np.linalg.norm(skeleton.offsets, axis=-1)
-    for j, p in enumerate(skeleton.parents):
-        if p >= 0:
-            out[p] = max(out[p], lengths[j])
-    for k, j in enumerate(skeleton.end_site_parents):
-        out[j] = max(out[j], float(np.linalg.norm(skeleton.end_site_offsets[k])))
     return out
 
 
@@ -91,7 +77,6 @@ def pack_tree(skeleton: Skeleton, opts: BodyOptions) -> tuple[Tree, float]:
     J = skeleton.num_joints
     parents = skeleton.parents
     L = reach_length(skeleton)
-    own = np.maximum(bone_scales(skeleton), SMALLEST_REACH * L)
     k = _stiffness(skeleton, opts)
     locked = {_index(skeleton, j, "locked") for j in opts.locked}
     children: list[list[int]] = [[] for _ in range(J)]
@@ -114,7 +99,7 @@ def pack_tree(skeleton: Skeleton, opts: BodyOptions) -> tuple[Tree, float]:
         node_trans.append(False)
         node_free.append(j not in locked and not (p < 0 and opts.root == "translate"))
         node_parent.append(len(node_joint) - 2 if p < 0 else int(joint_node[p]))
-        prior.append(mu * k[j] * own[j])
+        prior.append(mu * k[j] * L)
     B = len(node_joint)
     chains = []
     for b in range(B):

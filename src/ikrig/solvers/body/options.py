@@ -75,9 +75,10 @@ class BodyOptions:
         stiffness: how strongly each joint keeps its input (preferred) rotation: ``None``
             (1 for every joint), ``{joint: k}`` (the others 1) or ``(J,)`` numbers ``>= 0``.
             Turning joint ``j`` by ``theta`` radians costs as much as a position residual of
-            ``prior_weight * k_j * r_j * theta``, ``r_j`` the joint's longest bone (to a
-            child or an end site; at least ``L / 20``); the roots' ``k`` also holds their
-            translation (a move by ``L`` costs as a turn of one radian at reach ``L``).
+            ``prior_weight * k_j * L * theta``, the same per radian for every joint (as a
+            posture task's): what the goals leave free is shared out as the least total
+            turn. A root's ``k`` also holds its translation (a move by ``L`` costs as a turn
+            of one radian).
         constraints: ``{joint: Constraint}`` (``Cone``, ``Hinge``, ``TwistLimit`` of
             :mod:`ikrig.constraints`) relative to the skeleton's rest frames; the bone of a
             joint is its child with the longest offset (its end site for a leaf).
@@ -86,8 +87,9 @@ class BodyOptions:
         warm_start: frame ``f`` of a clip (the last batch axis) starts from frame
             ``f - 1``'s correction applied to its own input; else from its input.
         prior_weight: ``mu`` above: the scale of the pull toward the input pose. Small, so
-            that reachable goals are met (their bias is about ``mu**2`` of a bone's length
-            per radian of turn) while the prior settles everything the goals leave free.
+            that reachable goals are met (their bias is about ``mu**2 (L / l)**2 l`` per
+            radian of turn, ``l`` the lever arm of the goals on a joint: ``1e-4 L`` at worst
+            for ``l = L / 10``) while the prior settles everything the goals leave free.
         max_step: largest joint turn per iteration, radians.
         init_from_positions: start a frame whose joints and their children have position
             goals from the rotations that point each such joint's bones at its children's
