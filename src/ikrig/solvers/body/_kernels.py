@@ -3,9 +3,10 @@
 Per frame: start from the input pose, or (warm start) from the previous frame's correction
 applied to it, projected onto the constraints; where position goals say where joints and
 their children are, also try the analytic start (:mod:`._init`) and keep whichever start
-has the smaller objective; spread look-at goals' turns over their chains (with look-at
-goals, a start that meets every goal is the result: the iterations would move the spread
-toward the prior's). Then iterate (at least once: the prior's pull settles what the goals
+has the smaller objective; spread look-at goals' turns over their chains. An analytic or
+look-at start that meets every goal is the result (a function of the targets alone, the
+same way every frame; iterating would only add the prior's bias, or move a look-at's spread
+toward the prior's). Else iterate (at least once: the prior's pull settles what the goals
 leave free the same way every frame, so the output is smooth in time):
 
 1. the damped Gauss-Newton system of every active goal residual and every free node's prior
@@ -94,9 +95,10 @@ def _all_reached(goals, tgt, wt, st, s, perr, rerr, ok):
 
 
 @njit(cache=True)
-def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs):
+def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs, stand):
     """Levenberg-Marquardt from the state ``st`` (module notes, steps 1-3) for one frame;
-    ``errs``: its ``(perr, rerr, ok)`` rows, filled at the end. Returns the iterations."""
+    ``errs``: its ``(perr, rerr, ok)`` rows, filled at the end; ``stand``: a start that
+    meets every goal is the result. Returns the iterations."""
     perr, rerr, ok = errs
     L = s.length
     eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
@@ -105,7 +107,7 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs):
     nu = 2.0
     it = 0
     stalls = 0
-    while it < s.max_iter and not (it == 0 and reached and s.look):
+    while it < s.max_iter and not (it == 0 and reached and stand):
         # the objective the step minimises: with the prior's pull or without it
         pull = reached or (2 * it < s.max_iter and stalls == 0)
         e = eg + ep if pull else eg
@@ -193,9 +195,10 @@ def _start(tree, rl0, pl0, corr, shift, st, warm):
 
 @njit(cache=True)
 def _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc):
-    """Replace the start by the analytic one (:mod:`._init`) when its objective is smaller."""
+    """Replace the start by the analytic one (:mod:`._init`) when its objective is smaller;
+    returns whether it did."""
     if position_targets(tree, goals, tgt, wt, sc) == 0:
-        return
+        return False
     eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
     sc.rl_save[:, :] = st.rl
     sc.pl_save[:, :] = st.pl
@@ -204,6 +207,8 @@ def _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc):
     if eg_new + ep_new > eg + ep:
         st.rl[:, :] = sc.rl_save
         st.pl[:, :] = sc.pl_save
+        return False
+    return True
 
 
 @njit(cache=True)
@@ -235,11 +240,12 @@ def solve_sequence(tree, goals, frames, s, outs, r):
             shift[:, :] = 0.0
             continue
         _start(tree, rl0, pl0, corr, shift, st, s.warm)
+        stand = s.look
         if s.init:
-            _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc)
+            stand = _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc) or stand
         if s.look:
             look_start(tree, goals, tgt, wt, st, s)
-        outs.iters[r, f] = solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs)
+        outs.iters[r, f] = solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs, stand)
         outs.rl[r, f] = st.rl
         outs.pl[r, f] = st.pl
         for j in range(J):
