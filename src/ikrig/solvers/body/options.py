@@ -88,8 +88,11 @@ class BodyOptions:
             ``f - 1``'s correction applied to its own input; else from its input.
         prior_weight: ``mu`` above: the scale of the pull toward the input pose. Small, so
             that reachable goals are met (their bias is about ``mu**2 (L / l)**2 l`` per
-            radian of turn, ``l`` the lever arm of the goals on a joint: ``1e-4 L`` at worst
-            for ``l = L / 10``) while the prior settles everything the goals leave free.
+            radian of turn, ``l`` the lever arm of the goals on a joint: ``2.5e-5 L`` for
+            ``l = L / 10``) while the prior settles everything the goals leave free. At
+            ``1e-4`` that was decided by tolerance-level residuals (a pinned wrist's chest
+            jumped 0.5 rad in a frame); at ``1e-3`` the bias met the tolerance on short
+            levers and such frames ran to the iteration limit.
         max_step: largest joint turn per iteration, radians.
         init_from_positions: start a frame whose joints and their children have position
             goals from the rotations that point each such joint's bones at its children's
@@ -111,7 +114,7 @@ class BodyOptions:
     locked: Sequence[str | int] = ()
     root: str = "free"
     warm_start: bool = True
-    prior_weight: float = 1e-3
+    prior_weight: float = 5e-4
     max_step: float = 0.5
     init_from_positions: bool = True
 
