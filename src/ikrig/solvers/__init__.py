@@ -6,8 +6,11 @@
 * :mod:`ikrig.solvers.chain` and the iterative chain solvers (:mod:`~ikrig.solvers.fabrik`,
   :mod:`~ikrig.solvers.follow`, :mod:`~ikrig.solvers.ccd`, :mod:`~ikrig.solvers.ccd2d`,
   :mod:`~ikrig.solvers.dls`) for chains of any length.
+* :mod:`ikrig.solvers.body` -- a whole skeleton solved to goals on any of its joints
+  (:func:`solve_body`: position, orientation, aim, look-at and keep goals).
 """
 
+from .body import BodyOptions, BodyResult, solve_body
 from .ccd import CCDOptions, ccd, solve_ccd
 from .ccd2d import CCD2DOptions, CCD2DResult, ccd_2d
 from .chain import Chain
@@ -26,6 +29,8 @@ from .two_bone import (
 )
 
 __all__ = [
+    "BodyOptions",
+    "BodyResult",
     "CCD2DOptions",
     "CCD2DResult",
     "CCDOptions",
@@ -40,6 +45,7 @@ __all__ = [
     "dls",
     "fabrik",
     "follow",
+    "solve_body",
     "solve_ccd",
     "solve_dls",
     "solve_fabrik",

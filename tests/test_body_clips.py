@@ -1,0 +1,141 @@
+"""The whole-body solver on the shared motion-capture clips (issue 38's measured goals):
+
+- every joint's position given: the clip comes back, mean joint position error <= 0.1 % of
+  a leg;
+- six trackers with rotations (pelvis, head, both wrists, both ankles): goal position error
+  p95 <= 0.5 % of a leg, goal rotation error p95 <= 1 degree.
+
+The preferred pose is the rest pose (identity rotations) with each frame's own joint
+translations (some rigs translate a joint below the root). Skipped when ../shared is absent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import SHARED
+
+from ikrig.character import find_legs, pelvis_joint
+from ikrig.character.naming import side_of
+from ikrig.io import read_bvh, read_clip
+from ikrig.math.quat import quat_conj, quat_mul
+from ikrig.pose import Motion
+from ikrig.skeleton import Skeleton
+from ikrig.solvers.body import KeepGoal, PositionGoal, goals_from_targets, solve_body
+
+FRAMES = 240  # per clip (the whole clips: benchmarks/bench_body.py)
+DATA = SHARED / "data"
+CLIPS = [p for f in ("bvh", "bvh_more") for p in sorted((DATA / f).glob("*.bvh"))]
+RIGS = sorted((DATA / "gltf").glob("*.glb"))
+if not CLIPS:
+    pytestmark = pytest.mark.skip(reason="../shared/data is not present")
+
+
+def _named(sk: Skeleton, words: tuple[str, ...], side: str = "") -> int | None:
+    for j, name in enumerate(sk.names):
+        low = name.lower()
+        if any(w in low for w in words) and not any(w in low for w in ("finger", "thumb", "end")):
+            if not side or side_of(name) == side:
+                return j
+    return None
+
+
+def six_trackers(sk: Skeleton) -> list[int]:
+    """Pelvis, head, left and right wrist, left and right ankle (by name and legs); a rig
+    without hands gives its forearms."""
+    legs = find_legs(sk)
+    out = [pelvis_joint(sk, legs), _named(sk, ("head",)) or _named(sk, ("face", "neck"))]
+    for side in ("left", "right"):
+        out.append(_named(sk, ("hand", "wrist"), side) or _named(sk, ("forearm",), side))
+    out += [leg.ankle for leg in sorted(legs.legs, key=lambda leg: leg.side != "left")][:2]
+    assert None not in out and len(set(out)) == 6, [sk.names[j] for j in out if j is not None]
+    return out
+
+
+def _clip(path):
+    motion = read_bvh(path).motion[:FRAMES]
+    sk = motion.skeleton
+    rest = np.zeros(motion.rotations_local.shape)
+    rest[..., 3] = 1.0
+    preferred = Motion(sk, rest, motion.positions_local, motion.frame_time)
+    return motion, preferred, find_legs(sk).leg_length
+
+
+@pytest.mark.parametrize("path", CLIPS, ids=lambda p: p.stem)
+def test_every_joint_position_gives_the_clip_back(path):
+    motion, preferred, leg = _clip(path)
+    pw = motion.fk()[1]
+    res = solve_body(preferred, goals_from_targets(motion.skeleton, pw, None))
+    err = np.linalg.norm(res.motion.fk()[1] - pw, axis=-1)
+    assert err.mean() <= 1e-3 * leg, err.mean() / leg
+    assert res.reached.mean() > 0.99
+
+
+@pytest.mark.parametrize("path", RIGS, ids=lambda p: p.stem)
+def test_every_joint_position_gives_a_gltf_rig_back(path):
+    """The glTF rigs, the Fox (a quadruped) included; their scales are folded into each
+    frame's offsets, which the preferred pose keeps."""
+    pytest.importorskip("pygltflib")
+    motion = read_clip(path).motion
+    rest = np.zeros(motion.rotations_local.shape)
+    rest[..., 3] = 1.0
+    preferred = Motion(motion.skeleton, rest, motion.positions_local, motion.frame_time)
+    pw = motion.fk()[1]
+    res = solve_body(preferred, goals_from_targets(motion.skeleton, pw, None))
+    err = np.linalg.norm(res.motion.fk()[1] - pw, axis=-1)
+    # every joint within 0.1 % of the reach (the Godot player's head misses the default
+    # tolerance, 1e-4 of the reach, by the prior's bias on its short lever: 1.3e-4)
+    assert err.max() <= 1e-3 * res.reach and res.reached.mean() > 0.95
+
+
+@pytest.mark.parametrize("path", CLIPS, ids=lambda p: p.stem)
+def test_six_trackers_reach_their_goals(path):
+    motion, preferred, leg = _clip(path)
+    rw, pw = motion.fk()
+    sel = six_trackers(motion.skeleton)
+    pos = np.full(pw.shape, np.nan)
+    rot = np.full(rw.shape, np.nan)
+    pos[:, sel], rot[:, sel] = pw[:, sel], rw[:, sel]
+    goals = goals_from_targets(motion.skeleton, pos, rot)
+    res = solve_body(preferred, goals)
+    assert [g.joint for g in goals] == [motion.skeleton.names[j] for j in sorted(sel)] * 2
+    assert np.percentile(res.position_error[:, :6], 95) <= 5e-3 * leg
+    assert np.degrees(np.percentile(res.rotation_error[:, 6:], 95)) <= 1.0
+    assert np.isfinite(res.motion.rotations_local).all()
+
+
+@pytest.mark.parametrize("path", CLIPS[:2], ids=lambda p: p.stem)
+def test_a_pinned_wrist_with_planted_feet(path):
+    """What ``ikrig pin`` asks of the solver: a wrist held on a point over a span, blended
+    in and out by its weight, both ankles kept where the clip has them. The wrist within
+    0.1 % of a leg over the span, the frames outside the span and its blend bit for bit the
+    clip's, the ankles where they were, and each joint's correction changing smoothly (a
+    weak prior once let what the goals leave free jump by 0.5 rad in one frame)."""
+    motion = read_bvh(path).motion[:200]
+    sk = motion.skeleton
+    legs = find_legs(sk)
+    leg = legs.leg_length
+    wrist = six_trackers(sk)[2]
+    pw = motion.fk()[1]
+    point = pw[100, wrist] + [0.1 * leg, 0.05 * leg, 0.0]
+    weight = np.interp(np.arange(200), [40, 60, 140, 160], [0, 1, 1, 0])
+    goals = [PositionGoal(wrist, point, weight=weight)]
+    goals += [KeepGoal(leg_.ankle) for leg_ in legs.legs]
+    res = solve_body(motion, goals)
+    out = res.motion.fk()[1]
+    assert np.linalg.norm(out[60:141, wrist] - point, axis=-1).max() <= 1e-3 * leg
+    outside = np.r_[0:41, 160:200]
+    assert (
+        res.motion.rotations_local[outside].tobytes() == motion.rotations_local[outside].tobytes()
+    )
+    assert (
+        res.motion.positions_local[outside].tobytes() == motion.positions_local[outside].tobytes()
+    )
+    for leg_ in legs.legs:
+        assert np.linalg.norm(out[:, leg_.ankle] - pw[:, leg_.ankle], axis=-1).max() <= 1e-3 * leg
+
+    # no pops: the correction (solved * source^-1) of every joint changes smoothly
+    c = quat_mul(res.motion.rotations_local, quat_conj(motion.rotations_local))
+    rate = 2 * np.arccos(np.clip(np.abs(np.sum(c[1:] * c[:-1], axis=-1)), 0, 1))
+    assert rate.max() <= 0.05, rate.max()  # radians per frame (the blend spreads ~0.4 rad)
+    assert np.abs(np.diff(rate, axis=0)).max() <= 0.05
