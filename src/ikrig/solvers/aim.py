@@ -161,17 +161,10 @@ def aim(
 
 
 class _Args(NamedTuple):
-    """The checked inputs, float64, broadcast to ``batch`` and flattened to ``(N, k)``."""
+    """The checked inputs: the kernel's rows (float64, flattened to ``(N, k)``), the batch
+    shape and the dtype of the result."""
 
-    rotation: np.ndarray
-    position: np.ndarray
-    target: np.ndarray
-    forward: np.ndarray
-    up: np.ndarray
-    offset: np.ndarray
-    pole: np.ndarray
-    twist: np.ndarray
-    weight: np.ndarray
+    rows: K.AimRows
     batch: tuple[int, ...]
     dtype: np.dtype
 
@@ -224,7 +217,7 @@ def _checked(rotation, position, target, axes, pole, twist, weight) -> _Args:
 
     rot, pos, tgt, fwd, up, off, pole = (flat(a, a.shape[-1]) for a in vectors.values())
     twist, w = (flat(a[..., None], 1).reshape(-1) for a in scalars.values())
-    return _Args(rot, pos, tgt, fwd, up, off, pole, twist, w, batch, dtype)
+    return _Args(K.AimRows(rot, pos, tgt, fwd, up, off, pole, twist, w), batch, dtype)
 
 
 def _run(a: _Args) -> AimResult:
@@ -232,10 +225,8 @@ def _run(a: _Args) -> AimResult:
     n = int(np.prod(a.batch, dtype=np.int64))
     out = K.AimOut(np.empty((n, 4)), np.empty(n, dtype=np.bool_), np.empty(n))
     if n:
-        rows = K.AimRows(a.rotation, a.position, a.target, a.forward, a.up, a.offset,
-                         a.pole, a.twist, a.weight)  # fmt: skip
         notify_compiling()
-        K.aim_rows(rows, _NO_PLANE[a.dtype], _ON_SPHERE[a.dtype],
+        K.aim_rows(a.rows, _NO_PLANE[a.dtype], _ON_SPHERE[a.dtype],
                    out._replace(reached=out.reached.view(np.uint8)))  # fmt: skip
     return AimResult(
         out.correction.astype(a.dtype, copy=False).reshape(a.batch + (4,)),
