@@ -1,6 +1,7 @@
 """The ``ikrig`` command line: ``demo``, ``foot`` (and ``info``, ``convert`` from
 :mod:`ikrig.cli.clips`, ``plot``, ``view``, ``playground`` from :mod:`ikrig.cli.viz`,
-``warmup``, ``batch``).
+``warmup``, ``batch``, ``look`` from :mod:`ikrig.cli.look`, ``fit`` and ``pin`` from
+:mod:`ikrig.cli.body`).
 
 Every output is checked before any work (:func:`check_outputs`: never an input, a known
 suffix, a writable folder, created if needed) and written atomically.
@@ -30,6 +31,7 @@ from ..errors import IkrigError, InputError
 from .ahead import compile_ahead
 from .common import (
     ANIMATION_OPTION,
+    CLIP_OUTPUT_OPTION,
     DATUM_OPTION,
     FPS_OPTION,
     GROUND_HELP,
@@ -290,13 +292,7 @@ def _outputs_as_record(command):
 @main.command()
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 @GROUND_OPTION
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    required=True,
-    help="Where to write the result (.bvh, .glb, .gltf; the input's layout; never the input).",
-)
+@CLIP_OUTPUT_OPTION
 @MODE_OPTION
 @REPORT_OPTION
 @click.option("--compare", is_flag=True, help="Also run the other modes and report them.")
@@ -415,12 +411,13 @@ def _register_viz() -> None:
     """The plot, view, playground and warmup commands (their heavy imports load only when
     run)."""
     from .batch import batch
+    from .body import fit, pin
     from .clips import convert, info
     from .look import look
     from .viz import playground, plot, view
     from .warmup import warmup
 
-    for command in (info, convert, plot, view, playground, warmup, batch, look):
+    for command in (info, convert, plot, view, playground, warmup, batch, look, fit, pin):
         main.add_command(command)
 
 

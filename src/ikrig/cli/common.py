@@ -292,6 +292,16 @@ def datum_line(datum: dict) -> str:
     return f"datum: absolute (the ground as given; the clip's floor is at y = {datum['floor']:.6g})"
 
 
+CLIP_OUTPUT_OPTION = click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Where to write the result (.bvh, .glb, .gltf; the input's layout; never the input).",
+)
+"""The ``-o/--output`` clip file of every command that writes a clip in its input's layout."""
+
+
 def frame_span(spec: str | None, frames: int) -> tuple[int, int]:
     """``(start, stop)`` of ``--frames A:B`` over ``frames`` frames, as a Python slice
     (``A`` included, ``B`` not; either may be left out or negative); all frames for None.

@@ -14,6 +14,7 @@ from ..errors import IkrigError, InputError
 from ..signal.spans import span_weights
 from .common import (
     ANIMATION_OPTION,
+    CLIP_OUTPUT_OPTION,
     FPS_OPTION,
     UP_OPTION,
     check_outputs,
@@ -98,13 +99,7 @@ class _Look(NamedTuple):
     callback=_numbers(3, "X,Y,Z"),
     help="The joint's forward axis in its own frame (default: read off the clip).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    required=True,
-    help="Where to write the result (.bvh, .glb, .gltf; the input's layout; never the input).",
-)
+@CLIP_OUTPUT_OPTION
 @ANIMATION_OPTION
 @FPS_OPTION
 @UP_OPTION
