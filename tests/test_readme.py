@@ -56,14 +56,18 @@ def ikrig_commands() -> list[str]:
 
 def write_inputs(folder: Path) -> None:
     """The files the snippets read: ``walk.bvh`` (2 s of the built-in walk), ``walk.glb``
-    (the same as glTF, as ``ikrig convert walk.bvh walk.glb`` writes it) and
+    (the same as glTF, as ``ikrig convert walk.bvh walk.glb`` writes it),
+    ``trackers.npz`` (six trackers of the walk, a targets file of ``ikrig fit``) and
     ``terrain.obj`` (gentle bumps under its path, at its floor)."""
     from ikrig.data.walk import walk_clip
     from ikrig.io import read_bvh, to_bvh_clip, write_bvh, write_clip
+    from ikrig.io.targets import targets_from_motion, write_targets
 
     motion = walk_clip(seconds=2.0, fps=30.0)
     write_bvh(folder / "walk.bvh", to_bvh_clip(motion))
     write_clip(folder / "walk.glb", read_bvh(folder / "walk.bvh"))
+    six = ["Hips", "Head", "LeftHand", "RightHand", "LeftFoot", "RightFoot"]
+    write_targets(folder / "trackers.npz", targets_from_motion(motion, six, rotations_for=six))
     p = motion.positions_world()
     x = np.linspace(p[..., 0].min() - 1.5, p[..., 0].max() + 1.5, 25)
     z = np.linspace(p[..., 2].min() - 1.5, p[..., 2].max() + 1.5, 61)
@@ -118,7 +122,7 @@ def test_cli_command_runs(folder, command):
     before = set(os.listdir(folder))
     out = run(CLI + args, folder)
     assert out.returncode == 0, f"{command}\n{out.stdout[-2000:]}\n{out.stderr[-3000:]}"
-    named = [a for a in args if re.fullmatch(r"[\w.-]+\.(bvh|json|gif|png|mp4)", a)]
+    named = [a for a in args if re.fullmatch(r"[\w.-]+\.(bvh|json|gif|png|mp4|npz)", a)]
     for name in named:  # every file the command names is there (inputs) or written (outputs)
         assert (folder / name).stat().st_size > 0, (command, name)
     if args[0] == "demo":

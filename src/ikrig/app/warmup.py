@@ -85,6 +85,40 @@ def _chains() -> None:
             ccd_2d(joints, goal)
 
 
+def _body() -> None:
+    """The whole-body solver (position, orientation, keep, aim and look-at goals; one pose,
+    a clip with its warm start, a crowd), float64 and float32; and look-at."""
+    from ..solvers.aim import AimAxes
+    from ..solvers.body import (
+        AimGoal,
+        KeepGoal,
+        LookAtGoal,
+        OrientationGoal,
+        PositionGoal,
+        goals_from_targets,
+        solve_body,
+    )
+    from ..solvers.look import look_at
+
+    clip = _walk(0.25)
+    sk = clip.skeleton
+    rot_w, pos_w = clip.fk()
+    goals = [
+        PositionGoal("LeftHand", pos_w[:, sk.index("LeftHand")] + [0.0, 0.1, 0.0]),
+        OrientationGoal("Head", rot_w[:, sk.index("Head")]),
+        KeepGoal("LeftFoot"),
+        AimGoal("RightHand", [0.0, 1.0, 2.0], [1.0, 0.0, 0.0]),
+        LookAtGoal("Head", [0.0, 1.6, 2.0], [0.0, 0.0, 1.0], chain=("Neck", "Spine1")),
+    ]
+    for dtype in (np.float64, np.float32):
+        motion = Motion(sk, clip.rotations_local.astype(dtype), clip.positions_local.astype(dtype),
+                        clip.frame_time)  # fmt: skip
+        for m in (motion, motion[0], motion[None]):
+            solve_body(m, goals if m.batch_shape == motion.batch_shape else goals[2:3])
+        solve_body(motion, goals_from_targets(sk, pos_w, rot_w))
+        look_at(motion, "Head", [0.0, 1.6, 2.0], axes=AimAxes(forward_local=[0.0, 0.0, 1.0]))
+
+
 def _walk(seconds: float = 2.0):
     from ..data.walk import walk_clip
 
@@ -143,6 +177,7 @@ def _files() -> None:
 
 
 TASKS: dict[str, Callable[[], None]] = {
+    "body": _body,
     "chains": _chains,
     "two-bone": _two_bone,
     "foot full": _foot("full"),
