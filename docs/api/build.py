@@ -9,6 +9,7 @@ module that fails to import fails the build (exit status 1) instead of being lef
 
 from __future__ import annotations
 
+import importlib
 import pkgutil
 import sys
 import tempfile
@@ -29,13 +30,32 @@ def public_modules() -> list[str]:
     return sorted(names)
 
 
+def resolve_lazy_names(names: list[str]) -> None:
+    """Put each module's lazily imported public names (``ikrig.foot``, ``ikrig.viz``: a
+    module ``__getattr__`` that reads them from their defining module at every lookup) into
+    its namespace, in this process only: pdoc documents what a module's namespace holds,
+    and left the pipeline's and the viewers' names out. A name whose extra is missing stays
+    out."""
+    for name in names:
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            if attr in vars(module):
+                continue
+            try:
+                setattr(module, attr, getattr(module, attr))
+            except ImportError:
+                continue
+
+
 def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else Path(tempfile.mkdtemp(prefix="ikrig-api-"))
     # annotations naming types imported only for type checkers cannot be resolved at run
     # time; pdoc then shows them as written, which is fine
     warnings.filterwarnings("ignore", message="Error parsing type annotation")
     pdoc.render.configure(docformat="google", show_source=False)
-    pdoc.pdoc(*public_modules(), output_directory=out)
+    modules = public_modules()
+    resolve_lazy_names(modules)
+    pdoc.pdoc(*modules, output_directory=out)
     print(f"API reference: {out / 'index.html'}")
     return 0
 
