@@ -101,6 +101,18 @@ def foot_keep_goals(motion: Motion) -> list[KeepGoal]:
     ]
 
 
+def _keeps_beside(keeps: list[KeepGoal], pinned: list[str], motion: Motion) -> list[KeepGoal]:
+    """``keeps`` without those on a pinned joint, above one or below one (a pinned ankle
+    moves its toe; a pinned toe needs its ankle free): they would fight the pin."""
+    sk = motion.skeleton
+
+    def tied(k: int, j: int) -> bool:
+        return k == j or k in sk.ancestors(j) or j in sk.ancestors(k)
+
+    pins = [sk.index(name) for name in pinned]
+    return [g for g in keeps if not any(tied(sk.index(g.joint), j) for j in pins)]
+
+
 def pin_motion(
     motion: Motion,
     pins: Sequence[Pin],
@@ -138,7 +150,7 @@ def pin_motion(
     part = motion[frames]
     body: list[Goal] = [PositionGoal(j, t[frames], weight=w[frames]) for j, t, w in goals]
     if keep_feet:
-        body += foot_keep_goals(motion)
+        body += _keeps_beside(foot_keep_goals(motion), [p.joint for p in pins], motion)
     result = solve_body(part, body, options)
     rl = motion.rotations_local.copy()
     pl = motion.positions_local.copy()
