@@ -64,11 +64,13 @@ class Pin:
 @dataclass(frozen=True)
 class BodyOutcome:
     """What a whole-body job made: the new ``motion`` (the clip's frames and skeleton), the
-    solver's ``result`` on the frames it solved, and those ``frames`` (indices)."""
+    solver's ``result`` on the frames it solved, those ``frames`` (indices) and the
+    ``goals`` solved (the result's goal axis)."""
 
     motion: Motion
     result: BodyResult
     frames: np.ndarray
+    goals: tuple[Goal, ...] = ()
 
 
 def _check_pin(pin: Pin, motion: Motion) -> np.ndarray:
@@ -156,7 +158,8 @@ def pin_motion(
     pl = motion.positions_local.copy()
     rl[frames] = result.motion.rotations_local
     pl[frames] = result.motion.positions_local
-    return BodyOutcome(Motion(motion.skeleton, rl, pl, motion.frame_time), result, frames)
+    return BodyOutcome(Motion(motion.skeleton, rl, pl, motion.frame_time), result, frames,
+                       tuple(body))  # fmt: skip
 
 
 def fit_motion(
@@ -188,4 +191,4 @@ def fit_motion(
         motion = motion.replace(frame_time=frame_time)
     goals = goals_from_targets(motion.skeleton, pos, rot)
     result = solve_body(motion, goals, options)
-    return BodyOutcome(result.motion, result, np.arange(F))
+    return BodyOutcome(result.motion, result, np.arange(F), tuple(goals))

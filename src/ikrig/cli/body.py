@@ -87,7 +87,7 @@ def fit(skeleton_path, targets_path, output, animation, skin):
     frame_time = 1.0 / float(targets.fps)
     outcome = fit_motion(clip.motion, targets.positions_world, targets.rotations_world, frame_time)
     _write(output, clip, outcome.motion, frame_time)
-    kinds = _goal_kinds(targets.positions_world, targets.rotations_world)
+    kinds = _goal_kinds(outcome.goals)
     click.echo(
         f"wrote {output} ({outcome.motion.num_joints} joints, {outcome.motion.num_frames}"
         " frames); residuals per goal kind:"
@@ -96,13 +96,9 @@ def fit(skeleton_path, targets_path, output, animation, skin):
         click.echo(line)
 
 
-def _goal_kinds(positions: np.ndarray, rotations: np.ndarray) -> list[str]:
-    """The kind of each goal :func:`~ikrig.solvers.body.goals_from_targets` makes, in its
-    order: a position goal per joint with any position, then an orientation goal per joint
-    with any rotation."""
-    has_pos = np.isfinite(positions).all(axis=-1).any(axis=0)
-    has_rot = np.isfinite(rotations).all(axis=-1).any(axis=0)
-    return ["position"] * int(has_pos.sum()) + ["orientation"] * int(has_rot.sum())
+def _goal_kinds(goals) -> list[str]:
+    """``"position"``, ``"orientation"``, ... of each goal (its class name, less ``Goal``)."""
+    return [type(g).__name__.removesuffix("Goal").lower() for g in goals]
 
 
 def _write(output: str, clip, motion, frame_time: float) -> None:
