@@ -296,11 +296,14 @@ def _check_accessor(data: dict, i: int, acc: dict, out: list[str]) -> bool:
     return ok
 
 
-def _check_bounds(data, buffers, i: int, what: str, out: list[str]) -> np.ndarray | None:
-    """min/max of accessor ``i`` present and equal to its data; returns the data."""
+def _check_bounds(
+    data: dict, doc: GltfDocument, i: int, what: str, out: list[str]
+) -> np.ndarray | None:
+    """min/max of accessor ``i`` present and equal to its data (``doc``: the document over
+    ``data`` and its buffers); returns the data."""
     acc = data["accessors"][i]
     try:
-        values = GltfDocument(data, buffers=buffers).stored(i)
+        values = doc.stored(i)
     except (IkrigError, IndexError, KeyError, ValueError) as exc:
         out.append(f"accessor {i} ({what}): cannot read its data ({exc})")
         return None
@@ -323,7 +326,7 @@ def _check_bounds(data, buffers, i: int, what: str, out: list[str]) -> np.ndarra
     return values
 
 
-def _check_animations(data: dict, buffers, readable: set[int], out: list[str]) -> None:
+def _check_animations(data: dict, doc: GltfDocument, readable: set[int], out: list[str]) -> None:
     nodes, accessors = data.get("nodes", []), data.get("accessors", [])
     for a, anim in enumerate(data.get("animations", [])):
         samplers = anim.get("samplers", [])
@@ -374,7 +377,7 @@ def _check_animations(data: dict, buffers, readable: set[int], out: list[str]) -
                 continue
             if inp not in readable:
                 continue
-            keys = _check_bounds(data, buffers, inp, f"animation {a} input", out)
+            keys = _check_bounds(data, doc, inp, f"animation {a} input", out)
             if keys is not None and (np.any(np.diff(keys[:, 0]) <= 0) or keys.min() < 0):
                 out.append(
                     f"accessor {inp} (animation {a} input): times not strictly increasing from >= 0"
@@ -474,9 +477,10 @@ def check_gltf(document: Any) -> list[str]:
         for prim in mesh.get("primitives", [])
         if "POSITION" in prim.get("attributes", {})
     }
+    doc = GltfDocument(data, buffers=buffers)  # one accessor table for every check
     for i in sorted(positions & readable):
-        _check_bounds(data, buffers, i, "POSITION", out)
-    _check_animations(data, buffers, readable, out)
+        _check_bounds(data, doc, i, "POSITION", out)
+    _check_animations(data, doc, readable, out)
     _check_nodes(data, out)
     _check_skins_meshes(data, out)
     return out
