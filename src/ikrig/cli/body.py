@@ -102,7 +102,7 @@ def _goal_kinds(goals) -> list[str]:
 
 
 def _write(output: str, clip, motion, frame_time: float) -> None:
-    """Write ``motion`` in ``clip``'s layout (glTF: at the motion's own frame times)."""
+    """Write ``motion`` (frames of its own, ``frame_time`` apart) in ``clip``'s layout."""
     from ..io import write_clip
     from ..io.clips import clip_format
     from ..io.gltf.clip import GltfClip
@@ -116,7 +116,7 @@ def _write(output: str, clip, motion, frame_time: float) -> None:
     write_clip(output, clip, motion)
 
 
-def _pins_from_file(path: str, num_frames: int, names) -> list:
+def _pins_from_file(path: str, num_frames: int) -> list:
     """Pins from a JSON file: a list of ``{"joint": NAME, "at": [x, y, z], "frames": "A:B"}``."""
     from ..app.body import Pin
 
@@ -160,7 +160,7 @@ def pin(clip_path, output, pins_path, **options):
     """Hold a joint on a point over a span of frames; the rest of the body follows and
     planted feet stay planted. Frames outside the spans and their blends are unchanged."""
     from ..app.body import Pin, pin_motion
-    from ..io import read_clip
+    from ..io import read_clip, write_clip
     from ..io.clips import CLIP_SUFFIXES
 
     joint, at_text, frames_text = options["joint"], options["at_text"], options["frames_text"]
@@ -171,19 +171,19 @@ def pin(clip_path, output, pins_path, **options):
     if pins_path is not None:
         if joint or at_text or frames_text:
             raise InputError("--pins: give either --pins or --joint/--at/--frames, not both")
-        pins = _pins_from_file(pins_path, F, motion.skeleton.names)
+        pins = _pins_from_file(pins_path, F)
     else:
         if not joint or at_text is None:
             raise InputError("pin: give --joint NAME and --at X,Y,Z (or --pins FILE)")
         start, stop = frame_span(frames_text, F)
         pins = [Pin(joint, _point(at_text, "--at"), start, stop)]
     outcome = pin_motion(motion, pins, blend_seconds=options["blend"])
-    _write(output, clip, outcome.motion, float(motion.frame_time or 1.0))
-    hand = [motion.skeleton.index(p.joint) for p in pins]
+    write_clip(output, clip, outcome.motion)  # the clip's own frames (glTF: its own times)
+    joints = [motion.skeleton.index(p.joint) for p in pins]
     got = outcome.motion.positions_world()
     worst = max(
         float(np.linalg.norm(got[p.start : p.stop, j] - np.asarray(p.at_world), axis=-1).max())
-        for p, j in zip(pins, hand)
+        for p, j in zip(pins, joints)
     )
     click.echo(
         f"wrote {output} ({len(pins)} pin(s), {len(outcome.frames)} of {F} frames solved);"
