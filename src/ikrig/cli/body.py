@@ -14,18 +14,24 @@ import click
 import numpy as np
 
 from ..errors import InputError
-from .common import ANIMATION_OPTION, CLIP_OUTPUT_OPTION, check_outputs, frame_span
+from .common import (
+    ANIMATION_OPTION,
+    BLEND_OPTION,
+    CLIP_OUTPUT_OPTION,
+    FRAMES_OPTION,
+    check_outputs,
+    frame_span,
+    numbers,
+    parse_numbers,
+)
 
 _AT_HELP = "The point, X,Y,Z in the clip's own units and axes."
 
 
 def _point(text: str, what: str) -> np.ndarray:
-    try:
-        values = [float(v) for v in text.split(",")]
-    except ValueError:
-        values = []
-    if len(values) != 3 or not np.isfinite(values).all():
-        raise InputError(f"{what}: expected X,Y,Z (three numbers), got {text!r}")
+    values = parse_numbers(text, 3)
+    if values is None:
+        raise InputError(f"{what}: expected X,Y,Z (three finite numbers), got {text!r}")
     return np.array(values)
 
 
@@ -146,14 +152,12 @@ def _pins_from_file(path: str, num_frames: int) -> list:
 @click.command()
 @click.argument("clip_path", metavar="CLIP", type=click.Path(dir_okay=False, exists=True))
 @click.option("--joint", default=None, help="The joint to pin, by name.")
-@click.option("--at", "at_text", default=None, help=_AT_HELP)
-@click.option("--frames", "frames_text", default=None,
-              help="The span A:B (0-based frames, B not included; default: all).")  # fmt: skip
+@click.option("--at", default=None, metavar="X,Y,Z", callback=numbers(3, "X,Y,Z"), help=_AT_HELP)
+@FRAMES_OPTION
 @click.option("--pins", "pins_path", default=None, type=click.Path(dir_okay=False, exists=True),
               help='Several pins from a JSON file: [{"joint": ..., "at": [x, y, z],'
               ' "frames": "A:B"}, ...].')  # fmt: skip
-@click.option("--blend", default=0.2, show_default=True, type=click.FloatRange(min=0.0),
-              help="Seconds to ease in and out on each side of a span.")  # fmt: skip
+@BLEND_OPTION
 @CLIP_OUTPUT_OPTION
 @ANIMATION_OPTION
 def pin(clip_path, output, pins_path, **options):
@@ -163,20 +167,20 @@ def pin(clip_path, output, pins_path, **options):
     from ..io import read_clip, write_clip
     from ..io.clips import CLIP_SUFFIXES
 
-    joint, at_text, frames_text = options["joint"], options["at_text"], options["frames_text"]
+    joint, at, frames_text = options["joint"], options["at"], options["frames"]
     check_outputs([(output, CLIP_SUFFIXES, "output")], inputs=[clip_path, pins_path])
     clip = read_clip(clip_path, animation=options["animation"], skin=options["skin"])
     motion = clip.motion
     F = motion.num_frames
     if pins_path is not None:
-        if joint or at_text or frames_text:
+        if joint or at or frames_text:
             raise InputError("--pins: give either --pins or --joint/--at/--frames, not both")
         pins = _pins_from_file(pins_path, F)
     else:
-        if not joint or at_text is None:
+        if not joint or at is None:
             raise InputError("pin: give --joint NAME and --at X,Y,Z (or --pins FILE)")
         start, stop = frame_span(frames_text, F)
-        pins = [Pin(joint, _point(at_text, "--at"), start, stop)]
+        pins = [Pin(joint, np.array(at), start, stop)]
     outcome = pin_motion(motion, pins, blend_seconds=options["blend"])
     write_clip(output, clip, outcome.motion)  # the clip's own frames (glTF: its own times)
     joints = [motion.skeleton.index(p.joint) for p in pins]

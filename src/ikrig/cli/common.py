@@ -4,6 +4,7 @@ into ikrig's Y-up world, and the datum line."""
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Iterable, Iterator
@@ -324,3 +325,45 @@ def frame_span(spec: str | None, frames: int) -> tuple[int, int]:
     if stop <= start:
         raise InputError(f"--frames {spec}: holds none of the clip's {frames} frames")
     return start, stop
+
+
+def parse_numbers(text: str, count: int) -> tuple[float, ...] | None:
+    """``count`` comma-separated finite numbers read from ``text``, or None when it holds
+    anything else."""
+    try:
+        out = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        return None
+    return out if len(out) == count and all(math.isfinite(v) for v in out) else None
+
+
+def numbers(count: int, what: str):
+    """A click callback reading ``count`` comma-separated finite numbers (None stays)."""
+
+    def read(ctx, param, value):
+        if value is None:
+            return None
+        out = parse_numbers(value, count)
+        if out is None:
+            raise click.BadParameter(f"expected {what} ({count} finite numbers), got {value!r}")
+        return out
+
+    return read
+
+
+FRAMES_OPTION = click.option(
+    "--frames",
+    default=None,
+    metavar="A:B",
+    help="Frames: A included, B not, as a Python slice (default: all).",
+)
+"""``--frames A:B`` of the commands that act on a span of a clip (read by :func:`frame_span`)."""
+
+BLEND_OPTION = click.option(
+    "--blend",
+    type=click.FloatRange(min=0.0),
+    default=0.2,
+    show_default=True,
+    help="Seconds over which the change eases in before the span and out after it.",
+)
+"""``--blend SECONDS`` of the same commands."""

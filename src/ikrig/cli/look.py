@@ -11,38 +11,23 @@ import click
 import numpy as np
 
 from ..errors import IkrigError, InputError
+from ..io.clips import CLIP_SUFFIXES
 from ..signal.spans import span_weights
 from .common import (
     ANIMATION_OPTION,
+    BLEND_OPTION,
     CLIP_OUTPUT_OPTION,
     FPS_OPTION,
+    FRAMES_OPTION,
     UP_OPTION,
     check_outputs,
     frame_span,
+    numbers,
     printable,
     y_up_motion,
 )
 
 __all__ = ["look"]
-
-CLIPS = (".bvh", ".glb", ".gltf")
-
-
-def _numbers(count: int, what: str):
-    """A click callback reading ``count`` comma-separated finite numbers (None stays)."""
-
-    def read(ctx, param, value):
-        if value is None:
-            return None
-        try:
-            out = tuple(float(v) for v in value.split(","))
-        except ValueError:
-            out = ()
-        if len(out) != count or not all(math.isfinite(v) for v in out):
-            raise click.BadParameter(f"expected {what} ({count} finite numbers), got {value!r}")
-        return out
-
-    return read
 
 
 class _Look(NamedTuple):
@@ -66,25 +51,14 @@ class _Look(NamedTuple):
     "--at",
     required=True,
     metavar="X,Y,Z",
-    callback=_numbers(3, "X,Y,Z"),
+    callback=numbers(3, "X,Y,Z"),
     help="The point to look at, in the clip's own units and axes.",
 )
 @click.option(
     "--joint", default=None, metavar="NAME", help="The joint that looks (default: the head)."
 )
-@click.option(
-    "--frames",
-    default=None,
-    metavar="A:B",
-    help="Frames to look in: A included, B not, as a Python slice (default: all).",
-)
-@click.option(
-    "--blend",
-    type=click.FloatRange(min=0.0),
-    default=0.2,
-    show_default=True,
-    help="Seconds over which the look turns in before the span and out after it.",
-)
+@FRAMES_OPTION
+@BLEND_OPTION
 @click.option(
     "--chain",
     type=click.IntRange(min=1),
@@ -96,7 +70,7 @@ class _Look(NamedTuple):
     "--forward",
     default=None,
     metavar="X,Y,Z",
-    callback=_numbers(3, "X,Y,Z"),
+    callback=numbers(3, "X,Y,Z"),
     help="The joint's forward axis in its own frame (default: read off the clip).",
 )
 @CLIP_OUTPUT_OPTION
@@ -109,7 +83,7 @@ def look(input_path: str, output: str, **options) -> None:
     from ..io.clips import read_clip, write_clip
 
     opts = _Look(**options)
-    check_outputs([(output, CLIPS, "output")], inputs=[input_path])
+    check_outputs([(output, CLIP_SUFFIXES, "output")], inputs=[input_path])
     clip = read_clip(input_path, animation=opts.animation, fps=opts.fps, skin=opts.skin)
     source = clip.motion
     if source.batch_shape == (0,):
