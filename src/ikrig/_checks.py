@@ -272,12 +272,25 @@ def check_finite_each(**named) -> None:
             check_finite(as_float(value, name, finite=False), name)
 
 
-def check_unit_quaternions(q: np.ndarray, name: str, tolerance: float = 1e-3) -> None:
-    """InputError (one line: the argument and the index of its first bad rotation) unless
-    every quaternion of ``q (..., 4)`` has a squared length within ``tolerance`` of 1 (a
-    float32 rotation's rounding passes; a zero or unnormalised quaternion does not)."""
+UNIT_TOLERANCE = 1e-3
+"""How far a rotation given as a target or a joint's world rotation may be from unit length
+(``| |q| - 1 | <= 1e-3``: a float32 rotation's rounding passes, a zero or unnormalised
+quaternion does not)."""
+
+
+def off_unit(q: np.ndarray) -> np.ndarray:
+    """``(...)`` bool: the quaternions of ``q (..., 4)`` whose length is off 1 by more than
+    :data:`UNIT_TOLERANCE` (NaN ones included)."""
     q64 = np.asarray(q, dtype=np.float64)
-    bad = ~(np.abs(np.einsum("...i,...i->...", q64, q64) - 1.0) <= tolerance)
+    with np.errstate(invalid="ignore", over="ignore"):
+        length = np.sqrt(np.einsum("...i,...i->...", q64, q64))
+    return ~(np.abs(length - 1.0) <= UNIT_TOLERANCE)
+
+
+def check_unit_quaternions(q: np.ndarray, name: str) -> None:
+    """InputError (one line: the argument and the index of its first bad rotation) unless
+    every quaternion of ``q (..., 4)`` is a unit one (:func:`off_unit`)."""
+    bad = off_unit(q)
     if bad.any():
         where = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
         raise InputError(f"{name}: not a unit quaternion x, y, z, w (first at index {where})")

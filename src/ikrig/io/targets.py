@@ -19,7 +19,8 @@ key            shape         meaning
 A joint's world rotation is the orientation of its frame from forward kinematics
 (:func:`ikrig.pose.fk`): its local rotation turns its children's offsets. A row is all
 numbers or all NaN (``x`` NaN with ``y`` a number is an error); a rotation's length must be
-1 within :data:`UNIT_TOLERANCE`. Other keys in the archive are ignored. Archives are read
+1 within :data:`UNIT_TOLERANCE` (the rule of :mod:`ikrig._checks`), and rotations within it
+are kept as given, bit for bit. Other keys in the archive are ignored. Archives are read
 without pickle: an object array (names stored as Python objects) is refused.
 
 :func:`read_targets` reads a file (mapped onto a skeleton's joint order when one is given),
@@ -38,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._checks import as_float, check_real, float_dtype
+from .._checks import UNIT_TOLERANCE, as_float, check_real, float_dtype, off_unit
 from .._files import write_bytes
 from ..errors import FileFormatError, InputError
 from ..pose import Motion
@@ -50,9 +51,6 @@ __all__ = ["KEYS", "UNIT_TOLERANCE", "Targets", "read_targets", "targets_from_mo
 KEYS = ("names", "positions", "rotations", "fps")
 """The arrays of a targets file, in the order they are checked."""
 
-UNIT_TOLERANCE = 1e-3
-"""How far a rotation's length may be from 1 (``| |q| - 1 | <= 1e-3``); rotations within
-it are kept as given, bit for bit."""
 
 _FIELDS = {"names": "names", "positions": "positions_world", "rotations": "rotations_world",
            "fps": "fps"}  # fmt: skip
@@ -222,10 +220,9 @@ def _validate(
     pos, rot = pos.astype(dt, copy=False), rot.astype(dt, copy=False)
     _rows(pos, labels["positions"], names)
     no_rotation = _rows(rot, labels["rotations"], names)
-    with np.errstate(invalid="ignore", over="ignore"):
-        length = np.sqrt(np.einsum("...i,...i->...", rot.astype(np.float64), rot))
-    off = ~no_rotation & ~(np.abs(length - 1.0) <= UNIT_TOLERANCE)
+    off = ~no_rotation & off_unit(rot)
     if off.any():
+        length = np.linalg.norm(rot.astype(np.float64), axis=-1)
         f, j = np.argwhere(off)[0]
         raise InputError(
             f"{labels['rotations']}: not a unit quaternion at frame {f}, joint {names[j]!r}"

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..._checks import as_float, unit_vector
+from ..._checks import as_float, off_unit, unit_vector
 from ...errors import InputError
 from ...skeleton import Skeleton
 
@@ -35,10 +35,6 @@ __all__ = [
     "PositionGoal",
     "goals_from_targets",
 ]
-
-UNIT_SLACK = 1e-3
-"""How far a target rotation's length may be from 1 (it is then normalised); beyond, the
-quaternion is refused as not a rotation."""
 
 
 def _rows(value, name: str, last: int) -> np.ndarray:
@@ -57,10 +53,11 @@ def _rows(value, name: str, last: int) -> np.ndarray:
 
 
 def _quat_rows(value, name: str) -> np.ndarray:
-    """Unit quaternion rows ``(..., 4)`` (all-NaN rows allowed); non-unit ones refused."""
+    """Unit quaternion rows ``(..., 4)`` (all-NaN rows allowed), normalised; those off
+    unit length by more than :data:`ikrig._checks.UNIT_TOLERANCE` refused."""
     q = _rows(value, name, 4)
     n = np.sqrt(np.einsum("...i,...i->...", q, q))
-    off = np.abs(n - 1.0) > UNIT_SLACK
+    off = off_unit(q) & ~np.isnan(n)
     if off.any():
         where = tuple(int(i) for i in np.argwhere(off)[0])
         raise InputError(f"{name}: not a unit quaternion (length {n[where]:.6g}) at index {where}")
