@@ -142,9 +142,10 @@ class GltfDocument:
         """The FileFormatError for ``reason``, naming the file."""
         return FileFormatError(self.path, None, reason)
 
-    def table(self, name: str) -> list[Any]:
-        """The raw objects of a top-level array (``"nodes"``, ``"accessors"``, ...)."""
-        return list(field(self.raw, name, []) or [])
+    def table(self, name: str) -> Sequence[Any]:
+        """The raw objects of a top-level array (``"nodes"``, ``"accessors"``, ...), the
+        document's own list (not a copy: ``view`` reads it once per accessor)."""
+        return field(self.raw, name, []) or ()
 
     def _records(self, name: str, build: Callable[[int, Any], Any]) -> tuple[Any, ...]:
         return tuple(build(i, item) for i, item in enumerate(self.table(name)))
