@@ -108,18 +108,21 @@ def _goal_kinds(goals) -> list[str]:
 
 
 def _write(output: str, clip, motion, frame_time: float) -> None:
-    """Write ``motion`` (frames of its own, ``frame_time`` apart) in ``clip``'s layout."""
+    """Write ``motion`` in ``clip``'s layout: on the clip's own times when it has the clip's
+    frames, else ``frame_time`` apart from the clip's first time (a glTF animation keeps its
+    clock, so that the channels the fit leaves alone stay in step)."""
     from ..io import write_clip
     from ..io.clips import clip_format
     from ..io.gltf.clip import GltfClip
 
-    if clip_format(output) == "gltf" and isinstance(clip, GltfClip):
-        from ..io.gltf.write import write_gltf
-
-        times = np.arange(motion.num_frames) * frame_time
-        write_gltf(output, clip, motion, times)
+    same_frames = motion.num_frames == clip.motion.num_frames
+    if same_frames or not (clip_format(output) == "gltf" and isinstance(clip, GltfClip)):
+        write_clip(output, clip, motion)
         return
-    write_clip(output, clip, motion)
+    from ..io.gltf.write import write_gltf
+
+    times = float(clip.times[0]) + np.arange(motion.num_frames) * frame_time
+    write_gltf(output, clip, motion, times)
 
 
 def _pins_from_file(path: str, num_frames: int) -> list:
