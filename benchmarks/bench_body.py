@@ -5,8 +5,9 @@ kinematics of the clip itself (``ikrig.io.targets.targets_from_motion``):
 
 - ``all``: every joint's position, every frame (joint positions turned into rotations);
 - ``six``: six trackers with positions and rotations: the pelvis, the head, both wrists and
-  both ankles, found by name (``ikrig.character``: legs, pelvis, arms; the head by name,
-  else the highest joint of the rest pose above the pelvis).
+  both ankles (``ikrig.character``: ``find_legs``, ``pelvis_joint``, ``head_or_top`` on
+  the rest pose, ``find_hands``). A clip whose hands are not found has fewer trackers (the
+  table says how many); every shared clip has all six.
 
 Both solvers start from the same preferred pose, the skeleton's rest pose (identity local
 rotations, rest offsets), which is also their prior, and solve the frames in order,
@@ -79,7 +80,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ikrig.character import detect_up, find_legs, pelvis_joint, to_y_up  # noqa: E402
-from ikrig.character.naming import arm_limbs, bare_name  # noqa: E402
+from ikrig.character.hands import find_hands  # noqa: E402
+from ikrig.character.head import head_or_top  # noqa: E402
 from ikrig.io import read_clip, to_bvh_clip, write_bvh  # noqa: E402
 from ikrig.io.targets import Targets, targets_from_motion, write_targets  # noqa: E402
 from ikrig.math.quat import quat_from_axis_angle  # noqa: E402
@@ -115,30 +117,14 @@ class Case:
         return self.motion.skeleton
 
 
-def head_joint(skeleton: Skeleton, pelvis: int, rest_world: np.ndarray) -> int:
-    """The head: the first joint named "head" (not an end, top or eye helper), else the
-    highest joint of the rest pose whose chain from the pelvis has no arm in it."""
-    for j, name in enumerate(skeleton.names):
-        core = bare_name(name).lower()
-        if "head" in core and not any(w in core for w in ("end", "top", "nub", "eye", "site")):
-            return j
-    arms = {j for limb in arm_limbs(skeleton) for j in (limb.hip, limb.knee, limb.ankle)}
-    best, height = pelvis, -np.inf
-    for j in range(skeleton.num_joints):
-        chain = (j, *skeleton.ancestors(j))
-        if pelvis in chain and not arms.intersection(chain) and rest_world[j, 1] > height:
-            best, height = j, float(rest_world[j, 1])
-    return best
-
-
 def trackers(skeleton: Skeleton, motion: Motion) -> tuple[tuple[int, ...], float]:
     """Six trackers (pelvis, head, left and right wrist, left and right ankle) and the leg."""
     legs = find_legs(skeleton, pose_world=motion.positions_world())
     pelvis = pelvis_joint(skeleton, legs)
     _, rest = fk(skeleton.parents, np.tile([0.0, 0, 0, 1], (skeleton.num_joints, 1)),
                  skeleton.offsets)  # fmt: skip
-    head = head_joint(skeleton, pelvis, rest)
-    wrists = tuple(limb.ankle for limb in arm_limbs(skeleton))
+    head = head_or_top(skeleton, rest)
+    wrists = tuple(find_hands(skeleton, legs, head).values())
     ankles = tuple(leg.ankle for leg in legs.legs[:2])
     picked = tuple(dict.fromkeys((pelvis, head, *wrists, *ankles)))
     return picked, legs.leg_length
@@ -449,6 +435,8 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[Row] = []
     for case in cases:
         for kind, targets in target_sets(case).items():
+            if kind == "six" and len(case.trackers) != 6:
+                kind = f"{len(case.trackers)} trackers"  # hands or head not found: say so
             row = run_mink(case, targets, args.repeat)
             row.case = kind
             rows.append(row)

@@ -13,9 +13,13 @@ from helpers import FOX_LEGS, SHARED, invoke, shared_bvh_files
 
 from ikrig.app.placement import place_clip
 from ikrig.character import detect_up, find_legs, to_y_up
+from ikrig.character.hands import find_hands
+from ikrig.character.head import head_or_top
 from ikrig.character.limbs import UnplacedLimbWarning, unplaced_limbs
 from ikrig.data.walk import walk_clip
 from ikrig.io import read_bvh, read_clip
+from ikrig.pose import Motion
+from ikrig.skeleton import Skeleton
 
 FOX = SHARED / "data" / "gltf" / "Fox.glb"
 HIND = ";".join(FOX_LEGS.split(";")[:2])  # the Fox's hind legs only
@@ -83,3 +87,33 @@ def test_positions_are_read_per_frame():
     pos[:, below, 1] = floor  # every frame: the arm ends on the floor
     left = unplaced_limbs(clip.skeleton, legs, pos)
     assert len(left) == 1 and left[0] in (hand, *clip.skeleton.ancestors(hand))
+
+
+# ------------------------------------------------------------------- hands and the head (issue 38)
+def test_find_hands_by_name_by_wrist_and_by_tree():
+    def sk(names, parents):
+        offsets = [[0, 1, 0]] + [[0.2, 0.1, 0]] * (len(names) - 1)
+        return Skeleton(tuple(names), parents, offsets)
+
+    mixamo = sk(["Hips", "Spine", "LeftShoulder", "LeftArm", "LeftForeArm", "LeftHand",
+                 "RightShoulder", "RightArm", "RightForeArm", "RightHand", "Head"],
+                [-1, 0, 1, 2, 3, 4, 1, 6, 7, 8, 1])  # fmt: skip
+    assert find_hands(mixamo) == {"left": 5, "right": 9}
+    cmu = sk(["Hips", "Chest", "LeftCollar", "LeftShoulder", "LeftElbow", "LeftWrist",
+              "LeftWristEnd", "Head"], [-1, 0, 1, 2, 3, 4, 5, 1])  # fmt: skip
+    assert find_hands(cmu) == {"left": 5}
+    rigify = sk(["pelvis", "spine", "face", "shoulder.L", "upper_arm.L", "forearm.L",
+                 "shoulder.R", "upper_arm.R", "forearm.R"],
+                [-1, 0, 1, 1, 3, 4, 1, 6, 7])  # fmt: skip
+    assert find_hands(rigify) == {}  # no hand named, no head given: rule 3 is off
+    assert find_hands(rigify, head=2) == {"left": 5, "right": 8}
+    with_fingers = sk(["hip", "chest", "head", "arm_l", "elbow_part_l", "palm_l", "f1_l",
+                       "f2_l"], [-1, 0, 1, 1, 3, 4, 5, 5])  # fmt: skip
+    assert find_hands(with_fingers, head=2) == {"left": 5}  # where the chain branches
+
+
+def test_head_or_top():
+    sk = Skeleton(("hips", "spine", "neck_2", "arm.L"), [-1, 0, 1, 1],
+                  [[0, 1, 0], [0, 0.5, 0], [0, 0.3, 0], [0.3, 0.6, 0]])  # fmt: skip
+    pose = Motion.rest(sk).positions_world()
+    assert head_or_top(sk, pose) == 2  # arm.L is higher, but has a side

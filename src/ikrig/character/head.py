@@ -25,7 +25,7 @@ from ..pose import Motion, fk
 from ..skeleton import Skeleton
 from .naming import _tokens, is_helper, side_of
 
-__all__ = ["HEAD_WORDS", "axis_local", "find_head"]
+__all__ = ["HEAD_WORDS", "axis_local", "find_head", "head_or_top"]
 
 HEAD_WORDS = ("head", "skull")
 """Words that name a head joint."""
@@ -53,6 +53,27 @@ def find_head(skeleton: Skeleton) -> int:
     if not found:
         raise InputError("no head joint found; pass --joint NAME")
     return min(found)[2]
+
+
+def head_or_top(skeleton: Skeleton, pose_world: ArrayLike) -> int:
+    """The head found by name (:func:`find_head`), else the highest joint of the pose
+    ``pose_world (J, 3)`` (Y up) that has no side and is no helper (CesiumMan's
+    ``Skeleton_neck_joint_2``, a rig's ``face``): the top of the spine; -1 for none.
+
+    Example:
+        >>> sk = Skeleton(("hips", "spine", "face", "hand.L"), [-1, 0, 1, 1],
+        ...               [[0, 1, 0], [0, .5, 0], [0, .3, 0], [.3, .4, 0]])
+        >>> head_or_top(sk, [[0, 1, 0], [0, 1.5, 0], [0, 1.8, 0], [.3, 1.9, 0]])
+        2
+    """
+    try:
+        return find_head(skeleton)
+    except InputError:
+        pass
+    y = np.asarray(pose_world, dtype=np.float64)[:, 1]
+    found = [(float(y[j]), j) for j, name in enumerate(skeleton.names)
+             if not side_of(name) and not is_helper(name)]  # fmt: skip
+    return max(found)[1] if found else -1
 
 
 def axis_local(

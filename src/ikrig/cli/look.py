@@ -4,13 +4,12 @@ out with a smoothstep; every frame outside the span and its blend is written as 
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import click
 import numpy as np
 
-from ..errors import IkrigError, InputError
+from ..errors import InputError
 from ..io.clips import CLIP_SUFFIXES
 from ..signal.spans import span_weights
 from .common import (
@@ -100,6 +99,7 @@ def _looked(source, motion, up: str, opts: _Look):
     """``(the clip's motion with the look, summary lines)``: solved in the Y-up world,
     written back in the clip's own, every untouched frame and joint copied from
     ``source``."""
+    from ..app.head import head_forward
     from ..character.head import find_head
     from ..character.up import from_y_up
     from ..math.axes import points_to_y_up
@@ -115,7 +115,7 @@ def _looked(source, motion, up: str, opts: _Look):
     ft = motion.frame_time
     blend = 0.0 if ft is None else opts.blend / ft
     weights = span_weights(frames, start, stop, blend)
-    forward, said = _forward(motion, head, opts.forward)
+    forward, said = head_forward(motion, head, opts.forward)
     chain = look_chain(motion, head, opts.chain)
     target = points_to_y_up(np.asarray(opts.at), up)
     r = look_at(motion, head, target, weights[0] if single else weights, chain=chain,
@@ -149,35 +149,3 @@ def _weights(k: int) -> list[float]:
     from ..solvers.look import DEFAULT_JOINT_WEIGHT
 
     return [DEFAULT_JOINT_WEIGHT] * (k - 1) + [1.0]
-
-
-def _forward(motion, head: int, given) -> tuple[np.ndarray, str]:
-    """The head's forward axis (local) and how it was found: given, else the way the clip
-    faces over its first second (:func:`ikrig.foot.travel.facing`) seen from the head over
-    those frames, else +Z (a rig whose legs or facing cannot be read)."""
-    from ..character.head import axis_local
-    from ..character.legs import find_legs
-    from ..foot.travel import FACING_WINDOW, facing
-    from ..solvers.look import DEFAULT_FORWARD_LOCAL
-
-    if given is not None:
-        v = np.asarray(given, dtype=np.float64)
-        if not np.any(v):
-            raise InputError("--forward: must not be 0,0,0")
-        return v, f"{_axis(v)} (given)"
-    try:
-        pose = motion.positions_world()
-        legs = find_legs(motion.skeleton, pose_world=pose.reshape(-1, motion.num_joints, 3))
-        heading = facing(motion, legs)
-        way = np.array([math.sin(heading), 0.0, math.cos(heading)])
-        ft = motion.frame_time
-        n = 1 if ft is None else max(1, round(FACING_WINDOW / ft))
-        axis = axis_local(motion, head, way, None if not motion.batch_shape else slice(0, n))
-        return axis, f"{_axis(axis)} (where the clip faces, seen from the joint)"
-    except IkrigError:
-        v = np.asarray(DEFAULT_FORWARD_LOCAL)
-        return v, f"{_axis(v)} (the clip's facing could not be read; pass --forward X,Y,Z)"
-
-
-def _axis(v: np.ndarray) -> str:
-    return "(" + ", ".join(f"{x:.3g}" for x in v) + ")"
