@@ -417,7 +417,7 @@ def test_viewer_in_the_browser(browser, viewer, tmp_path):
 @pytest.mark.parametrize(
     "command",
     [
-        "from ikrig.cli.viz import playground; playground.main(['--port', '0'])",
+        "from ikrig.cli.playground import playground; playground.main(['--port', '0'])",
         "from ikrig.cli.viz import view; view.main(['-g', 'slope', '--port', '0', '--play'])",
     ],
     ids=["playground", "view"],
@@ -440,7 +440,8 @@ def test_solver_names_are_the_same_in_plot_and_playground():
     playground starts on the solver asked for."""
     from click.testing import CliRunner
 
-    from ikrig.cli.viz import playground, plot
+    from ikrig.cli.playground import playground
+    from ikrig.cli.viz import plot
 
     for command, args in ((plot, ["chain", "--help"]), (playground, ["--help"])):
         text = CliRunner().invoke(command, args).output

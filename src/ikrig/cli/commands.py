@@ -1,7 +1,7 @@
 """The ``ikrig`` command line: ``demo``, ``foot`` (and ``info``, ``convert`` from
-:mod:`ikrig.cli.clips`, ``plot``, ``view``, ``playground`` from :mod:`ikrig.cli.viz`,
-``warmup``, ``batch``, ``look`` from :mod:`ikrig.cli.look`, ``fit`` and ``pin`` from
-:mod:`ikrig.cli.body`).
+:mod:`ikrig.cli.clips`, ``plot``, ``view`` from :mod:`ikrig.cli.viz`, ``playground`` from
+:mod:`ikrig.cli.playground`, ``warmup``, ``batch``, ``look`` from :mod:`ikrig.cli.look`,
+``fit`` and ``pin`` from :mod:`ikrig.cli.body`).
 
 Every output is checked before any work (:func:`check_outputs`: never an input, a known
 suffix, a writable folder, created if needed) and written atomically.
@@ -414,7 +414,8 @@ def _register_viz() -> None:
     from .body import fit, pin
     from .clips import convert, info
     from .look import look
-    from .viz import playground, plot, view
+    from .playground import playground
+    from .viz import plot, view
     from .warmup import warmup
 
     for command in (info, convert, plot, view, playground, warmup, batch, look, fit, pin):

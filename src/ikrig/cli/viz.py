@@ -1,5 +1,5 @@
-"""Command-line pictures and browser tools: ``ikrig plot ...``, ``ikrig view``,
-``ikrig playground``.
+"""Command-line pictures and the clip viewer: ``ikrig plot ...``, ``ikrig view`` (and the
+helpers ``ikrig playground`` shares, :mod:`ikrig.cli.playground`).
 
 Standalone click commands (``plot`` is a group), registered on the main group in
 :mod:`ikrig.cli`. They need the ``[plot]`` extra (matplotlib, Pillow; MP4 also
@@ -454,23 +454,4 @@ def view(given: ClipOnGround, host, port, play):
     serve_forever(app, click.echo)
 
 
-@click.command()
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True)
-@click.option(
-    "--solver",
-    type=click.Choice(["two-bone", "ccd", "fabrik", "follow", "dls"], case_sensitive=False),
-    default="fabrik",
-    show_default=True,
-)
-@click.option("--bones", type=click.IntRange(2, 8), default=4, show_default=True)
-def playground(host, port, solver, bones):
-    """Drag a target and watch a chain solve live in the browser; needs the [viewer] extra."""
-    from ..viz import serve_forever
-    from ..viz.playground import Playground
-
-    app = Playground(host=host, port=port, solver=solver, bones=bones)
-    serve_forever(app, click.echo)
-
-
-__all__ = ["plot", "playground", "view"]
+__all__ = ["plot", "view"]
