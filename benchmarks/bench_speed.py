@@ -29,6 +29,9 @@ Sections (``--only NAME`` runs one):
   what the result keeps; it sees NumPy and Python allocations, not Numba's own); live
   ``FootPlacer.update`` CPU time per frame; a crowd placer (``characters=256``, each
   character playing the clip from its own frame) CPU time per character-frame.
+* ``startup`` (issue 40, :mod:`_startup`): every command's start-up on a warm cache, from
+  the process's start to its output: ``ikrig --help`` and ``ikrig info`` (goal 0.3 s) and
+  each command's ``--help``; ``--baseline SRC`` times another checkout's ``src`` beside it.
 * ``ci``: not measured here (the row says how).
 
 Figures are medians over repeats of the time per call; what is compared is interleaved in
@@ -36,7 +39,8 @@ each repeat. The ikrig measured is this checkout's ``src`` (first on ``sys.path`
 subprocesses' ``PYTHONPATH``), whatever is installed. The CLI is run as ``python -c 'from
 ikrig.cli import main; main()'``, what the ``ikrig`` script does.
 
-Run: ``python benchmarks/bench_speed.py [--quick] [--no-cold] [--only NAME]``. Not a test.
+Run: ``python benchmarks/bench_speed.py [--quick] [--no-cold] [--only NAME] [--baseline
+SRC]``. Not a test.
 """
 
 from __future__ import annotations
@@ -503,6 +507,13 @@ def crowd_row(clip, ground, k, frames, repeats):
     return row(f"foot crowd placer, K = {k}", "<= 20 us/char-frame", us(c), ratio, c <= 20e-6, note)
 
 
+def sec_startup(args):
+    from _startup import startup_rows
+
+    baseline = Path(args.baseline).resolve() if args.baseline else None
+    return startup_rows(max(3, args.repeats // 2), baseline, row)
+
+
 def sec_ci(args):
     return [row("CI: bash .ci/run, cold cache", "<= 360 s wall", "not measured here",
                 note="time `bash .ci/run` on a fresh clone, empty NUMBA_CACHE_DIR")]  # fmt: skip
@@ -511,7 +522,7 @@ def sec_ci(args):
 # ---------------------------------------------------------------------------- main
 SECTIONS = {"cold": sec_cold, "two_bone": sec_two_bone, "single": sec_single,
             "wrapper": sec_wrapper, "chains": sec_chains, "threads": sec_threads,
-            "foot": sec_foot, "ci": sec_ci}  # fmt: skip
+            "foot": sec_foot, "startup": sec_startup, "ci": sec_ci}  # fmt: skip
 
 
 def machine():
@@ -548,6 +559,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer repeats")
     ap.add_argument("--no-cold", action="store_true", help="skip the cold-start section")
     ap.add_argument("--only", choices=list(SECTIONS), help="run this section only")
+    ap.add_argument("--baseline", metavar="SRC", help="startup: also time this ikrig src folder")
     args = ap.parse_args()
     args.repeats = 3 if args.quick else 9
     args.cold_rounds = 1 if args.quick else 3

@@ -485,8 +485,8 @@ def test_view_and_the_pictures_take_fps_as_foot_does(tmp_path):
     ``batch`` and ``convert``; the built-in walk has no animation to sample."""
     from click.testing import CliRunner
 
-    from ikrig.cli.common import ClipChoice
-    from ikrig.cli.viz import read_source, view
+    from ikrig.cli.common import ClipChoice, read_source
+    from ikrig.cli.viz import view
     from ikrig.data.walk import walk_clip
     from ikrig.errors import InputError
     from ikrig.io import to_bvh_clip, write_clip

@@ -10,7 +10,8 @@ import click
 import numpy as np
 
 from ..errors import IkrigError, InputError
-from .common import ANIMATION_OPTION, FPS_OPTION, check_outputs, printable
+from .common import ANIMATION_OPTION, FPS_OPTION, check_outputs
+from .text import printable
 
 __all__ = ["clip_summary", "convert", "info"]
 

@@ -15,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
-import os
-import sys
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -25,7 +23,6 @@ import click
 import numpy as np
 
 from .._files import write_text
-from .._version import __version__
 from ..app.placement import DEFAULT_PLACEMENT, FootPlacement, clip_with_time
 from ..errors import IkrigError, InputError
 from .ahead import compile_ahead
@@ -48,59 +45,9 @@ from .common import (
     echo_warnings,
     ground_input,
     placement_from,
-    printable,
     standing_options,
     y_up_motion,
 )
-
-
-def _fail(message: str):
-    click.echo(f"ikrig: error: {printable(message)}", err=True)
-    sys.exit(2)
-
-
-#: ``ikrig`` or ``ikrig plot`` with nothing after it: click shows the help (click >= 8.2).
-_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
-
-
-def _usage_line(exc: click.UsageError) -> str:
-    """A click usage error as one line, with where to find help."""
-    msg = " ".join(exc.format_message().split())
-    ctx = exc.ctx
-    return msg + (f" (see '{ctx.command_path} --help')" if ctx is not None else "")
-
-
-class _Group(click.Group):
-    """A click group that turns ikrig errors (and usage errors) into one clear line unless
-    --debug is given."""
-
-    def parse_args(self, ctx, args):
-        try:
-            return super().parse_args(ctx, args)
-        except _HELP:
-            raise
-        except click.UsageError as exc:
-            _fail(_usage_line(exc))
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except BrokenPipeError:  # the reader went away (``ikrig info x.bvh | head``)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(0)
-        except _HELP:
-            raise
-        except click.UsageError as exc:
-            _fail(_usage_line(exc))
-        except (IkrigError, OSError) as exc:
-            if ctx.obj and ctx.obj.get("debug"):
-                raise
-            if isinstance(exc, IkrigError) or not exc.strerror:
-                msg = " ".join(str(exc).split()) or type(exc).__name__
-            else:
-                msg = exc.strerror + (f": {exc.filename}" if exc.filename else "")
-            _fail(msg)
-
 
 BVH, CLIPS, JSON = (".bvh",), (".bvh", ".glb", ".gltf"), (".json",)
 
@@ -114,26 +61,7 @@ REPORT_OPTION = click.option(
 )
 
 
-@click.group(cls=_Group)
-@click.version_option(__version__, prog_name="ikrig")
-@click.option("--debug", is_flag=True, help="Show full tracebacks on errors.")
-@click.option(
-    "--allow-outside",
-    is_flag=True,
-    help="Let a .gltf read buffer files outside its own folder (off: a downloaded file"
-    " cannot read your other files).",
-)
-@click.pass_context
-def main(ctx, debug, allow_outside):
-    """Inverse kinematics for character animation."""
-    ctx.obj = {"debug": debug}
-    if allow_outside:
-        from ..io.gltf.uri import files_outside_allowed
-
-        ctx.with_resource(files_outside_allowed())
-
-
-@main.command()
+@click.command()
 @click.option(
     "--clip",
     "clip_path",
@@ -289,7 +217,7 @@ def _outputs_as_record(command):
     return run
 
 
-@main.command()
+@click.command()
 @click.argument("input_path", metavar="INPUT", type=click.Path(dir_okay=False))
 @GROUND_OPTION
 @CLIP_OUTPUT_OPTION
@@ -405,24 +333,3 @@ def run_foot(
     report["_results"], report["_ground"] = results, world
     report["_source"] = placed.source
     return report, table
-
-
-def _register_viz() -> None:
-    """The plot, view, playground and warmup commands (their heavy imports load only when
-    run)."""
-    from .batch import batch
-    from .body import fit, pin
-    from .clips import convert, info
-    from .look import look
-    from .playground import playground
-    from .viz import plot, view
-    from .warmup import warmup
-
-    for command in (info, convert, plot, view, playground, warmup, batch, look, fit, pin):
-        main.add_command(command)
-
-
-_register_viz()
-
-if __name__ == "__main__":
-    main()

@@ -57,15 +57,6 @@ DATUM_OPTION = click.option(
 )
 
 
-def printable(text: str) -> str:
-    """``text`` with control and format characters escaped (``\x1b`` as ``\\x1b``), so that
-    names read from a file cannot drive the terminal (set its title, clear it, reorder
-    text); newlines too, so that a message stays one line."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def up_option(then: str):
     """The ``--up`` option; ``then`` says what becomes of the result."""
     return click.option(
@@ -118,6 +109,42 @@ def clip_choice(options: dict) -> ClipChoice:
     taken out of ``options``."""
     return ClipChoice(options.pop("animation", None), options.pop("fps", None),
                       options.pop("skin", None))  # fmt: skip
+
+
+ANY_CLIP = ClipChoice()
+"""No ``--animation`` or ``--fps``: a glTF's first animation at its keys' rate."""
+
+
+def read_source(path, choice: ClipChoice = ANY_CLIP):
+    """The clip a file holds (:func:`ikrig.io.read_clip`: a BVH or glTF clip, the glTF's
+    animation and rate as ``choice`` says), or the built-in 4 s walk (a Motion) when
+    ``path`` is None."""
+    if path is None:
+        if choice != ANY_CLIP:
+            from ..errors import InputError
+
+            given = choice.given()
+            verb = "needs" if len(given) == 1 else "need"
+            raise InputError(f"{' and '.join(given)} {verb} a glTF CLIP file")
+        from ..data.walk import walk_clip
+
+        return walk_clip(seconds=4.0)
+    from ..io import read_clip
+
+    return read_clip(path, animation=choice.animation, fps=choice.fps, skin=choice.skin)
+
+
+def load_clip(path, choice: ClipChoice = ANY_CLIP, up="auto"):
+    """``(up axis, the clip's Motion in ikrig's Y-up world)`` (see :func:`read_source`;
+    ``up`` as ``--up`` says, ``auto`` detects it, as ``ikrig foot`` does)."""
+    clip = read_source(path, choice)
+    return y_up_motion(clip if path is None else clip.motion, up)
+
+
+clip_argument = click.argument(
+    "clip", metavar="[CLIP]", required=False, type=click.Path(dir_okay=False, exists=True)
+)
+"""The optional CLIP argument of the picture and browser commands (none: the built-in walk)."""
 
 
 FPS_OPTION = click.option(

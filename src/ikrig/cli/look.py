@@ -22,9 +22,9 @@ from .common import (
     check_outputs,
     frame_span,
     numbers,
-    printable,
     y_up_motion,
 )
+from .text import printable
 
 __all__ = ["look"]
 

@@ -8,8 +8,7 @@ from typing import NamedTuple
 
 import click
 
-from .common import ANIMATION_OPTION, clip_choice, up_option
-from .viz import ANY_CLIP, clip_argument, load_clip
+from .common import ANIMATION_OPTION, ANY_CLIP, clip_argument, clip_choice, load_clip, up_option
 
 __all__ = ["playground"]
 

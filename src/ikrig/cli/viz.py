@@ -27,9 +27,12 @@ from .common import (
     MODE_OPTION,
     SEED_OPTION,
     ClipChoice,
+    clip_argument,
     clip_choice,
     ground_option,
+    load_clip,
     placement_from,
+    read_source,
     standing_options,
     up_option,
     y_up_motion,
@@ -45,36 +48,6 @@ SHOWN_UP = up_option("It is shown turned Y-up.")
 
 
 # ---------------------------------------------------------------------------------- helpers
-ANY_CLIP = ClipChoice()
-"""No ``--animation`` or ``--fps``: a glTF's first animation at its keys' rate."""
-
-
-def read_source(path, choice: ClipChoice = ANY_CLIP):
-    """The clip a file holds (:func:`ikrig.io.read_clip`: a BVH or glTF clip, the glTF's
-    animation and rate as ``choice`` says), or the built-in 4 s walk (a Motion) when
-    ``path`` is None."""
-    if path is None:
-        if choice != ANY_CLIP:
-            from ..errors import InputError
-
-            given = choice.given()
-            verb = "needs" if len(given) == 1 else "need"
-            raise InputError(f"{' and '.join(given)} {verb} a glTF CLIP file")
-        from ..data.walk import walk_clip
-
-        return walk_clip(seconds=4.0)
-    from ..io import read_clip
-
-    return read_clip(path, animation=choice.animation, fps=choice.fps, skin=choice.skin)
-
-
-def load_clip(path, choice: ClipChoice = ANY_CLIP, up="auto"):
-    """``(up axis, the clip's Motion in ikrig's Y-up world)`` (see :func:`read_source`;
-    ``up`` as ``--up`` says, ``auto`` detects it, as ``ikrig foot`` does)."""
-    clip = read_source(path, choice)
-    return y_up_motion(clip if path is None else clip.motion, up)
-
-
 def clip_ground(motion, spec, legs=None, seed=0, up="y"):
     """``(ground, legs, sole)`` for a Y-up clip: the ground laid out along its pelvis's path
     (:func:`~ikrig.viz.geometry.body_joint`; joint 0 without legs) at its floor, sized by its
@@ -176,11 +149,6 @@ def chain_problem(bones, limit, target):
         a = math.radians(115.0)
         target = (0.58 * reach * math.cos(a), 0.58 * reach * math.sin(a))
     return pos, cons, np.asarray(target, dtype=np.float64)
-
-
-clip_argument = click.argument(
-    "clip", metavar="[CLIP]", required=False, type=click.Path(dir_okay=False, exists=True)
-)
 
 
 class ClipOnGround(NamedTuple):
