@@ -75,7 +75,8 @@ class Heightfield:
     @property
     def shape(self) -> tuple[int, int]:
         """``(H, W)``: vertex rows (along Z) and columns (along X)."""
-        return self.heights.shape
+        h, w = self.heights.shape
+        return int(h), int(w)
 
     @property
     def bounds_xz(self) -> np.ndarray:

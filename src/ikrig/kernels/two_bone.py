@@ -189,7 +189,8 @@ def make_constants(
     """
     dtype = np.dtype(dtype)
     key = np.dtype(np.float64) if as_float64 else dtype
-    c = np.zeros(1, dtype=_PACKED[key])  # type: ignore[index]
+    packed: dict = _PACKED  # keyed by dtype objects (the stubs of some NumPy versions differ)
+    c = np.zeros(1, dtype=packed[key])
     lo, hi = RANGE[dtype]
     values = TwoBoneConstants(
         zero=0.0, one=1.0, half=0.5, two=2.0, three=3.0, soften=min(max(soften, 0.0), 1.0),

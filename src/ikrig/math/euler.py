@@ -87,14 +87,14 @@ def quat_to_euler(q: ArrayLike, order: str = "XYZ") -> np.ndarray:
         b = q[..., i] + q[..., k] * sign
         c = q[..., j] + w
         d = q[..., k] * sign - q[..., i]
-    t2 = 2 * np.arctan2(np.hypot(c, d), np.hypot(a, b))
+    t2: np.ndarray = 2 * np.arctan2(np.hypot(c, d), np.hypot(a, b))
     half_sum = np.arctan2(b, a)
     half_diff = np.arctan2(d, c)
     eps = 1e-3 if q.dtype == np.float32 else 1e-7
     at_zero = np.abs(t2) <= eps
     at_pi = np.abs(t2 - np.pi) <= eps
     t1 = np.where(at_zero, 2 * half_sum, np.where(at_pi, -2 * half_diff, half_sum - half_diff))
-    t3 = np.where(at_zero | at_pi, 0, half_sum + half_diff)
+    t3 = np.where(at_zero | at_pi, 0.0, half_sum + half_diff)
     if not proper:
         t3 = t3 * sign
         t2 = t2 - np.pi / 2

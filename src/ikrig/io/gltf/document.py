@@ -238,7 +238,7 @@ class GltfDocument:
         stride = stride or item
         if count and (offset < 0 or offset + stride * (count - 1) + item > v_len):
             raise self.fail(f"accessor data runs past the end of bufferView {view}")
-        raw = np.ndarray(
+        raw: np.ndarray = np.ndarray(
             (count, width), dtype=dtype, buffer=data, offset=v_off + offset,
             strides=(stride, dtype.itemsize),
         )  # fmt: skip

@@ -67,12 +67,11 @@ def _solve64(points, j, wct, col, k64, arc):
     """:func:`~ikrig.kernels.two_bone.solve_two_bone_kernel` in float64 on element ``j``
     (flat index of its x) of the AoS ``points``, with column ``col`` of ``wct``; ``arc``
     a compile-time constant (both serial solves compile otherwise)."""
-    f = np.float64
     p = TwoBonePoints(
         point64(points[0], j), point64(points[1], j), point64(points[2], j),
         point64(points[3], j), point64(points[4], j),
     )  # fmt: skip
-    w = TwoBoneWeights(f(wct[0, col]), f(wct[1, col]), f(wct[2, col]))
+    w = TwoBoneWeights(float(wct[0, col]), float(wct[1, col]), float(wct[2, col]))
     if arc:
         return solve_two_bone_serial_arc(p, w, k64)
     return solve_two_bone_serial(p, w, k64)
