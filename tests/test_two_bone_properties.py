@@ -44,6 +44,7 @@ from ikrig.solvers import (
     TwoBoneOptions,
     solve_two_bone,
     two_bone_positions,
+    two_bone_positions_only,
     two_bone_positions_soa,
 )
 from ikrig.solvers.two_bone._loops import AOS_SERIAL, OUT_END, OUT_MID, OUT_STRETCH
@@ -242,6 +243,62 @@ def test_soa_properties(dtype, shape, scale, seed, options, weight, n):
         dtype, old, r.mid_world.T, r.end_world.T, None, r.reached,
         options.tolerance, options.max_stretch,
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", SHAPES + [(1000,)])  # (1000,): the parallel kernel
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(
+    scale=st.sampled_from(SCALES),
+    seed=st.integers(0, 2**32 - 1),
+    options=options_st,
+    use_pole=st.booleans(),
+)
+def test_positions_only_properties(dtype, shape, scale, seed, options, use_pole):
+    """Issue 40's positions-only call: the chain properties, and the positions and
+    ``reached`` of the full call at weight 1 (up to the square root of a rounding, the
+    most a straight chain's knee can move by it)."""
+    rng = np.random.default_rng(seed)
+    n = math.prod(shape)
+    (root, mid, end, target, pole), _ = make_problems(rng, n, scale)
+    args = [a.reshape(shape + (3,)).astype(dtype) for a in (root, mid, end, target, pole)]
+    p = args[4] if use_pole else None
+    r = two_bone_positions_only(*args[:4], p, options)
+    assert r.mid_world.dtype == dtype and r.mid_world.shape == shape + (3,)
+    assert r.reached.shape == shape and r.reached.dtype == np.bool_
+    l1, l2, rtol, atol = check_chain(
+        dtype, args[:4], r.mid_world, r.end_world, None, r.reached,
+        options.tolerance, options.max_stretch,
+    )  # fmt: skip
+    full = two_bone_positions(*args[:4], p, options=options)
+    L = (l1 + l2) * (options.max_stretch if options.max_stretch > 1 else 1.0)
+    lim = (4 * np.sqrt(np.finfo(dtype).eps) * L + atol)[..., None]
+    for got, want in ((r.mid_world, full.mid_world), (r.end_world, full.end_world)):
+        assert np.all(np.abs(np.asarray(got, np.float64) - want) <= lim)
+    # reached agrees but for ends within a rounding of the tolerance's edge
+    dist = np.linalg.norm(np.asarray(full.end_world, np.float64) - args[3], axis=-1)
+    edge = np.abs(dist - options.tolerance * (l1 + l2)) <= 1e-3 * options.tolerance * L + 4 * atol
+    assert np.all((r.reached == full.reached) | edge)
+
+
+def test_positions_only_single_calls_errors_and_broadcasting():
+    r = two_bone_positions_only([0, 1, 0], [0, 0.5, 0.1], [0, 0, 0], [0.3, 0.2, 0.2])
+    assert r.mid_world.shape == (3,) and r.reached.shape == () and bool(r.reached)
+    f32 = [np.array(v, np.float32) for v in ([0, 1, 0], [0, 0.5, 0.1], [0, 0, 0], [0.3, 0.2, 0.2])]
+    assert two_bone_positions_only(*f32).end_world.dtype == np.float32
+    targets = np.random.default_rng(1).normal(scale=0.3, size=(4, 5, 3))
+    many = two_bone_positions_only([0, 1, 0], [0, 0.5, 0.1], [0, 0, 0], targets)
+    one = [two_bone_positions_only([0, 1, 0], [0, 0.5, 0.1], [0, 0, 0], t) for t in
+           targets.reshape(-1, 3)]  # fmt: skip
+    np.testing.assert_allclose(many.mid_world.reshape(-1, 3), [o.mid_world for o in one],
+                               atol=1e-12)  # fmt: skip
+    with pytest.raises(InputError, match="target_world"):
+        two_bone_positions_only([0, 1, 0], [0, 0.5, 0.1], [0, 0, 0], [np.nan, 0, 0])
+    with pytest.raises(InputError, match="pole_world"):
+        two_bone_positions_only(np.zeros((1000, 3)), np.zeros((1000, 3)) + [0, -1, 0],
+                                np.zeros((1000, 3)) + [0, -2, 0], np.ones((1000, 3)),
+                                np.full((1000, 3), np.inf))  # fmt: skip
+    with pytest.raises(InputError, match="do not broadcast"):
+        two_bone_positions_only(np.zeros((2, 3)), np.zeros((3, 3)), np.zeros(3), np.zeros(3))
 
 
 def motion_of(root, mid, end, dtype):

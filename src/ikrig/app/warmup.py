@@ -44,10 +44,15 @@ GROUNDS = ("flat", "stairs", "slope", "bumps", "blocks")
 
 def _two_bone() -> None:
     """Two-bone solver: positions (serial and parallel kernels, both rotation modes, the
-    weighted and the common-case kernels) and the component-first path, float64 and
-    float32; and the aim job (one kernel, float64 inside)."""
+    weighted and the common-case kernels), the positions-only and component-first paths,
+    float64 and float32; and the aim job (one kernel, float64 inside)."""
     from ..solvers.aim import aim
-    from ..solvers.two_bone import TwoBoneOptions, two_bone_positions, two_bone_positions_soa
+    from ..solvers.two_bone import (
+        TwoBoneOptions,
+        two_bone_positions,
+        two_bone_positions_only,
+        two_bone_positions_soa,
+    )
 
     aim([0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0])
 
@@ -64,6 +69,8 @@ def _two_bone() -> None:
             r, m, e, t = (a.T.copy() for a in (root, mid, end, target))
             for soften in (1.0, 0.9):
                 two_bone_positions_soa(r, m, e, t, options=TwoBoneOptions(soften=soften))
+                two_bone_positions_only(root, mid, end, target,
+                                        options=TwoBoneOptions(soften=soften))  # fmt: skip
 
 
 def _chains() -> None:

@@ -1,8 +1,9 @@
 """IK solvers.
 
 * :mod:`ikrig.solvers.two_bone` -- analytic two-bone IK (legs, arms): position level
-  (:func:`two_bone_positions`, and :func:`two_bone_positions_soa` for big batches) and pose
-  level (:func:`solve_two_bone`).
+  (:func:`two_bone_positions`; :func:`two_bone_positions_only` when only the points are
+  needed; :func:`two_bone_positions_soa` for big component-first batches) and pose level
+  (:func:`solve_two_bone`).
 * :mod:`ikrig.solvers.chain` and the iterative chain solvers (:mod:`~ikrig.solvers.fabrik`,
   :mod:`~ikrig.solvers.follow`, :mod:`~ikrig.solvers.ccd`, :mod:`~ikrig.solvers.ccd2d`,
   :mod:`~ikrig.solvers.dls`) for chains of any length.
@@ -25,6 +26,7 @@ from .two_bone import (
     TwoBoneSoA,
     solve_two_bone,
     two_bone_positions,
+    two_bone_positions_only,
     two_bone_positions_soa,
 )
 
@@ -56,5 +58,6 @@ __all__ = [
     "TwoBoneSoA",
     "solve_two_bone",
     "two_bone_positions",
+    "two_bone_positions_only",
     "two_bone_positions_soa",
 ]

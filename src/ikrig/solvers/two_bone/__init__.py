@@ -1,9 +1,12 @@
 """Analytic two-bone IK (thigh-knee-ankle, upper arm-elbow-wrist).
 
-Three entry points, one algorithm (:mod:`ikrig.kernels.two_bone`):
+Four entry points, one algorithm (:mod:`ikrig.kernels.two_bone`):
 
 * :func:`two_bone_positions` works on world positions over any batch shape and returns the
   new mid and end positions plus the world-space rotation deltas of the root and mid joints;
+* :func:`two_bone_positions_only` is the same solve at weight 1 returning the positions
+  only, over any batch shape (``(N, 3)`` rows included): use it when only the points are
+  needed; on big batches it is about as fast as the component-first path below;
 * :func:`two_bone_positions_soa` is the same solve for big batches stored component-first,
   ``(3, N)``, positions only (about 2x faster per element than the general path, which
   also computes the rotation deltas);
@@ -56,18 +59,27 @@ from ._positions import (
     _DEFAULT_OPTIONS,
     PARALLEL_MIN,
     two_bone_positions,
+    two_bone_positions_only,
     two_bone_positions_soa,
 )
-from ._types import TwoBoneOptions, TwoBonePositions, TwoBoneResult, TwoBoneSoA
+from ._types import (
+    TwoBoneOptions,
+    TwoBonePositions,
+    TwoBonePositionsOnly,
+    TwoBoneResult,
+    TwoBoneSoA,
+)
 
 __all__ = [
     "PARALLEL_MIN",
     "TwoBoneOptions",
     "TwoBonePositions",
+    "TwoBonePositionsOnly",
     "TwoBoneResult",
     "TwoBoneSoA",
     "solve_two_bone",
     "two_bone_positions",
+    "two_bone_positions_only",
     "two_bone_positions_soa",
 ]
 

@@ -1,6 +1,7 @@
 """Position-level entry points of the two-bone solver: :func:`two_bone_positions` (any
-batch shape, rotation deltas too) and :func:`two_bone_positions_soa` (big component-first
-batches, positions only). See :mod:`ikrig.solvers.two_bone` for the algorithm.
+batch shape, rotation deltas too), :func:`two_bone_positions_only` (any batch shape,
+positions only) and :func:`two_bone_positions_soa` (big component-first batches, positions
+only). See :mod:`ikrig.solvers.two_bone` for the algorithm.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ from ._args import (
     _single_problem,
     _weight_rows,
 )
+from ._points import POINTS
 from ._soa import SOA
-from ._types import TwoBoneOptions, TwoBonePositions, TwoBoneSoA
+from ._types import TwoBoneOptions, TwoBonePositions, TwoBonePositionsOnly, TwoBoneSoA
 
 _finite = math.isfinite
 # Batches at least this big go to the multi-threaded, vectorised kernels; smaller ones to
@@ -224,6 +226,87 @@ _new_positions = object.__new__
 _DEFAULT_CONSTS = {dt: _consts(dt, 1.0, 1.0, _DEFAULT_OPTIONS.tolerance) for dt in (_F32, _F64)}
 # weight 1, cos 1, sin 0 for the serial kernel (one column, broadcast)
 _UNWEIGHTED = {dt: np.array([[1.0], [1.0], [0.0]], dtype=dt) for dt in (_F32, _F64)}
+
+
+def two_bone_positions_only(
+    root_world: ArrayLike,
+    mid_world: ArrayLike,
+    end_world: ArrayLike,
+    target_world: ArrayLike,
+    pole_world: ArrayLike | None = None,
+    options: TwoBoneOptions | None = None,
+) -> TwoBonePositionsOnly:
+    """Two-bone IK on world positions, the new positions only (no rotation deltas).
+
+    The solve of :func:`two_bone_positions` at weight 1 and no twist, for callers that
+    need where the knee and ankle go and not how the joints turn: a rig that places
+    points, a retargeting step that aims its own bones, a check of reach over a library.
+    Without the two rotation deltas and the stretch it does about half the work, and on
+    big batches it reads and writes ``(N, 3)`` rows about as fast as
+    :func:`two_bone_positions_soa` reads its ``(3, N)`` columns, so there is no need to
+    transpose. For rotations, weights or twist, use :func:`two_bone_positions`.
+
+    Args:
+        root_world, mid_world, end_world, target_world: ``(..., 3)`` as for
+            :func:`two_bone_positions` (world space); the root does not move.
+        pole_world: ``(..., 3)`` the knee's pole point, or ``None`` (the current mid).
+        options: :class:`TwoBoneOptions` (``soften``, ``max_stretch``, ``tolerance``;
+            the rotation options do not change positions).
+
+    All arguments broadcast together; float32 positions give float32 outputs (solved in
+    float32 where that is safe, else in float64), anything else float64. The same
+    positions as :func:`two_bone_positions` up to rounding, and the same ``reached``;
+    degenerate problems fall back as there (a degenerate chain is returned unchanged).
+
+    Returns:
+        :class:`TwoBonePositionsOnly` with ``mid_world``, ``end_world`` ``(..., 3)`` and
+        ``reached`` ``(...)``.
+
+    Raises:
+        InputError: wrong shapes, batch shapes that do not broadcast, NaN/inf inputs.
+
+    Example:
+        >>> import numpy as np
+        >>> r = two_bone_positions_only([0, 1, 0], [0, 0.5, 0.1], [0, 0, 0], [0.3, 0.2, 0.2])
+        >>> bool(r.reached), np.round(r.end_world, 6).tolist()
+        (True, [0.3, 0.2, 0.2])
+    """
+    if options is None:
+        options = _DEFAULT_OPTIONS
+    fast = _single_problem(root_world, mid_world, end_world, target_world, pole_world)
+    if fast is not None:
+        root, mid, end, target, pole = fr, fm, fe, ft, fp = fast
+        dt, batch, n = root.dtype, (), 1
+        if pole is None:
+            fp = fm
+    else:
+        root = as_points(root_world, "root_world")
+        mid = as_points(mid_world, "mid_world")
+        end = as_points(end_world, "end_world")
+        target = as_points(target_world, "target_world")
+        pole = None if pole_world is None else as_points(pole_world, "pole_world")
+        dt, batch, n = _dtype_and_batch(root, mid, end, target, pole, 1.0, 0.0)
+        fr, fm = _flat(root, batch, dt), _flat(mid, batch, dt)
+        fe, ft = _flat(end, batch, dt), _flat(target, batch, dt)
+        fp = fm if pole is None else _flat(pole, batch, dt)
+    if options is _DEFAULT_OPTIONS:
+        consts, c64 = _DEFAULT_CONSTS[dt]
+    else:
+        consts, c64 = _consts(dt, options.soften, options.max_stretch, options.tolerance)
+    full = options.soften < 1.0 or options.max_stretch > 1.0
+    if not _notified:
+        _notify()
+    out_mid, out_end = np.empty(batch + (3,), dt), np.empty(batch + (3,), dt)
+    reached = np.empty(batch, dtype=np.bool_)
+    kernel = POINTS[dt == _F32, full, n >= PARALLEL_MIN]
+    nbad = kernel(fr, fm, fe, ft, fp, consts, c64, out_mid.reshape(-1), out_end.reshape(-1),
+                  reached.reshape(-1).view(np.uint8))  # fmt: skip
+    if nbad:
+        check_finite_each(
+            root_world=root, mid_world=mid, end_world=end, target_world=target,
+            pole_world=pole,
+        )  # fmt: skip
+    return TwoBonePositionsOnly(out_mid, out_end, reached)
 
 
 def two_bone_positions_soa(

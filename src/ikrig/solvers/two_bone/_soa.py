@@ -67,6 +67,40 @@ def _column64(a, i):
     return f(a[0, i]), f(a[1, i]), f(a[2, i])
 
 
+class SlowPositions(NamedTuple):
+    """Result of :func:`slow_positions`."""
+
+    mid: tuple  # new mid position (x, y, z), world space
+    end: tuple  # new end position
+    state: int  # 1 reached, 0 not (or a degenerate chain, returned as it was)
+    bad: int  # 1: an input was not finite
+
+
+@njit(**INLINE)
+def slow_positions(p, k, full):
+    """The full positions-only solve of one element, fallbacks included, in float64:
+    ``p`` float64 :class:`~ikrig.kernels.two_bone.TwoBonePoints`, ``k`` float64 constants.
+    A degenerate chain is returned as it was. Returns :class:`SlowPositions`."""
+    g = geometry(p, k, full)
+    degen = g.ok_chain == 0
+    x, reach, L = g.x, g.reach, g.length
+    rx, ry, rz = p.root
+    mx, my, mz = p.mid
+    ex, ey, ez = p.end
+    ax, ay, az = g.aim
+    cx, cy, cz = g.bend
+    dx, dy, dz = g.to_target
+    hc = sqrt_abs(g.hsq / g.bend_sq)  # h / |c|
+    mid = (sel(degen, mx, rx + ax * x + cx * hc), sel(degen, my, ry + ay * x + cy * hc),
+           sel(degen, mz, rz + az * x + cz * hc))  # fmt: skip
+    end = (sel(degen, ex, rx + ax * reach), sel(degen, ey, ry + ay * reach),
+           sel(degen, ez, rz + az * reach))  # fmt: skip
+    fx, fy, fz = ax * reach - dx, ay * reach - dy, az * reach - dz
+    lim = k.tolerance * L
+    ok = (fx * fx + fy * fy + fz * fz <= lim * lim) and not degen
+    return SlowPositions(mid, end, 1 if ok else 0, 1 if g.chk != g.chk else 0)
+
+
 @njit(**OPTS)
 def _soa_redo(points, c64, full, outs):
     """Re-solve in float64 the elements the SoA loop marked with 2 (positions only).
@@ -88,33 +122,18 @@ def _soa_redo(points, c64, full, outs):
     for i in range(out_state.shape[0]):
         if out_state[i] != 2:
             continue
-        rx, ry, rz = _column64(root, i)
-        mx, my, mz = _column64(mid, i)
-        ex, ey, ez = _column64(end, i)
-        g = geometry(
+        sol = slow_positions(
             TwoBonePoints(
-                (rx, ry, rz), (mx, my, mz), (ex, ey, ez), _column64(target, i),
-                _column64(pole, i),
+                _column64(root, i), _column64(mid, i), _column64(end, i),
+                _column64(target, i), _column64(pole, i),
             ),
             k,
             full,
         )  # fmt: skip
-        degen = g.ok_chain == 0
-        x, reach, L = g.x, g.reach, g.length
-        ax, ay, az = g.aim
-        cx, cy, cz = g.bend
-        dx, dy, dz = g.to_target
-        hc = sqrt_abs(g.hsq / g.bend_sq)  # h / |c|
-        out_mid[0, i] = sel(degen, mx, rx + ax * x + cx * hc)
-        out_mid[1, i] = sel(degen, my, ry + ay * x + cy * hc)
-        out_mid[2, i] = sel(degen, mz, rz + az * x + cz * hc)
-        out_end[0, i] = sel(degen, ex, rx + ax * reach)
-        out_end[1, i] = sel(degen, ey, ry + ay * reach)
-        out_end[2, i] = sel(degen, ez, rz + az * reach)
-        fx, fy, fz = ax * reach - dx, ay * reach - dy, az * reach - dz
-        lim = k.tolerance * L
-        out_state[i] = 1 if (fx * fx + fy * fy + fz * fz <= lim * lim) and not degen else 0
-        nbad += g.chk != g.chk
+        out_mid[0, i], out_mid[1, i], out_mid[2, i] = sol.mid
+        out_end[0, i], out_end[1, i], out_end[2, i] = sol.end
+        out_state[i] = sol.state
+        nbad += sol.bad
     return nbad
 
 

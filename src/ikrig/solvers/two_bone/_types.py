@@ -103,6 +103,20 @@ class TwoBonePositions:
     stretch: np.ndarray
 
 
+class TwoBonePositionsOnly(NamedTuple):
+    """Result of :func:`two_bone_positions_only`, over the batch shape ``(...)``.
+
+    Attributes:
+        mid_world: ``(..., 3)`` new mid-joint (knee) positions, world space.
+        end_world: ``(..., 3)`` new end-joint (ankle) positions, world space.
+        reached: ``(...)`` bool, the end lies within ``tolerance * L`` of the target.
+    """
+
+    mid_world: np.ndarray
+    end_world: np.ndarray
+    reached: np.ndarray
+
+
 class TwoBoneSoA(NamedTuple):
     """Result of :func:`two_bone_positions_soa` (component-first arrays).
 
