@@ -342,6 +342,7 @@ def test_bad_input_raises_one_line_naming_the_argument(make, needle):
         ({"constraints": {"a": 3}}, "constraints['a']"),
         ({"max_iterations": -1}, "max_iterations"),
         ({"prior_weight": np.nan}, "prior_weight"),
+        ({"temporal_weight": -1e-3}, "temporal_weight"),
     ],
 )
 def test_bad_options_raise_one_line(kwargs, needle):

@@ -1,12 +1,12 @@
 """The analytic starts of the whole-body kernels (private).
 
-:func:`analytic_start`: walking the tree from the roots, a joint whose own position is
-known (it has a position goal, or it is a root) and some of whose children have position
-goals is turned so that its bones point at those children's targets: the shortest turn that
-points its longest such bone at its child's target, then the turn about that bone that best
-lines up the others (exact when the bone lengths match the targets). A root with a position
-goal is first moved onto it (when its translation is free). Joints without such children
-keep their rotation.
+:func:`analytic_start`: walking the tree from the roots, a joint with an orientation goal
+is turned to it; else a joint whose own position is known (it has a position goal, or it is
+a root) and some of whose children have position goals is turned so that its bones point at
+those children's targets: the shortest turn that points its longest such bone at its
+child's target, then the turn about that bone that best lines up the others (exact when the
+bone lengths match the targets). A root with a position goal is first moved onto it (when
+its translation is free). Other joints keep their local rotation.
 
 :func:`look_start`: a look-at goal's turn spread over its chain as ozz's look-at sample
 does: from the chain's first joint to the head, each joint turns by its share of what is
@@ -32,7 +32,7 @@ from ...kernels.qmath import (
     q_set,
     v_get,
 )
-from ._records import AIM, POS
+from ._records import AIM, POS, ROT
 from ._residuals import constrain, forward
 
 IDENTITY = (0.0, 0.0, 0.0, 1.0)
@@ -40,31 +40,45 @@ LOOK_PASSES = 4  # passes of look_start over a look-at chain at most
 
 
 @njit(cache=True)
-def position_targets(tree, goals, tgt, wt, sc):
-    """The position target of each joint (``sc.tp``, ``sc.tw`` its weight, 0 for none):
-    the heaviest active position goal on the joint itself (no offset). Returns how many
-    joints have one."""
-    tw, tp = sc.tw, sc.tp
+def joint_targets(tree, goals, tgt, wt, sc):
+    """The position target of each joint (``sc.tp``, ``sc.tw`` its weight, 0 for none): the
+    heaviest active position goal on the joint itself (no offset); and its orientation
+    target (``sc.tq``, ``sc.tqw``): the heaviest active orientation goal on it. Returns how
+    many targets there are."""
+    tw, tp, tq, tqw = sc.tw, sc.tp, sc.tq, sc.tqw
     tw[:] = 0.0
+    tqw[:] = 0.0
     count = 0
     for g in range(goals.kind.shape[0]):
-        if goals.kind[g] != POS or wt[g, 0] <= 0.0:
+        w = wt[g, 0]
+        if w <= 0.0:
+            continue
+        j = goals.joint[g]
+        if goals.kind[g] == ROT:
+            if tqw[j] == 0.0:
+                count += 1
+            if w > tqw[j]:
+                tqw[j] = w
+                for c in range(4):
+                    tq[j, c] = tgt[g, c]
+            continue
+        if goals.kind[g] != POS:
             continue
         if goals.vec[g, 0] != 0.0 or goals.vec[g, 1] != 0.0 or goals.vec[g, 2] != 0.0:
             continue
-        j = goals.joint[g]
         if tw[j] == 0.0:
             count += 1
-        if wt[g, 0] > tw[j]:
-            tw[j] = wt[g, 0]
+        if w > tw[j]:
+            tw[j] = w
             tp[j, 0], tp[j, 1], tp[j, 2] = tgt[g, 0], tgt[g, 1], tgt[g, 2]
     return count
 
 
 @njit(cache=True)
 def analytic_start(tree, st, sc):
-    """Turn (and move) the state's joints toward the targets ``sc.tp``/``sc.tw`` (module
-    notes), parents first; ``st.rw``/``st.pw`` end as the new pose's forward kinematics."""
+    """Turn (and move) the state's joints toward the targets of :func:`joint_targets`
+    (module notes), parents first; ``st.rw``/``st.pw`` end as the new pose's forward
+    kinematics."""
     parents, tp, tw = tree.parents, sc.tp, sc.tw
     forward(tree, st)
     for j in range(parents.shape[0]):
@@ -74,11 +88,15 @@ def analytic_start(tree, st, sc):
             tnode = tree.anc[node, 1] if tree.depth[node] > 1 else -1
             if tw[j] > 0.0 and tnode >= 0 and tree.node_free[tnode]:
                 st.pl[j, 0], st.pl[j, 1], st.pl[j, 2] = tp[j, 0], tp[j, 1], tp[j, 2]
-        elif tw[j] <= 0.0:
-            _place(tree, st, j)
-            continue
         _place(tree, st, j)
-        if tree.node_free[node]:
+        if not tree.node_free[node]:
+            continue
+        if sc.tqw[j] > 0.0:  # the goal's own turn
+            r = q_get(sc.tq, j)
+            local = r if p < 0 else q_mul(q_conj(q_get(st.rw, p)), r)
+            q_set(st.rl, j, constrain(tree, j, q_normalize(local)))
+            _place(tree, st, j)
+        elif tw[j] > 0.0 or p < 0:
             _aim_children(tree, st, sc, j)
 
 

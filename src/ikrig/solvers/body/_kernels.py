@@ -1,13 +1,15 @@
 """The whole-body Levenberg-Marquardt kernels (private; see :mod:`ikrig.solvers.body`).
 
 Per frame: start from the input pose, or (warm start) from the previous frame's correction
-applied to it, projected onto the constraints; where position goals say where joints and
-their children are, also try the analytic start (:mod:`._init`) and keep whichever start
-has the smaller objective; spread look-at goals' turns over their chains. An analytic or
-look-at start that meets every goal is the result (a function of the targets alone, the
-same way every frame; iterating would only add the prior's bias, or move a look-at's spread
-toward the prior's). Else iterate (at least once: the prior's pull settles what the goals
-leave free the same way every frame, so the output is smooth in time):
+applied to it, projected onto the constraints; with a temporal pull the prior's target is
+the input turned part of the way toward that start (``Settings.blend``); where position or
+orientation goals say where joints and their children are or how they turn, also try the
+analytic start (:mod:`._init`) and keep whichever start has the smaller objective; spread
+look-at goals' turns over their chains. An analytic or look-at start that meets every goal
+is the result (a function of the targets alone, the same way every frame; iterating would
+only add the prior's bias, or move a look-at's spread toward the prior's). Else iterate (at
+least once: the prior's pull settles what the goals leave free the same way every frame, so
+the output is smooth in time):
 
 1. the damped Gauss-Newton system of every active goal residual and every free node's prior
    (:func:`~._residuals.build`), solved on the tree (:func:`~._tree_solve.tree_solve`);
@@ -37,8 +39,8 @@ import math
 import numpy as np
 
 from ..._jit.setup import njit, prange
-from ...kernels.qmath import q_conj, q_get, q_mul, q_normalize, q_set
-from ._init import analytic_start, look_start, position_targets
+from ...kernels.qmath import q_conj, q_exp, q_get, q_log, q_mul, q_normalize, q_set
+from ._init import analytic_start, joint_targets, look_start
 from ._records import Scratch, State
 from ._residuals import apply_step, build, constrain, evaluate, forward, goal_errors
 from ._tree_solve import tree_solve
@@ -59,7 +61,7 @@ def _scratch(J, B, D):
     return Scratch(np.zeros((B, D, 3, 3)), np.zeros((B, 3)), np.zeros((B, 3)), np.zeros((B, 3, 3)),
                    np.zeros((B, 3)), np.zeros((D, 3, 3)), np.zeros((D, 3, 3)), np.zeros((D, 4)),
                    np.empty((J, 4)), np.empty((J, 3)), np.zeros((J, 3)),
-                   np.zeros(J))  # fmt: skip
+                   np.zeros(J), np.zeros((J, 4)), np.zeros(J))  # fmt: skip
 
 
 @njit(cache=True)
@@ -194,10 +196,22 @@ def _start(tree, rl0, pl0, corr, shift, st, warm):
 
 
 @njit(cache=True)
+def _prior_target(rl0, pl0, st, blend, rp, pp):
+    """The prior's target: ``blend`` of the way from the input (``rl0``, ``pl0``) to the
+    start in ``st`` (the warm start), per joint along the shortest turn."""
+    for j in range(rl0.shape[0]):
+        q0 = q_get(rl0, j)
+        v, _ = q_log(q_mul(q_get(st.rl, j), q_conj(q0)))
+        q_set(rp, j, q_normalize(q_mul(q_exp((blend * v[0], blend * v[1], blend * v[2])), q0)))
+        for c in range(3):
+            pp[j, c] = pl0[j, c] + blend * (st.pl[j, c] - pl0[j, c])
+
+
+@njit(cache=True)
 def _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc):
     """Replace the start by the analytic one (:mod:`._init`) when its objective is smaller;
     returns whether it did."""
-    if position_targets(tree, goals, tgt, wt, sc) == 0:
+    if joint_targets(tree, goals, tgt, wt, sc) == 0:
         return False
     eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
     sc.rl_save[:, :] = st.rl
@@ -222,6 +236,8 @@ def solve_sequence(tree, goals, frames, s, outs, r):
     corr = np.zeros((J, 4))
     corr[:, 3] = 1.0
     shift = np.zeros((J, 3))
+    rpt = np.empty((J, 4))
+    ppt = np.empty((J, 3))
     for f in range(frames.rl0.shape[1]):
         rl0, pl0 = frames.rl0[r, f], frames.pl0[r, f]
         tgt, wt = frames.tgt[r, f], frames.wt[r, f]
@@ -240,12 +256,16 @@ def solve_sequence(tree, goals, frames, s, outs, r):
             shift[:, :] = 0.0
             continue
         _start(tree, rl0, pl0, corr, shift, st, s.warm)
+        rp, pp = rl0, pl0
+        if s.blend > 0.0:
+            _prior_target(rl0, pl0, st, s.blend, rpt, ppt)
+            rp, pp = rpt, ppt
         stand = s.look
         if s.init:
-            stand = _try_analytic(tree, goals, tgt, wt, rl0, pl0, s, st, sc) or stand
+            stand = _try_analytic(tree, goals, tgt, wt, rp, pp, s, st, sc) or stand
         if s.look:
             look_start(tree, goals, tgt, wt, st, s)
-        outs.iters[r, f] = solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs, stand)
+        outs.iters[r, f] = solve_frame(tree, goals, tgt, wt, rp, pp, s, st, sc, errs, stand)
         outs.rl[r, f] = st.rl
         outs.pl[r, f] = st.pl
         for j in range(J):

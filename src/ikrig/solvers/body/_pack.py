@@ -85,7 +85,7 @@ def pack_tree(skeleton: Skeleton, opts: BodyOptions) -> tuple[Tree, float]:
             children[parents[j]].append(j)
     node_joint, node_trans, node_free, node_parent, prior = [], [], [], [], []
     joint_node = np.zeros(J, dtype=np.int64)
-    mu = opts.prior_weight
+    mu = float(np.hypot(opts.prior_weight, opts.temporal_weight if opts.warm_start else 0.0))
     for j in range(J):
         p = int(parents[j])
         if p < 0:

@@ -82,6 +82,7 @@ class Settings(NamedTuple):
     warm: bool
     init: bool
     look: bool  # some goal is a look-at
+    blend: float  # the prior's target: this share of the way from the input to the warm start
 
 
 class State(NamedTuple):
@@ -110,3 +111,5 @@ class Scratch(NamedTuple):
     pl_save: np.ndarray  # (J, 3)
     tp: np.ndarray  # (J, 3) position targets of the joints (analytic start)
     tw: np.ndarray  # (J,) their weights (0: none)
+    tq: np.ndarray  # (J, 4) orientation targets of the joints (analytic start)
+    tqw: np.ndarray  # (J,) their weights (0: none)

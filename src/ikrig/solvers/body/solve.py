@@ -63,6 +63,13 @@ def _flat_motion(motion: Motion, batch: tuple, rows: int, frames: int):
     return out
 
 
+def _blend(opts: BodyOptions) -> float:
+    """How far the prior's target lies from the input toward the warm start: the temporal
+    pull's share ``tau**2 / (mu**2 + tau**2)`` of the two pulls' sum (0 without it)."""
+    mu, tau = opts.prior_weight, opts.temporal_weight if opts.warm_start else 0.0
+    return tau * tau / (mu * mu + tau * tau) if tau > 0.0 else 0.0
+
+
 def solve_body(
     motion: Motion, goals: Sequence[Goal], options: BodyOptions | None = None
 ) -> BodyResult:
@@ -70,7 +77,8 @@ def solve_body(
 
     The input pose is the preferred pose: each frame is the least-squares compromise between
     the goals (weighted residuals, see :mod:`ikrig.solvers.body.goals`) and a pull of every
-    joint toward its input rotation (:attr:`BodyOptions.stiffness`, ``prior_weight``), under
+    joint toward its input rotation (:attr:`BodyOptions.stiffness`, ``prior_weight``; with
+    ``temporal_weight`` also toward the previous frame's correction), under
     the joints' constraints, locks and the root mode. Goals that can be met are met (to the
     tolerance) and the prior settles what they leave free; goals that cannot are approached as
     far as the skeleton reaches. A frame without an active goal, or whose input meets every
@@ -118,7 +126,8 @@ def solve_body(
                 np.empty((R, F), dtype=np.int64))  # fmt: skip
     s = Settings(opts.max_iterations, opts.tolerance * L, opts.rotation_tolerance, L,
                  LAM_MIN * L, opts.max_step, opts.warm_start,
-                 opts.init_from_positions, bool(gs.look.any()))  # fmt: skip
+                 opts.init_from_positions, bool(gs.look.any()),
+                 _blend(opts))  # fmt: skip
     if N:
         notify_compiling()
         (K.body_kernel if R > 1 else K.body_kernel_one)(tree, gs, frames, s, outs)
