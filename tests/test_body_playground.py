@@ -240,6 +240,13 @@ def test_every_shared_character_reaches_another_pose(path):
             box.value = False
         app.gui_on[LOOK].value = True
         assert app.result.reached.all(), (path.name, app.result.rotation_error)
+        # all at once: the spine and root the hands and feet turn carry the head off its
+        # target, which only the look's chain may bring back (a Bandai walk missed by a
+        # leg before the look's target direction was frozen in its chain's base frame)
+        for box in look_alone.values():
+            box.value = True
+        r = app.result
+        assert r.reached.all(), (path.name, r.position_error / app.unit, r.rotation_error)
     finally:
         app.close()
 

@@ -39,10 +39,18 @@ import math
 import numpy as np
 
 from ..._jit.setup import njit, prange
-from ...kernels.qmath import q_conj, q_exp, q_get, q_log, q_mul, q_normalize, q_set
+from ...kernels.qmath import q_conj, q_exp, q_get, q_log, q_mul, q_normalize, q_rotate, q_set
 from ._init import analytic_start, joint_targets, look_start
 from ._records import Scratch, State
-from ._residuals import apply_step, build, constrain, evaluate, forward, goal_errors
+from ._residuals import (
+    aim_frame,
+    apply_step,
+    build,
+    constrain,
+    evaluate,
+    forward,
+    goal_errors,
+)
 from ._tree_solve import tree_solve
 
 CONVERGED = 1e-2  # radians: a step this small, with every goal reached, ends the frame
@@ -53,7 +61,8 @@ LAM_REJECT = 1e-3  # smallest damping after a rejected step, fraction of L
 @njit(cache=True)
 def _state(J, G, B):
     return State(np.empty((J, 4)), np.empty((J, 3)), np.empty((J, 4)), np.empty((J, 3)),
-                 np.zeros((G, 2, 3)), np.zeros((B, 3)))  # fmt: skip
+                 np.zeros((G, 2, 3)), np.zeros((B, 3)), np.zeros((G, 3)),
+                 np.full(G, -2, dtype=np.int64))  # fmt: skip
 
 
 @njit(cache=True)
@@ -97,12 +106,46 @@ def _all_reached(goals, tgt, wt, st, s, perr, rerr, ok):
 
 
 @njit(cache=True)
+def freeze_looks(tree, goals, tgt, wt, st):
+    """Fix each active look-at goal's target direction in the frame of its *base*, the
+    parent of its chain's top joint, for one iteration (``st.look_u``, ``st.look_base``).
+
+    Only the chain turns for a look-at (its Jacobian has the chain's columns alone), yet a
+    joint above the chain that another goal turns (a hand's goal turning the spine, the
+    root) turns the head and the line from the head to the target with it. With the target
+    direction fixed in the base's frame, such a turn turns both alike: the residual is
+    the chain's own and the linear model is right. Each iteration starts from the true
+    direction again, so the solve still ends with the head on the target."""
+    for g in range(goals.kind.shape[0]):
+        st.look_base[g] = -2
+        if wt[g, 0] <= 0.0:
+            continue
+        node = tree.joint_node[goals.joint[g]]
+        top = -1
+        for k in range(tree.depth[node]):
+            b = tree.anc[node, k]
+            if goals.look[g, b] > 0.0:
+                top = tree.node_joint[b]
+        if top < 0:
+            continue  # an aim goal, not a look-at
+        _, u, _, _, _ = aim_frame(goals, g, tgt, st)
+        base = tree.parents[top]
+        if base >= 0:
+            u = q_rotate(q_conj(q_get(st.rw, base)), u)
+        st.look_u[g, 0], st.look_u[g, 1], st.look_u[g, 2] = u
+        st.look_base[g] = base
+
+
+@njit(cache=True)
 def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs, stand):
     """Levenberg-Marquardt from the state ``st`` (module notes, steps 1-3) for one frame;
     ``errs``: its ``(perr, rerr, ok)`` rows, filled at the end; ``stand``: a start that
     meets every goal is the result. Returns the iterations."""
     perr, rerr, ok = errs
     L = s.length
+    if s.look:
+        forward(tree, st)
+        freeze_looks(tree, goals, tgt, wt, st)
     eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
     reached = _all_reached(goals, tgt, wt, st, s, perr, rerr, ok)
     lam2 = s.lam_min**2
@@ -112,6 +155,9 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs, stand):
     while it < s.max_iter and not (it == 0 and reached and stand):
         # the objective the step minimises: with the prior's pull or without it
         pull = reached or (2 * it < s.max_iter and stalls == 0)
+        if s.look and it > 0:  # the look-at directions as the last step left them
+            freeze_looks(tree, goals, tgt, wt, st)
+            eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
         e = eg + ep if pull else eg
         build(tree, goals, tgt, wt, st, s, math.sqrt(lam2), sc, pull)
         sc.grad0[:, :] = sc.grad
@@ -148,6 +194,7 @@ def solve_frame(tree, goals, tgt, wt, rl0, pl0, s, st, sc, errs, stand):
             lam2 = max(lam2 * nu, (LAM_REJECT * L) ** 2)
             nu *= 2.0
             eg, ep = evaluate(tree, goals, tgt, wt, rl0, pl0, st, s)
+    st.look_base[:] = -2  # evaluations outside the iterations see the true directions
     goal_errors(goals, tgt, wt, st, s, perr, rerr, ok)
     return it
 

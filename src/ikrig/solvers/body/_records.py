@@ -94,6 +94,8 @@ class State(NamedTuple):
     pw: np.ndarray  # (J, 3) world positions
     res: np.ndarray  # (G, 2, 3) weighted goal residuals (main, pole)
     rho: np.ndarray  # (B, 3) prior residuals (world rotation vectors; translations in L)
+    look_u: np.ndarray  # (G, 3) a look-at's target direction frozen in its base's frame
+    look_base: np.ndarray  # (G,) int64 that base joint (-1: the world), -2: not a look-at
 
 
 class Scratch(NamedTuple):

@@ -83,16 +83,21 @@ def _perp_unit(v, d):
 
 
 @njit(cache=True)
-def aim_frame(goals, g, tgt, st):
+def aim_frame(goals, g, tgt, st, frozen=False):
     """Aim goal ``g``'s forward axis ``d``, the unit direction ``u`` to its target and the
     distance (0: the target is on the joint), the unit up ``c`` and pole ``v`` directions
-    perpendicular to ``d`` (zeros when undefined)."""
+    perpendicular to ``d`` (zeros when undefined). ``frozen``: a look-at's ``u`` is the one
+    :func:`~._kernels.freeze_looks` fixed in its base joint's frame (see there)."""
     j = goals.joint[g]
     r = q_get(st.rw, j)
     vec = goals.vec
     d = q_rotate(r, (vec[g, 0], vec[g, 1], vec[g, 2]))
     u, dist = _unit((tgt[g, 0] - st.pw[j, 0], tgt[g, 1] - st.pw[j, 1], tgt[g, 2] - st.pw[j, 2]))
-    if dist == 0.0:
+    base = st.look_base[g]
+    if frozen and base > -2:
+        fu = (st.look_u[g, 0], st.look_u[g, 1], st.look_u[g, 2])
+        u = fu if base < 0 else q_rotate(q_get(st.rw, base), fu)
+    elif dist == 0.0:
         u = d
     c, _ = _perp_unit(q_rotate(r, (vec[g, 3], vec[g, 4], vec[g, 5])), d)
     pole = (tgt[g, 3] - st.pw[j, 0], tgt[g, 4] - st.pw[j, 1], tgt[g, 5] - st.pw[j, 2])
@@ -121,7 +126,7 @@ def evaluate(tree, goals, tgt, wt, rl0, pl0, st, s):
             v, _ = q_log(q_mul(t, q_conj(q_get(st.rw, goals.joint[g]))))
             r = (w * L * v[0], w * L * v[1], w * L * v[2])
         else:
-            d, u, _, c, v = aim_frame(goals, g, tgt, st)
+            d, u, _, c, v = aim_frame(goals, g, tgt, st, True)
             r = (w * L * (u[0] - d[0]), w * L * (u[1] - d[1]), w * L * (u[2] - d[2]))
             w2 = wt[g, 1] * L
             if w2 > 0.0:
@@ -191,7 +196,7 @@ def _blocks(tree, goals, g, part, tgt, wt, st, s, jb):
     if kind == POS:
         p = goal_point(goals, g, st)
     elif kind == AIM:
-        d, u, dist, c, _ = aim_frame(goals, g, tgt, st)
+        d, u, dist, c, _ = aim_frame(goals, g, tgt, st, True)
         w *= L
     else:
         w *= L
@@ -225,7 +230,7 @@ def _blocks(tree, goals, g, part, tgt, wt, st, s, jb):
                 _cross_block(jb, k, d, f)
                 r = (st.pw[j, 0] - st.pw[a, 0], st.pw[j, 1] - st.pw[a, 1],
                      st.pw[j, 2] - st.pw[a, 2])  # fmt: skip
-                if a != j:
+                if a != j and st.look_base[g] == -2:  # a look-at's u is frozen
                     _aim_u_block(jb, k, u, dist, r, f, False)
 
 
