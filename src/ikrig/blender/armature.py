@@ -25,7 +25,7 @@ from ..pose import Motion
 from .rig import Channels, RestRig, WorldFrame, motion_from_channels, world_frame
 from .rotation import mode_path, mode_size, quat_from_mode
 
-__all__ = ["SampledAction", "action_fcurves", "bone_path", "read_motion", "read_rig",
+__all__ = ["SampledAction", "action_fcurves", "bone_path", "read_motion", "frame_range", "read_rig",
            "sample_action", "scene_frame", "scene_frame_time"]  # fmt: skip
 
 
@@ -192,7 +192,7 @@ def _action(obj: Any) -> Any:
 
 
 def read_motion(
-    obj: Any, scene: Any, frames: np.ndarray | None = None
+    obj: Any, scene: Any, frames: np.ndarray | None = None, end_sites: bool = True
 ) -> tuple[RestRig, SampledAction, Motion]:
     """The armature object's action as a clip: its rig, the sampled channels and the
     :class:`~ikrig.pose.Motion` ``(F, J)`` in metres, Y up, in the scene's world, with the
@@ -202,6 +202,8 @@ def read_motion(
         obj: an armature object with an action.
         scene: the scene (frame rate, unit scale).
         frames: whole frames to sample (default: :func:`frame_range` of the action).
+        end_sites: leaf bones' tails as end sites
+            (:func:`~ikrig.blender.rig.rest_skeleton`).
 
     Raises:
         InputError: no armature, no action, unsupported bones (:func:`read_rig`), a
@@ -211,7 +213,6 @@ def read_motion(
     action = _action(obj)
     frames = frame_range(obj, scene) if frames is None else np.asarray(frames, dtype=np.int64)
     sampled = sample_action(obj, rig, action, frames)
-    motion = motion_from_channels(
-        rig, sampled.channels(), scene_frame(obj, scene), scene_frame_time(scene)
-    )
+    frame, frame_time = scene_frame(obj, scene), scene_frame_time(scene)
+    motion = motion_from_channels(rig, sampled.channels(), frame, frame_time, end_sites)
     return rig, sampled, motion

@@ -151,7 +151,7 @@ def world_frame(object_matrix: np.ndarray, unit_scale: float = 1.0) -> WorldFram
 
     Example:
         >>> frame = world_frame(np.eye(4))
-        >>> frame.apply(np.array([0.0, 0.0, 1.0])).round(6)  # Blender's up is ikrig's Y
+        >>> frame.apply(np.array([0.0, 0.0, 1.0])).round(6) + 0.0  # Blender's up is ikrig's Y
         array([0., 1., 0.])
     """
     m = as_float(object_matrix, "matrix_world")
@@ -169,9 +169,13 @@ def _check_rig(rig: RestRig) -> None:
         raise InputError(f"rig: {J} names need (J,) parents and (J, 4, 4) rest matrices")
 
 
-def rest_skeleton(rig: RestRig, frame: WorldFrame) -> Skeleton:
+def rest_skeleton(rig: RestRig, frame: WorldFrame, end_sites: bool = True) -> Skeleton:
     """The :class:`~ikrig.skeleton.Skeleton` of an armature at rest, in ``frame``'s units:
-    offsets scaled by ``frame.scale``, a root's offset its head placed in the world.
+    offsets scaled by ``frame.scale``, a root's offset its head placed in the world, and
+    with ``end_sites`` an end site at the tail of every bone without children (Blender's
+    BVH importer puts a BVH ``End Site`` there, and gives a zero-length one a length of its
+    own; foot placement reads a toeless foot's end site as its toe). Without: none (the
+    glTF importer's leaf tails are guesses; ikrig's glTF reader finds no end sites there).
 
     Raises:
         InputError: arrays of the wrong shapes; HierarchyError: a parent after its child.
@@ -180,7 +184,13 @@ def rest_skeleton(rig: RestRig, frame: WorldFrame) -> Skeleton:
     offsets = rig.offsets() * frame.scale
     roots = rig.parents < 0
     offsets[roots] = frame.apply(rig.heads()[roots])
-    return Skeleton(rig.names, rig.parents, offsets)
+    leaves = (
+        np.setdiff1d(np.arange(len(rig.names)), rig.parents) if end_sites else np.zeros(0, np.int64)
+    )
+    along = np.asarray(rig.rest_matrices, dtype=np.float64)[leaves, :3, 1]
+    along /= np.maximum(np.linalg.norm(along, axis=-1, keepdims=True), 1e-30)
+    tails = along * np.asarray(rig.lengths, dtype=np.float64)[leaves, None] * frame.scale
+    return Skeleton(rig.names, rig.parents, offsets, leaves, tails)
 
 
 def _accumulated(parents: np.ndarray, scales: np.ndarray) -> np.ndarray:
@@ -230,12 +240,17 @@ def _nearest_rotation(m: np.ndarray) -> np.ndarray:
 
 
 def motion_from_channels(
-    rig: RestRig, channels: Channels, frame: WorldFrame, frame_time: float | None
+    rig: RestRig,
+    channels: Channels,
+    frame: WorldFrame,
+    frame_time: float | None,
+    end_sites: bool = True,
 ) -> Motion:
     """A :class:`~ikrig.pose.Motion` ``(F, J)`` of an armature's channels in ``frame``'s
     world: each joint at its bone's head as Blender poses it (:func:`pose_matrices`), turned
     by the bone's pose rotation relative to its rest (module docstring); a bone's scale
     moves its children (ikrig has no scale; a non-uniform scale's rotation part is kept).
+    ``end_sites``: as :func:`rest_skeleton`.
 
     Raises:
         InputError: arrays whose shapes do not match the rig.
@@ -252,7 +267,7 @@ def motion_from_channels(
     rest_inv = np.linalg.inv(np.asarray(rig.rest_matrices, dtype=np.float64)[:, :3, :3])
     rotations = quat_mul(frame.rotation, _nearest_rotation(pose[..., :3, :3] @ rest_inv))
     positions = frame.apply(pose[..., :3, 3])
-    skeleton = rest_skeleton(rig, frame)
+    skeleton = rest_skeleton(rig, frame, end_sites)
     return Motion.from_world(skeleton, rotations, positions, frame_time)
 
 
