@@ -39,6 +39,7 @@ LAYERS = (
     ("app", "batch"),
     ("viz",),
     ("cli", "__main__", "__init__"),
+    ("blender",),
 )
 """Bottom to top: a module may import its own layer and the layers below it."""
 
