@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..._checks import batch_shape, check_finite_each
+from ..._checks import as_points, batch_shape, check_finite_each
 from ...errors import InputError
 
 _SHAPE3 = (3,)
@@ -83,6 +83,16 @@ def _single_problem(r, m, e, t, p):
     if p is not None and not (p.dtype is dt and p.shape == _SHAPE3 and p.flags.carray):
         return None
     return r, m, e, t, p
+
+
+def _chain_points(root_world, mid_world, end_world, target_world, pole_world):
+    """The five position arguments as float arrays ``(..., 3)`` (``None`` pole kept),
+    checked: InputError naming the argument."""
+    return (
+        as_points(root_world, "root_world"), as_points(mid_world, "mid_world"),
+        as_points(end_world, "end_world"), as_points(target_world, "target_world"),
+        None if pole_world is None else as_points(pole_world, "pole_world"),
+    )  # fmt: skip
 
 
 def _dtype_and_batch(root, mid, end, target, pole, w, tw):

@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..._checks import as_points, check_finite_each
+from ..._checks import check_finite_each
 from ..._jit.setup import notify_compiling
 from ...errors import InputError
 from ...kernels.two_bone import make_constants
@@ -20,6 +20,7 @@ from . import _loops as KL
 from ._args import (
     _F32,
     _F64,
+    _chain_points,
     _check_out,
     _dtype_and_batch,
     _filled_rows,
@@ -145,11 +146,9 @@ def two_bone_positions(
         root, mid, end, target, pole = fr, fm, fe, ft, fp = fast
         dt, batch, n = root.dtype, (), 1
     else:
-        root = as_points(root_world, "root_world")
-        mid = as_points(mid_world, "mid_world")
-        end = as_points(end_world, "end_world")
-        target = as_points(target_world, "target_world")
-        pole = None if pole_world is None else as_points(pole_world, "pole_world")
+        root, mid, end, target, pole = _chain_points(
+            root_world, mid_world, end_world, target_world, pole_world
+        )
     w = weight
     if type(w) is not float or not _finite(w):
         w = _scalar_or_array(weight, "weight")
@@ -280,11 +279,9 @@ def two_bone_positions_only(
         if pole is None:
             fp = fm
     else:
-        root = as_points(root_world, "root_world")
-        mid = as_points(mid_world, "mid_world")
-        end = as_points(end_world, "end_world")
-        target = as_points(target_world, "target_world")
-        pole = None if pole_world is None else as_points(pole_world, "pole_world")
+        root, mid, end, target, pole = _chain_points(
+            root_world, mid_world, end_world, target_world, pole_world
+        )
         dt, batch, n = _dtype_and_batch(root, mid, end, target, pole, 1.0, 0.0)
         fr, fm = _flat(root, batch, dt), _flat(mid, batch, dt)
         fe, ft = _flat(end, batch, dt), _flat(target, batch, dt)
