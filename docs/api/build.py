@@ -52,6 +52,9 @@ def main(argv: list[str]) -> int:
     # annotations naming types imported only for type checkers cannot be resolved at run
     # time; pdoc then shows them as written, which is fine
     warnings.filterwarnings("ignore", message="Error parsing type annotation")
+    # every public module is named, packages and their submodules alike (so that one that
+    # fails to import fails the build); pdoc then meets some of them twice and says so
+    warnings.filterwarnings("ignore", message="The module specification .* adds a module named")
     pdoc.render.configure(docformat="google", show_source=False)
     modules = public_modules()
     resolve_lazy_names(modules)
