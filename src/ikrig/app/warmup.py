@@ -168,15 +168,16 @@ def _live() -> None:
 
 
 def _files() -> None:
-    """BVH writing and reading, and a mesh ground's queries."""
+    """BVH writing and reading (a small file, and one big enough to be read on every
+    thread: over 1 MiB of rows, 20,000 joint-frames), and a mesh ground's queries."""
     from ..ground import MeshGround
     from ..io.bvh import read_bvh, to_bvh_clip, write_bvh
 
-    clip = _walk(0.5)
     with tempfile.TemporaryDirectory(prefix="ikrig-warmup-") as tmp:
-        path = Path(tmp) / "walk.bvh"
-        write_bvh(path, to_bvh_clip(clip))
-        read_bvh(path)
+        for seconds in (0.5, 25.0):
+            path = Path(tmp) / "walk.bvh"
+            write_bvh(path, to_bvh_clip(_walk(seconds)))
+            read_bvh(path)
     vertices = np.array([[-9, 0, -9], [9, 0, -9], [9, 0.2, 9], [-9, 0.2, 9]], float)
     ground = MeshGround(vertices, np.array([[0, 1, 2], [0, 2, 3]]))
     ground.height_at(np.zeros((4, 2)))

@@ -18,7 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._jit.setup import njit, notify_compiling
+from ..._jit.setup import njit, notify_compiling, numba, prange
 from ...errors import FileFormatError
 from ...kernels.qmath import q_mul
 from ...pose import Motion
@@ -34,6 +34,7 @@ from ._header import (
     _shown,
     _TokenStream,
 )
+from ._scan import scan_rows
 
 # --------------------------------------------------------------------------------------------
 # Reading: the MOTION header
@@ -109,115 +110,6 @@ def _parse_motion_header(data: bytes, start: int, line: int, path) -> _MotionHea
 # Reading: the frame rows (compiled scanner)
 # --------------------------------------------------------------------------------------------
 
-_POW10 = np.array([10.0**k for k in range(23)])  # all exact in float64
-_MAX_EXACT_MANTISSA = 2**53
-_OK, _SLOW, _BAD = 0, 1, 2
-
-
-@njit(cache=True)
-def _is_space(c) -> bool:
-    return c == 32 or 9 <= c <= 13  # space, \t \n \v \f \r
-
-
-@njit(cache=True)
-def _parse_exponent(buf, pos):
-    """Parse ``[+-]digits`` at ``buf[pos]``; returns ``(value, end, ok)``, value clamped."""
-    negative = pos < buf.size and buf[pos] == 45
-    if pos < buf.size and (buf[pos] == 45 or buf[pos] == 43):
-        pos += 1
-    value, digits = 0, 0
-    while pos < buf.size and 48 <= buf[pos] <= 57:
-        value = min(value * 10 + (buf[pos] - 48), 100000)
-        digits += 1
-        pos += 1
-    return (-value if negative else value), pos, digits > 0
-
-
-@njit(cache=True)
-def _parse_number(buf, pos):
-    """Parse the decimal number whose token starts at ``buf[pos]`` (bytes, uint8).
-
-    Returns ``(value, end, status)``: ``status`` is ``_OK`` (value exact: the correctly
-    rounded float, as Python's ``float`` gives), ``_SLOW`` (valid but beyond the exact fast
-    path, more than 15-16 significant digits or a large exponent: the caller recomputes it) or
-    ``_BAD`` (not a number; ``end`` is undefined).
-    """
-    n = buf.size
-    negative = buf[pos] == 45
-    if buf[pos] == 45 or buf[pos] == 43:
-        pos += 1
-    mantissa, significant, digits, exp10 = 0, 0, 0, 0
-    exact, after_point = True, False
-    while pos < n:
-        c = buf[pos]
-        if 48 <= c <= 57:
-            digits += 1
-            if significant < 18:
-                mantissa = mantissa * 10 + (c - 48)
-                if mantissa > 0:
-                    significant += 1
-                if after_point:
-                    exp10 -= 1
-            else:  # beyond 18 significant digits: drop it, noting its place and value
-                if not after_point:
-                    exp10 += 1
-                if c != 48:
-                    exact = False
-        elif c == 46 and not after_point:
-            after_point = True
-        else:
-            break
-        pos += 1
-    if digits == 0:
-        return 0.0, pos, _BAD
-    if pos < n and (buf[pos] == 101 or buf[pos] == 69):  # e E
-        exponent, pos, ok = _parse_exponent(buf, pos + 1)
-        if not ok:
-            return 0.0, pos, _BAD
-        exp10 += exponent
-    if pos < n and not _is_space(buf[pos]):
-        return 0.0, pos, _BAD
-    if not exact or mantissa > _MAX_EXACT_MANTISSA or exp10 < -22 or exp10 > 22:
-        return 0.0, pos, _SLOW
-    # Clinger's fast path: both factors are exact, so one rounding gives the correct float.
-    value = mantissa * _POW10[exp10] if exp10 >= 0 else mantissa / _POW10[-exp10]
-    return (-value if negative else value), pos, _OK
-
-
-@njit(cache=True)
-def _scan_numbers(buf, out, line_counts, slow_index, slow_start):
-    """Parse every whitespace-separated number of ``buf`` (uint8) into ``out``.
-
-    ``line_counts[i]`` counts the numbers on line ``i`` (``\\n``-separated). Numbers past
-    ``out.size`` are counted but not stored. Numbers the fast path cannot convert exactly
-    are listed in ``slow_index`` (their index in ``out``) and ``slow_start`` (byte offset).
-
-    Returns ``(numbers found, byte offset of the first bad token or -1, slow count)``; the
-    scan stops at a bad token, leaving the counts of its line incomplete.
-    """
-    pos, line, k, n_slow = 0, 0, 0, 0
-    while pos < buf.size:
-        c = buf[pos]
-        if c == 10:
-            line += 1
-            pos += 1
-        elif _is_space(c):
-            pos += 1
-        else:
-            value, end, status = _parse_number(buf, pos)
-            if status == _BAD:
-                return k, pos, n_slow
-            if k < out.size:
-                out[k] = value
-                if status == _SLOW:
-                    slow_index[n_slow] = k
-                    slow_start[n_slow] = pos
-                    n_slow += 1
-            k += 1
-            line_counts[line] += 1
-            pos = end
-    return k, -1, n_slow
-
 
 class _Rows(NamedTuple):
     """Where the frame rows are: for messages about them."""
@@ -238,31 +130,29 @@ def _parse_rows(rows: _Rows) -> np.ndarray:
             values, a row past ``Frames:``, a token that is not a number, too few rows).
     """
     num_frames, num_channels = rows.header.num_frames, len(rows.labels)
-    buf = np.frombuffer(rows.data, dtype=np.uint8, offset=rows.start)
+    size = len(rows.data) - rows.start
     num_lines = rows.data.count(b"\n", rows.start) + 1
-    line_counts = np.zeros(num_lines, dtype=np.int64)
     if not num_channels:  # every frame row is an (empty) line: at most one frame per line
         if num_frames > num_lines:
             raise _too_few_rows(rows, num_lines, num_lines, "lines")
         return np.zeros((num_frames, 0))
     # 'Frames:' is only a claim: never allocate more rows than the rest of the file can hold
     # (a row of C values takes at least 2 C - 1 bytes and its line break)
-    most_rows = min(num_frames, num_lines, (len(buf) + 1) // (2 * num_channels))
+    most_rows = min(num_frames, num_lines, (size + 1) // (2 * num_channels))
     values: np.ndarray = np.empty(most_rows * num_channels)
-    slow_index = np.empty(values.size, dtype=np.int64)  # untouched pages cost nothing
-    slow_start = np.empty(values.size, dtype=np.int64)
     notify_compiling()
-    _, bad, n_slow = _scan_numbers(buf, values, line_counts, slow_index, slow_start)
-    if bad >= 0:
-        bad_line = rows.data.count(b"\n", rows.start, rows.start + bad)
+    scan = scan_rows(rows.data, rows.start, num_lines, num_channels, values)
+    line_counts = scan.line_counts
+    if scan.bad >= 0:
+        bad_line = rows.data.count(b"\n", rows.start, rows.start + scan.bad)
         _check_row_counts(rows, line_counts[:bad_line])
-        raise _bad_token_error(rows, bad, bad_line, line_counts)
+        raise _bad_token_error(rows, scan.bad, bad_line, line_counts)
     _check_row_counts(rows, line_counts)
     filled = np.flatnonzero(line_counts)
     if len(filled) < num_frames:
         last = rows.first_line + int(filled[-1]) if len(filled) else rows.first_line - 1
         raise _too_few_rows(rows, len(filled), last, "")
-    _convert_slow_numbers(rows, values, slow_index[:n_slow], slow_start[:n_slow])
+    _convert_slow_numbers(rows, values, scan.slow[0], scan.slow[1])
     values = values.reshape(num_frames, num_channels)
     _check_ranges(rows, values, filled)
     return values
@@ -380,24 +270,42 @@ def _convert_slow_numbers(rows: _Rows, values, indices, starts) -> None:
 
 
 @njit(cache=True)
-def _compose_rotations_kernel(values, columns, axes, out):
+def _compose_frame(values, columns, axes, out, f):
     """``out[f, j]`` (xyzw) = product over k of the rotation about axis ``axes[j, k]`` by
     ``values[f, columns[j, k]]`` degrees, composed intrinsically (left to right); a row of
     ``columns`` ends at its first -1. ``values: (F, C)``, ``columns, axes: (J, K)``."""
     half_radians_per_degree = np.pi / 360.0
+    for j in range(columns.shape[0]):
+        x, y, z, w = 0.0, 0.0, 0.0, 1.0
+        for k in range(columns.shape[1]):
+            if columns[j, k] < 0:
+                break
+            half = values[f, columns[j, k]] * half_radians_per_degree
+            axis, sin_half = axes[j, k], np.sin(half)
+            ex = sin_half if axis == 0 else 0.0
+            ey = sin_half if axis == 1 else 0.0
+            ez = sin_half if axis == 2 else 0.0
+            x, y, z, w = q_mul((x, y, z, w), (ex, ey, ez, np.cos(half)))
+        out[f, j, 0], out[f, j, 1], out[f, j, 2], out[f, j, 3] = x, y, z, w
+
+
+@njit(cache=True)
+def _compose_rotations_kernel(values, columns, axes, out):
+    """:func:`_compose_frame` for every frame."""
     for f in range(values.shape[0]):
-        for j in range(columns.shape[0]):
-            x, y, z, w = 0.0, 0.0, 0.0, 1.0
-            for k in range(columns.shape[1]):
-                if columns[j, k] < 0:
-                    break
-                half = values[f, columns[j, k]] * half_radians_per_degree
-                axis, sin_half = axes[j, k], np.sin(half)
-                ex = sin_half if axis == 0 else 0.0
-                ey = sin_half if axis == 1 else 0.0
-                ez = sin_half if axis == 2 else 0.0
-                x, y, z, w = q_mul((x, y, z, w), (ex, ey, ez, np.cos(half)))
-            out[f, j, 0], out[f, j, 1], out[f, j, 2], out[f, j, 3] = x, y, z, w
+        _compose_frame(values, columns, axes, out, f)
+
+
+@njit(cache=True, parallel=True)
+def _compose_rotations_parallel(values, columns, axes, out):
+    """:func:`_compose_rotations_kernel` with the frames shared out over the threads (the
+    same values: each frame is composed alone)."""
+    for f in prange(values.shape[0]):
+        _compose_frame(values, columns, axes, out, f)
+
+
+PARALLEL_ROTATIONS = 20_000
+"""Frames times joints from which the rotations are composed on every thread."""
 
 
 def _rotations_from_channels(values: np.ndarray, layout: _Layout, num_joints: int) -> np.ndarray:
@@ -414,7 +322,10 @@ def _rotations_from_channels(values: np.ndarray, layout: _Layout, num_joints: in
         axes[slot.joints, k] = slot.axes
     rotations = np.empty((len(values), num_joints, 4))
     notify_compiling()
-    _compose_rotations_kernel(values, columns, axes, rotations)
+    big = len(values) * num_joints >= PARALLEL_ROTATIONS and numba.get_num_threads() > 1
+    (_compose_rotations_parallel if big else _compose_rotations_kernel)(
+        values, columns, axes, rotations
+    )
     return rotations
 
 
