@@ -146,6 +146,15 @@ def write_bytes(path: StrPath, data: bytes) -> Path:
     return Path(os.fspath(path))
 
 
+def write_parts(path: StrPath, parts: Iterable) -> Path:
+    """Write ``parts`` (bytes or other buffers, in order) to ``path`` atomically (see
+    :func:`atomic_path`), without joining them first; return the path."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        for part in parts:
+            f.write(part)
+    return Path(os.fspath(path))
+
+
 def write_text(path: StrPath, text: str, encoding: str = "utf-8") -> Path:
     """Write ``text`` to ``path`` atomically (see :func:`atomic_path`); return the path."""
     return write_bytes(path, text.encode(encoding))

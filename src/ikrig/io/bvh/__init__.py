@@ -82,11 +82,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..._files import write_bytes
+from ..._files import write_parts
 from ...errors import InputError
 from ...pose import Motion
 from ._motion import _parse_file
-from ._write import _format_bytes
+from ._write import _format_bytes, _format_parts
 from .clip import BvhClip
 
 __all__ = ["BvhClip", "format_bvh", "parse_bvh", "read_bvh", "to_bvh_clip", "write_bvh"]
@@ -178,4 +178,4 @@ def write_bvh(path: str | os.PathLike, clip: BvhClip, precision: int = 6) -> Non
         InputError: as :func:`format_bvh`.
         OSError: the file cannot be written.
     """
-    write_bytes(path, _format_bytes(clip, precision))
+    write_parts(path, _format_parts(clip, precision))

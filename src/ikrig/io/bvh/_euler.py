@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..._jit.setup import njit, notify_compiling
+from ..._jit.setup import njit, notify_compiling, prange
 from ...errors import InputError
-from ...math import quat_normalize, quat_to_euler
+from ...math.euler import parse_order
 from ._channels import _Layout, _rotation_problem
 from ._header import _shown
 
 if TYPE_CHECKING:
-    from .clip import BvhClip
+    pass
 
 _GIMBAL_TOLERANCE = 1e-6  # |cos(middle)| (Tait-Bryan) or |sin(middle)| (proper) below this
 _TWO_PI = 2.0 * np.pi
@@ -76,16 +76,6 @@ def _euler_plan(layout: _Layout, names) -> _EulerPlan:
     return _EulerPlan(np.array(joints, dtype=np.int64), orders, proper, parity, keep_first)
 
 
-def _principal_euler(rotations: np.ndarray, plan: _EulerPlan) -> np.ndarray:
-    """``(F, G, 3)`` radians: one Euler triple per planned joint, from ``quat_to_euler``."""
-    out = np.empty((len(rotations), len(plan.joints), 3))
-    for order in sorted(set(plan.orders)):
-        group = [g for g, o in enumerate(plan.orders) if o == order]
-        q = quat_normalize(rotations[:, plan.joints[group]])
-        out[:, group] = quat_to_euler(q, order)
-    return out
-
-
 @njit(cache=True)
 def _wrap_near(x, reference):
     """``x + 2 pi k`` closest to ``reference``."""
@@ -124,15 +114,88 @@ def _closest_locked(pair, keep_first, ref):
     return _wrap_near(locked - s * rc, ra), b_out, rc
 
 
+def _slot_columns(layout: _Layout, plan: _EulerPlan) -> np.ndarray:
+    """``(G, 3)`` the column of each planned joint's k-th rotation channel, -1 for an axis
+    appended to complete its order (not written)."""
+    columns = np.full((len(plan.joints), 3), -1, dtype=np.int64)
+    slot_of_joint = np.full(len(layout.rotation_axes), -1)
+    slot_of_joint[plan.joints] = np.arange(len(plan.joints))
+    for k, slot in enumerate(layout.rotation_slots):
+        columns[slot_of_joint[slot.joints], k] = slot.columns
+    return columns
+
+
+_TINY = 1e-200  # ikrig.math.vec.tiny(float64): a shorter quaternion is the identity
+
+
 @njit(cache=True)
-def _closest_euler_kernel(principal, reference, sequential, proper, parity, keep_first, out):
-    """Pick, per frame and joint, the Euler triple equivalent to ``principal`` closest to a
-    reference: ``reference[f]`` or, if ``sequential``, the previous output frame (frame 0
-    uses ``reference[0]``). All arrays in radians; ``principal, out: (F, G, 3)``."""
-    for f in range(principal.shape[0]):
-        for g in range(principal.shape[1]):
-            ref = out[f - 1, g] if sequential and f > 0 else reference[0 if sequential else f, g]
-            a, b, c = principal[f, g, 0], principal[f, g, 1], principal[f, g, 2]
+def _euler_inputs(rotations, joints, axes, proper, sign, out):
+    """``out[:, f, g]``: the four numbers ``(a, b, c, d)`` whose arctangents give planned
+    joint ``g``'s Euler angles in frame ``f`` (:func:`ikrig.math.quat_to_euler` on
+    :func:`ikrig.math.quat_normalize`, the same operations in the same order: the same
+    floats). ``axes[g]``: the extrinsic sequence ``i, j, k`` (``k`` the remaining axis for
+    a proper order), ``sign`` its parity."""
+    for f in range(rotations.shape[0]):
+        for g in range(joints.shape[0]):
+            q = rotations[f, joints[g]]
+            x, y, z, w = q[0], q[1], q[2], q[3]
+            n = np.sqrt(x * x + y * y + z * z + w * w)
+            if n > _TINY:
+                x, y, z, w = x / n, y / n, z / n, w / n
+            else:
+                x, y, z, w = 0.0, 0.0, 0.0, 1.0
+            v = (x, y, z)
+            i, j, k, s = axes[g, 0], axes[g, 1], axes[g, 2], sign[g]
+            if proper[g]:
+                out[0, f, g], out[1, f, g], out[2, f, g], out[3, f, g] = w, v[i], v[j], v[k] * s
+            else:
+                out[0, f, g] = w - v[j]
+                out[1, f, g] = v[i] + v[k] * s
+                out[2, f, g] = v[j] + w
+                out[3, f, g] = v[k] * s - v[i]
+
+
+@njit(cache=True)
+def _wrap_pi(x):
+    """``x`` wrapped to ``(-pi, pi]`` as :func:`ikrig.math.quat_to_euler` wraps it."""
+    x = (x + np.pi) % (2 * np.pi) - np.pi
+    return x + 2 * np.pi if x <= -np.pi else x
+
+
+@njit(cache=True, parallel=True)
+def _euler_finish(angles, plan, source, columns, values):
+    """From ``angles (3, F, G)`` (the middle angle, the half sum and the half difference of
+    the outer ones), each planned joint's Euler triple written into its rotation columns of
+    ``values (F, C)``, in degrees: the principal triple as :func:`ikrig.math.quat_to_euler`
+    finishes it, then the equivalent triple nearest the reference. The reference is the
+    file's values ``source (F, C)``, degrees (an empty array: none), else the previous
+    written frame (zeros for frame 0); an appended axis (column -1) has reference 0.
+    ``plan``: ``(proper, sign, intrinsic, parity, keep_first)`` per planned joint."""
+    proper, sign, intrinsic, parity, keep_first = plan
+    F, G = angles.shape[1], angles.shape[2]
+    sequential = source.shape[0] == 0
+    for g in prange(G):  # the joints apart, each on its own (frames in order)
+        prev = (0.0, 0.0, 0.0)
+        for f in range(F):
+            t2, half_sum, half_diff = angles[0, f, g], angles[1, f, g], angles[2, f, g]
+            at_zero, at_pi = abs(t2) <= 1e-7, abs(t2 - np.pi) <= 1e-7
+            if at_zero:
+                t1 = 2 * half_sum
+            elif at_pi:
+                t1 = -2 * half_diff
+            else:
+                t1 = half_sum - half_diff
+            t3 = 0.0 if at_zero or at_pi else half_sum + half_diff
+            if not proper[g]:
+                t3 = t3 * sign[g]
+                t2 = t2 - np.pi / 2
+            t1, t2, t3 = _wrap_pi(t1), _wrap_pi(t2), _wrap_pi(t3)
+            a, b, c = (t3, t2, t1) if intrinsic[g] else (t1, t2, t3)
+            ref = prev
+            if not sequential:
+                ref = (_source_radians(source, f, columns[g, 0]),
+                       _source_radians(source, f, columns[g, 1]),
+                       _source_radians(source, f, columns[g, 2]))  # fmt: skip
             if proper[g]:
                 alt_b, locked = -b, abs(np.sin(b)) < _GIMBAL_TOLERANCE
                 s = 1.0 if np.cos(b) > 0 else -1.0
@@ -141,36 +204,52 @@ def _closest_euler_kernel(principal, reference, sequential, proper, parity, keep
                 s = float(parity[g]) if np.sin(b) > 0 else -float(parity[g])
             pair = _EulerPair(a, b, c, alt_b, s)
             if locked:
-                triple = _closest_locked(pair, keep_first[g], ref)
+                prev = _closest_locked(pair, keep_first[g], ref)
             else:
-                triple = _closest_regular(pair, ref)
-            out[f, g, 0], out[f, g, 1], out[f, g, 2] = triple
+                prev = _closest_regular(pair, ref)
+            for k in range(3):
+                if columns[g, k] >= 0:
+                    values[f, columns[g, k]] = prev[k] * (180.0 / np.pi)
 
 
-def _euler_reference(clip: BvhClip, layout: _Layout, plan: _EulerPlan, num_frames: int):
-    """``(reference (F or 1, G, 3) radians, sequential)`` for :func:`_closest_euler_kernel`.
-
-    The file's values when their shape matches the clip; else zeros for frame 0 and the
-    previous written frame after it. Appended (unwritten) axes have reference 0.
-    """
-    source = clip.source_values
-    if source is None or source.shape != (num_frames, layout.num_channels):
-        return np.zeros((1, len(plan.joints), 3)), True
-    reference = np.zeros((num_frames, len(plan.joints), 3))
-    slot_of_joint = np.full(len(layout.rotation_axes), -1)
-    slot_of_joint[plan.joints] = np.arange(len(plan.joints))
-    for k, slot in enumerate(layout.rotation_slots):
-        reference[:, slot_of_joint[slot.joints], k] = np.radians(source[:, slot.columns])
-    return reference, False
+@njit(cache=True)
+def _source_radians(source, f, column):
+    """The file's value of ``column`` in frame ``f``, radians (0 for no column)."""
+    return source[f, column] * (np.pi / 180.0) if column >= 0 else 0.0
 
 
-def _euler_degrees(clip, rotations, layout: _Layout, plan: _EulerPlan) -> np.ndarray:
-    """``(F, G, 3)`` Euler angles in degrees for the planned joints, closest to the reference."""
-    principal = _principal_euler(rotations, plan)
-    reference, sequential = _euler_reference(clip, layout, plan, len(rotations))
-    out = np.empty_like(principal)
+def _extrinsic(order: str) -> tuple[tuple[int, int, int], bool, int, bool]:
+    """``(i, j, k, proper, sign, intrinsic)`` of a SciPy order, as
+    :func:`ikrig.math.quat_to_euler` derives them."""
+    idx, intrinsic = parse_order(order)
+    i, j, k = idx[::-1] if intrinsic else idx
+    proper = i == k
+    if proper:
+        k = 3 - i - j
+    return (i, j, k), proper, (i - j) * (j - k) * (k - i) // 2, intrinsic
+
+
+def write_euler(clip, rotations, layout: _Layout, plan: _EulerPlan, values) -> None:
+    """Write the planned joints' rotation channels into ``values (F, C)``, degrees, each
+    the Euler triple closest to the reference (module notes).
+
+    The angles are those of ``quat_to_euler(quat_normalize(q), order)`` bit for bit: two
+    compiled loops around NumPy's own ``arctan2`` and ``hypot`` (the compiled ``atan2`` of
+    the C library differs from NumPy's in the last bit for about one value in seven)."""
+    parts = [_extrinsic(o) for o in plan.orders]
+    axes = np.array([p[0] for p in parts], dtype=np.int64).reshape(-1, 3)
+    proper = np.array([p[1] for p in parts], dtype=np.bool_)
+    sign = np.array([p[2] for p in parts], dtype=np.float64)
+    intrinsic = np.array([p[3] for p in parts], dtype=np.bool_)
+    abcd = np.empty((4, len(rotations), len(plan.joints)))
     notify_compiling()
-    _closest_euler_kernel(
-        principal, reference, sequential, plan.proper, plan.parity, plan.keep_first, out
-    )
-    return np.degrees(out)
+    _euler_inputs(np.ascontiguousarray(rotations), plan.joints, axes, proper, sign, abcd)
+    a, b, c, d = abcd
+    angles = np.stack([2 * np.arctan2(np.hypot(c, d), np.hypot(a, b)), np.arctan2(b, a),
+                       np.arctan2(d, c)])  # fmt: skip
+    source = clip.source_values
+    if source is None or source.shape != values.shape:
+        source = np.zeros((0, 0))
+    flags = (proper, sign, intrinsic, plan.parity.astype(np.int64), plan.keep_first)
+    _euler_finish(angles, flags, np.ascontiguousarray(source, dtype=np.float64),
+                  _slot_columns(layout, plan), values)  # fmt: skip

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ...errors import InputError
-from ...kernels.text import format_rows
+from ...kernels.text import format_rows_buffer
 from ...pose import Motion
 from ...skeleton import Skeleton
 from ._channels import _channel_layout, _Layout
-from ._euler import _euler_degrees, _euler_plan
+from ._euler import _euler_plan, write_euler
 from ._header import MAX_COORDINATE, _cut, _shown
 from ._motion import MAX_DEGREES
 
@@ -103,11 +103,7 @@ def _channel_values(clip: BvhClip, layout: _Layout) -> np.ndarray:
     values[:, layout.position_columns] = positions[:, layout.position_joints, layout.position_axes]
     plan = _euler_plan(layout, clip.motion.skeleton.names)
     if len(plan.joints):
-        degrees = _euler_degrees(clip, rotations, layout, plan)
-        slot_of_joint = np.full(len(layout.rotation_axes), -1)
-        slot_of_joint[plan.joints] = np.arange(len(plan.joints))
-        for k, slot in enumerate(layout.rotation_slots):
-            values[:, slot.columns] = degrees[:, slot_of_joint[slot.joints], k]
+        write_euler(clip, rotations, layout, plan, values)
     return values
 
 
@@ -186,6 +182,13 @@ def _check_precision(precision) -> int:
 
 def _format_bytes(clip: BvhClip, precision: int) -> bytes:
     """The BVH text of a clip as ASCII/UTF-8 bytes; see :func:`format_bvh`."""
+    header, rows = _format_parts(clip, precision)
+    return header + rows.tobytes()
+
+
+def _format_parts(clip: BvhClip, precision: int) -> tuple[bytes, np.ndarray]:
+    """The BVH text of a clip in two parts: the hierarchy and MOTION header (UTF-8) and the
+    frame rows (ASCII, a ``uint8`` array); see :func:`format_bvh`."""
     precision = _check_precision(precision)
     skeleton = clip.motion.skeleton
     _check_writable_names(skeleton.names)
@@ -195,4 +198,4 @@ def _format_bytes(clip: BvhClip, precision: int) -> bytes:
     frame_time = 0.0 if clip.frame_time is None else float(clip.frame_time)
     lines = _format_hierarchy(skeleton, clip.channels, precision)
     lines += ["MOTION", f"Frames: {len(values)}", f"Frame Time: {frame_time!r}", ""]
-    return "\n".join(lines).encode("utf-8") + format_rows(values, precision)
+    return "\n".join(lines).encode("utf-8"), format_rows_buffer(values, precision)
