@@ -170,7 +170,7 @@ def format_bvh(clip: BvhClip, precision: int = 6) -> str:
 def write_bvh(path: str | os.PathLike, clip: BvhClip, precision: int = 6) -> None:
     """Write a clip to a BVH file (UTF-8, LF line breaks); see :func:`format_bvh`.
 
-    The write is atomic (:func:`ikrig._files.write_bytes`): the text goes to a temporary file
+    The write is atomic (:func:`ikrig._files.write_parts`): the text goes to a temporary file
     beside ``path`` that then replaces it in one step, so a failed or interrupted write
     leaves the previous file as it was.
 
