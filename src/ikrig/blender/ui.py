@@ -119,9 +119,11 @@ def _foot(op: Any, context: Any, progress: Any) -> list[str]:
     return [f"{action.name}: {int(changed.sum())} bones keyed", *summary_lines(placed)]
 
 
-def _pin(op: Any, context: Any, progress: Any) -> list[str]:
+def _span_job(op: Any, context: Any, progress: Any, solve: Any) -> list[str]:
+    """What ``pin`` and ``look_at`` share: the active armature's clip and the target
+    object's path, ``solve(motion, target, start, stop) -> (motion, lines)`` over the
+    operator's frames, the result written as a new action."""
     from .armature import read_motion
-    from .jobs import follow_point
     from .keys import write_action
 
     scene = context.scene
@@ -130,32 +132,33 @@ def _pin(op: Any, context: Any, progress: Any) -> list[str]:
     target = _world_points(_object(op.target, "target"), scene, sampled.frames)
     progress(20)
     start, stop = _span(sampled, op.frame_start, op.frame_end)
-    out = follow_point(motion, op.bone, target, start, stop, op.blend)
+    out, lines = solve(motion, target, start, stop)
     progress(80)
     action, changed = write_action(obj, rig, sampled, out, scene)
-    j = out.skeleton.index(op.bone)
-    miss = np.linalg.norm(out.positions_world()[start:stop, j] - target[start:stop], axis=-1)
-    return [f"{action.name}: {int(changed.sum())} bones keyed",
-            f"{op.bone} off its target by {miss.max():.4f} m at most"]  # fmt: skip
+    return [f"{action.name}: {int(changed.sum())} bones keyed", *lines]
+
+
+def _pin(op: Any, context: Any, progress: Any) -> list[str]:
+    from .jobs import follow_point
+
+    def solve(motion, target, start, stop):
+        out = follow_point(motion, op.bone, target, start, stop, op.blend)
+        j = out.skeleton.index(op.bone)
+        miss = np.linalg.norm(out.positions_world()[start:stop, j] - target[start:stop], axis=-1)
+        return out, [f"{op.bone} off its target by {miss.max():.4f} m at most"]
+
+    return _span_job(op, context, progress, solve)
 
 
 def _look(op: Any, context: Any, progress: Any) -> list[str]:
-    from .armature import read_motion
     from .jobs import look_at_point
-    from .keys import write_action
 
-    scene = context.scene
-    obj = _armature(context)
-    rig, sampled, motion = read_motion(obj, scene)
-    target = _world_points(_object(op.target, "target"), scene, sampled.frames)
-    progress(20)
-    start, stop = _span(sampled, op.frame_start, op.frame_end)
-    out, reached = look_at_point(motion, op.bone, target, start, stop, op.blend)
-    progress(80)
-    action, changed = write_action(obj, rig, sampled, out, scene)
-    return [f"{action.name}: {int(changed.sum())} bones keyed",
-            f"{op.bone} looks at {op.target} in {int(reached[start:stop].sum())} of"
-            f" {stop - start} frames"]  # fmt: skip
+    def solve(motion, target, start, stop):
+        out, reached = look_at_point(motion, op.bone, target, start, stop, op.blend)
+        return out, [f"{op.bone} looks at {op.target} in {int(reached[start:stop].sum())} of"
+                     f" {stop - start} frames"]  # fmt: skip
+
+    return _span_job(op, context, progress, solve)
 
 
 def classes() -> tuple[type, ...]:

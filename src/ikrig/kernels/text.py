@@ -103,17 +103,23 @@ def _write_fixed(value, precision, out, pos):
 
 
 @njit(cache=True)
+def _write_row(values, f, precision, out, pos):
+    """Write row ``f`` of ``values``, spaces between the numbers, and a line break."""
+    for c in range(values.shape[1]):
+        if c > 0:
+            out[pos] = 32
+            pos += 1
+        pos = _write_fixed(values[f, c], precision, out, pos)
+    out[pos] = 10
+    return pos + 1
+
+
+@njit(cache=True)
 def _format_rows_kernel(values, precision, out):
     """Write ``values (F, C)`` as text rows into ``out`` (uint8); return the length used."""
     pos = 0
     for f in range(values.shape[0]):
-        for c in range(values.shape[1]):
-            if c > 0:
-                out[pos] = 32
-                pos += 1
-            pos = _write_fixed(values[f, c], precision, out, pos)
-        out[pos] = 10
-        pos += 1
+        pos = _write_row(values, f, precision, out, pos)
     return pos
 
 
@@ -126,13 +132,7 @@ def _format_chunks(values, precision, bounds, out, ends):
     for k in prange(bounds.shape[0] - 1):
         pos = bounds[k] * room
         for f in range(bounds[k], bounds[k + 1]):
-            for c in range(values.shape[1]):
-                if c > 0:
-                    out[pos] = 32
-                    pos += 1
-                pos = _write_fixed(values[f, c], precision, out, pos)
-            out[pos] = 10
-            pos += 1
+            pos = _write_row(values, f, precision, out, pos)
         ends[k] = pos
 
 
