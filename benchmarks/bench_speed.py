@@ -34,6 +34,10 @@ Sections (``--only NAME`` runs one):
 * ``startup`` (issue 40, :mod:`_startup`): every command's start-up on a warm cache, from
   the process's start to its output: ``ikrig --help`` and ``ikrig info`` (goal 0.3 s) and
   each command's ``--help``; ``--baseline SRC`` times another checkout's ``src`` beside it.
+* ``body`` (issue 38's speed goal, here as issue 40 asks): the whole-body solver on the first
+  300 frames of the shared CMU jump with six trackers, ms per frame against mink on the
+  same targets (``bench_body.py``'s set-up; goal at most 1/10 of mink's); ikrig alone when
+  mink is not installed.
 * ``ci``: not measured here (the row says how).
 
 Figures are medians over repeats of the time per call; what is compared is interleaved in
@@ -64,6 +68,11 @@ if (REPO / "src" / "ikrig").is_dir():
     sys.path.insert(0, str(REPO / "src"))
     old = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(REPO / "src") + (os.pathsep + old if old else "")
+
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    # mink's small BLAS products (the body section) are fastest on one thread, as in
+    # bench_body.py; set before NumPy loads. ikrig's kernels do not use BLAS.
+    os.environ.setdefault(_var, "1")
 
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
@@ -533,6 +542,28 @@ def sec_startup(args):
     return startup_rows(max(3, args.repeats // 2), baseline, row)
 
 
+def sec_body(args):
+    import bench_body as B
+
+    path = B.SHARED / "bvh" / "cmu_01_01_jumps.bvh"
+    if not path.is_file():
+        return [row("body: six trackers", "<= 0.1 x mink", "skipped", note="no ../shared")]
+    case = B.load_case(path, 300)
+    six = B.target_sets(case)["six"]
+    repeat = max(3, args.repeats // 3)
+    mine = B.run_ikrig(B.body_api(), case, six, repeat)
+    note = f"{case.name}, J={case.skeleton.num_joints}, F=300; joint err {mine.joint_err:.3f} % leg"
+    try:
+        peer = B.run_mink(case, six, repeat)
+    except ImportError:
+        return [row("body: six trackers, ms/frame", "<= 0.1 x mink",
+                    f"{mine.ms_per_frame:.3f} ms", note=note + "; mink not installed")]  # fmt: skip
+    r = mine.ms_per_frame / peer.ms_per_frame
+    note += f"; mink {peer.ms_per_frame:.3f} ms/frame, joint err {peer.joint_err:.3f} % leg"
+    return [row("body: six trackers, ms/frame", "<= 0.1 x mink", f"{mine.ms_per_frame:.3f} ms",
+                f"{r:.3f}", r <= 0.1, note)]  # fmt: skip
+
+
 def sec_ci(args):
     return [row("CI: bash .ci/run, cold cache", "<= 360 s wall", "not measured here",
                 note="time `bash .ci/run` on a fresh clone, empty NUMBA_CACHE_DIR")]  # fmt: skip
@@ -541,7 +572,8 @@ def sec_ci(args):
 # ---------------------------------------------------------------------------- main
 SECTIONS = {"cold": sec_cold, "two_bone": sec_two_bone, "single": sec_single,
             "wrapper": sec_wrapper, "chains": sec_chains, "threads": sec_threads,
-            "foot": sec_foot, "startup": sec_startup, "ci": sec_ci}  # fmt: skip
+            "foot": sec_foot, "startup": sec_startup, "body": sec_body,
+            "ci": sec_ci}  # fmt: skip
 
 
 def machine():
