@@ -245,8 +245,13 @@ def write_euler(clip, rotations, layout: _Layout, plan: _EulerPlan, values) -> N
     notify_compiling()
     _euler_inputs(np.ascontiguousarray(rotations), plan.joints, axes, proper, sign, abcd)
     a, b, c, d = abcd
-    angles = np.stack([2 * np.arctan2(np.hypot(c, d), np.hypot(a, b)), np.arctan2(b, a),
-                       np.arctan2(d, c)])  # fmt: skip
+    angles = np.empty((3, len(rotations), len(plan.joints)))  # written in place: no copies
+    np.hypot(c, d, out=angles[1])
+    np.hypot(a, b, out=angles[2])
+    np.arctan2(angles[1], angles[2], out=angles[0])
+    angles[0] *= 2  # the middle angle
+    np.arctan2(b, a, out=angles[1])  # the half sum of the outer ones
+    np.arctan2(d, c, out=angles[2])  # the half difference
     source = clip.source_values
     if source is None or source.shape != values.shape:
         source = np.zeros((0, 0))

@@ -91,8 +91,8 @@ def _clip_arrays(motion: Motion) -> tuple[np.ndarray, np.ndarray]:
             f"motion: a BVH clip needs batch shape (F,) or (), got {motion.batch_shape}"
         )
     J = motion.num_joints
-    rotations = motion.rotations_local.reshape(-1, J, 4).astype(np.float64)
-    positions = motion.positions_local.reshape(-1, J, 3).astype(np.float64)
+    rotations = motion.rotations_local.reshape(-1, J, 4).astype(np.float64, copy=False)
+    positions = motion.positions_local.reshape(-1, J, 3).astype(np.float64, copy=False)
     return rotations, positions
 
 
