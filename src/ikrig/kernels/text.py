@@ -93,11 +93,6 @@ def _write_fixed(value, precision, out, pos):
     if math.copysign(1.0, value) < 0:
         out[pos] = 45  # "-", also for values that round to zero, as printf does
         pos += 1
-    if precision == 6:  # the BVH writer's: constant divisors (multiplications and shifts)
-        scaled = np.uint64(_round_scaled(abs(value), 1e6))
-        pos = _write_digits(scaled // np.uint64(1000000), 1, out, pos)
-        out[pos] = 46  # "."
-        return _write_digits(scaled % np.uint64(1000000), 6, out, pos + 1)
     unit = 10**precision
     scaled = _round_scaled(abs(value), float(unit))
     pos = _write_digits(scaled // unit, 1, out, pos)

@@ -286,12 +286,10 @@ class BodyPlayground:
             self._quiet = False
 
     # ----------------------------------------------------------------------- the solve
-    def _goals(self) -> list[Goal]:
+    def _goals(self, on: tuple[Effector, ...]) -> list[Goal]:
         names = self.motion.skeleton.names
         out: list[Goal] = []
-        for e in self.effectors:
-            if not bool(self.gui_on[e.name].value):
-                continue
+        for e in on:
             at = self.targets[e.name]
             if e.name == LOOK:
                 n = int(self.gui_chain.value)
@@ -304,11 +302,13 @@ class BodyPlayground:
     def solve(self) -> BodyResult:
         """Solve the body to the handles turned on, redraw, and return the result."""
         with self._lock:
-            goals = self._goals()
+            # the effectors turned on, read once: the goals and the drawing follow them
+            on = tuple(e for e in self.effectors if bool(self.gui_on[e.name].value))
+            goals = self._goals(on)
             opts = BodyOptions(max_iterations=ITERATIONS, root=str(self.gui_root.value))
             r = solve_body(self.pose, goals, opts)
             self.result, self.goals = r, tuple(goals)
-            self._draw(r)
+            self._draw(r, on)
             return r
 
     @property
@@ -317,11 +317,10 @@ class BodyPlayground:
             raise IkrigError("playground: nothing solved yet")
         return self.result.motion.positions_world()
 
-    def _draw(self, r: BodyResult) -> None:
+    def _draw(self, r: BodyResult, on: tuple[Effector, ...]) -> None:
         sk = self.motion.skeleton
         rot, p = r.motion.fk()
         misses, eye, lines = [], np.zeros((0, 2, 3)), []
-        on = [e for e in self.effectors if bool(self.gui_on[e.name].value)]
         for k, (e, goal) in enumerate(zip(on, self.goals)):
             j, name = e.joint, e.name
             ok = bool(r.reached[k])
@@ -340,7 +339,7 @@ class BodyPlayground:
             self.misses.set(np.asarray(misses).reshape(-1, 2, 3))
             self.eye.set(eye)
             for e in self.effectors:
-                self.handles[e.name].visible = bool(self.gui_on[e.name].value)
+                self.handles[e.name].visible = e in on
             its = int(np.asarray(r.iterations))
             self.gui_info.content = (
                 f"**{len(self.goals)} goals**, {its} iterations  \n" + "\n".join(lines)

@@ -35,7 +35,6 @@ from ...kernels.qmath import (
 from ._records import AIM, POS, ROT
 from ._residuals import constrain, forward
 
-IDENTITY = (0.0, 0.0, 0.0, 1.0)
 LOOK_PASSES = 4  # passes of look_start over a look-at chain at most
 
 

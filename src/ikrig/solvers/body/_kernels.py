@@ -215,11 +215,7 @@ def _input_meets_goals(tree, goals, tgt, wt, rl0, pl0, s, st, errs):
     st.pl[:, :] = pl0
     forward(tree, st)
     perr, rerr, ok = errs
-    goal_errors(goals, tgt, wt, st, s, perr, rerr, ok)
-    for g in range(ok.shape[0]):
-        if not ok[g]:
-            return False
-    return True
+    return _all_reached(goals, tgt, wt, st, s, perr, rerr, ok)
 
 
 @njit(cache=True)
