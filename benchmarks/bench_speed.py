@@ -212,6 +212,33 @@ def leg_problems(n, seed=1, dtype=np.float32):
     return [a.astype(dtype) for a in (root, mid, end, target, pole)]
 
 
+@numba.njit(cache=False)
+def _full_traffic(root, mid, end, target, pole, outs):
+    """The memory traffic of the full ``(N, 3)`` call and none of its math: read the five
+    ``(N, 3)`` inputs, write the 15 output values per element (mid, end, two deltas,
+    stretch) in the same layout (the outputs raveled, as the kernel gets them)."""
+    om, oe, qr, qm, st = outs
+    for i in range(st.shape[0]):
+        a = root[i, 0] + mid[i, 0] + end[i, 0] + target[i, 0] + pole[i, 0]
+        b = root[i, 1] + mid[i, 1] + end[i, 1] + target[i, 1] + pole[i, 1]
+        c = root[i, 2] + mid[i, 2] + end[i, 2] + target[i, 2] + pole[i, 2]
+        om[3 * i], om[3 * i + 1], om[3 * i + 2] = a, b, c
+        oe[3 * i], oe[3 * i + 1], oe[3 * i + 2] = b, c, a
+        qr[4 * i], qr[4 * i + 1], qr[4 * i + 2], qr[4 * i + 3] = a, b, c, a
+        qm[4 * i], qm[4 * i + 1], qm[4 * i + 2], qm[4 * i + 3] = c, a, b, c
+        st[i] = a
+
+
+def traffic_call(aos):
+    """One call of :func:`_full_traffic` on fresh outputs allocated as the public call
+    allocates them."""
+    from ikrig.solvers.two_bone._positions import _output_views
+
+    n = len(aos[0])
+    views = _output_views((n,), n, aos[0].dtype)
+    _full_traffic(*aos, tuple(v.reshape(-1) for v in views))
+
+
 def sec_two_bone(args):
     from ikrig.solvers.two_bone import (
         two_bone_positions,
@@ -226,22 +253,30 @@ def sec_two_bone(args):
     err = max(np.abs(s.mid_world.T - a.mid_world).max(), np.abs(s.end_world.T - a.end_world).max())
     err_o = max(np.abs(o.mid_world - s.mid_world.T).max(),
                 np.abs(o.end_world - s.end_world.T).max())  # fmt: skip
+    traffic_call(aos)  # compiles
     fns = {"aos": lambda: two_bone_positions(*aos), "soa": lambda: two_bone_positions_soa(*soa),
-           "only": lambda: two_bone_positions_only(*aos)}  # fmt: skip
+           "only": lambda: two_bone_positions_only(*aos),
+           "traffic": lambda: traffic_call(aos)}  # fmt: skip
     # two figures: 10 calls in a row per sample (steady state, the table's), and single
     # calls interleaved (a call after another path's finds its big outputs on fresh pages)
     t = clocked(fns, args.repeats * 2, inner=10)
     t1 = clocked(fns, args.repeats * 4)
     r, ro = t["aos"][0] / t["soa"][0], t["only"][0] / t["soa"][0]
+    rt = t["traffic"][0] / t["soa"][0]
     threads = numba.get_num_threads()
     note = (f"wall, {threads} thread(s), 10 calls per sample; (3,N) {1e3 * t['soa'][0]:.2f} ms;"
             f" single calls interleaved: {t1['aos'][0] / t1['soa'][0]:.2f}; max |diff|"
             f" {err:.1e}; (N,3) also computes 2 rotation deltas and stretch")  # fmt: skip
+    note_t = ("the cause of the gap above: reading the five (N,3) inputs and writing the"
+              " 15 output values per element, no math, as the full call lays them out;"
+              f" the full call is {t['aos'][0] / t['traffic'][0]:.2f}x this floor")  # fmt: skip
     note_o = (f"as above; single calls: {t1['only'][0] / t1['soa'][0]:.2f}; positions only,"
               f" (N,3) rows; max |diff| from (3,N) {err_o:.1e} (straight chains: the square"
               " root of a rounding)")  # fmt: skip
     return [row("(N,3) two-bone vs (3,N), N=1e5", "ratio <= 2.5", f"{1e3 * t['aos'][0]:.2f} ms",
                 f"{r:.2f}", r <= 2.5, note),
+            row("(N,3) full call's memory traffic alone", "-", f"{1e3 * t['traffic'][0]:.2f} ms",
+                f"{rt:.2f}", note=note_t),
             row("(N,3) positions only vs (3,N)", "ratio <= 1.5", f"{1e3 * t['only'][0]:.2f} ms",
                 f"{ro:.2f}", ro <= 1.5, note_o)]  # fmt: skip
 

@@ -630,6 +630,32 @@ def test_large_batch_kernel_matches_small_batch_kernel():
         np.testing.assert_array_equal(big.reached[s], small.reached)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch", [(PARALLEL_MIN + 5,), (3, PARALLEL_MIN // 2 + 1)])
+def test_large_batch_outputs_are_separate_arrays(dtype, batch):
+    """The parallel path writes its five outputs into one buffer (one allocation): each is
+    a C-contiguous, writable array of its own shape and dtype, no two overlap, and writing
+    into one leaves the others as they were."""
+    rng = np.random.default_rng(3)
+    root, mid, end, target, pole, _, _ = random_problem(rng, batch)
+    r = two_bone_positions(*(a.astype(dtype) for a in (root, mid, end, target, pole)))
+    fields = {"mid_world": 3, "end_world": 3, "root_rotation_world": 4,
+              "mid_rotation_world": 4, "stretch": 0}  # fmt: skip
+    arrays = {k: getattr(r, k) for k in fields}
+    for k, width in fields.items():
+        a = arrays[k]
+        assert a.shape == batch + ((width,) if width else ()) and a.dtype == dtype, k
+        assert a.flags.c_contiguous and a.flags.writeable, k
+    names = list(arrays)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            assert not np.shares_memory(arrays[a], arrays[b]), (a, b)
+    before = {k: v.copy() for k, v in arrays.items()}
+    arrays["mid_world"][...] = np.nan
+    for k in names[1:]:
+        np.testing.assert_array_equal(arrays[k], before[k])
+
+
 def degenerate_problem(rng, n):
     """Problems built from a few shared points: coincident joints, zero bones, poles and
     mids on the aim line, targets at the root, straight and folded chains."""
