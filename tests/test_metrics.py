@@ -653,3 +653,24 @@ def test_median_and_percentile_along_axis_0_are_numpys_bit_for_bit(values, colum
     v = np.asarray(values[: len(values) // width * width]).reshape((-1,) + columns)
     np.testing.assert_array_equal(medians(v), np.median(v, axis=0))
     np.testing.assert_array_equal(percentiles(v, q), np.percentile(v, q, axis=0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False), min_size=6, max_size=90
+    ),
+    columns=st.integers(1, 5),
+    holes=st.integers(0, 2**32 - 1),
+    q=st.sampled_from([0.0, 5.0, 50.0, 95.0, 100.0]) | st.floats(0.0, 100.0),
+)
+def test_nan_percentiles_along_axis_0_are_numpys_bit_for_bit(values, columns, holes, q):
+    """The joint displacement of each joint leaves out its stance frames as NaN; every
+    column keeps at least one number (as the metric guarantees)."""
+    from ikrig.signal.stats import nan_percentiles
+
+    v = np.asarray(values[: len(values) // columns * columns]).reshape(-1, columns)
+    nan = np.random.default_rng(holes).random(v.shape) < 0.6
+    nan[np.random.default_rng(holes).integers(0, len(v), columns), np.arange(columns)] = False
+    v[nan] = np.nan
+    np.testing.assert_array_equal(nan_percentiles(v, q), np.nanpercentile(v, q, axis=0))

@@ -40,7 +40,7 @@ import numpy as np
 from ..character.legs import Legs, pelvis_joint
 from ..math.quat import quat_conj, quat_rotate
 from ..pose import end_site_positions
-from ..signal.stats import percentile
+from ..signal.stats import nan_percentiles, percentile
 from ..skeleton import Skeleton
 from .joints import CONTACT_HEIGHT, FLOOR_PERCENTILE
 
@@ -168,7 +168,7 @@ def fidelity_values(
     counted = np.where(held, np.nan, disp)
     per_joint = np.full(disp.shape[1], 0.0)
     seen = ~held.all(axis=0)
-    per_joint[seen] = np.nanpercentile(counted[:, seen], 95.0, axis=0)
+    per_joint[seen] = nan_percentiles(counted[:, seen], 95.0)
     worst = int(np.argmax(per_joint))
     kept = disp[~held]
     upper = upper_body_joints(skeleton, legs)

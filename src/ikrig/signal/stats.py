@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-__all__ = ["medians", "percentile", "percentiles"]
+__all__ = ["medians", "nan_percentiles", "percentile", "percentiles"]
 
 
 def percentile(values: np.ndarray, q: float) -> float:
@@ -26,6 +26,24 @@ def percentiles(values: np.ndarray, q: float) -> np.ndarray:
     ``n >= 1``, without NaN: ``(...)``."""
     a, b, t = _neighbours(_samples_last(values), q)
     return _lerp(a, b, t)
+
+
+def nan_percentiles(values: np.ndarray, q: float) -> np.ndarray:
+    """``np.nanpercentile(values, q, axis=0)`` (bit for bit) of a float array ``(n, k)``
+    whose every column holds at least one number: ``(k,)``. One sort of all columns (NaN
+    sorts last) instead of NumPy's column-by-column loop (about 1.5 ms a clip's metrics).
+
+    >>> nan_percentiles(np.array([[1.0, np.nan], [3.0, 2.0], [2.0, 4.0]]), 50.0).tolist()
+    [2.0, 3.0]
+    """
+    part = np.sort(values, axis=0)
+    count = np.count_nonzero(~np.isnan(values), axis=0)
+    pos = q / 100.0 * (count - 1)
+    lo = np.floor(pos).astype(np.intp)
+    hi = np.minimum(lo + 1, count - 1)
+    cols = np.arange(values.shape[1])
+    a, b, t = part[lo, cols], part[hi, cols], pos - lo
+    return np.where(t >= 0.5, b - (b - a) * (1.0 - t), a + (b - a) * t)
 
 
 def _neighbours(values: np.ndarray, q: float):
