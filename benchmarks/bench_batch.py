@@ -23,7 +23,10 @@ the worker, so its CPU overhead is above its wall-time overhead; the overhead go
 printed on both. The loop over the batch job flushes each output itself, as the plain loop's
 writer does.
 
-Run: ``python benchmarks/bench_batch.py [--clips 200] [--rounds 3] [--no-cluster]``. Needs
+Run: ``python benchmarks/bench_batch.py [--clips 200] [--rounds 3] [--no-cluster]
+[--baseline SRC] [--goal-only]``: ``--baseline`` adds issue 40's goal, the throughput of
+``ikrig batch --jobs 2`` against an older ``src`` folder in the same run, and where a
+clip's time goes (:mod:`_batch_goal`); ``--goal-only`` prints only those. Needs
 ``../shared/data/bvh*``; the cluster run needs the ``[cluster]`` extra.
 """
 
@@ -276,16 +279,43 @@ def report(
     )
 
 
+def goal(args: argparse.Namespace, paths: list[Path], tmp: Path) -> None:
+    """Issue 40: throughput against ``--baseline`` (same run) and the job's parts."""
+    from _batch_goal import against_baseline, print_against, print_stages, stages
+    from bench_speed import machine
+
+    print(f"{machine()}\n{len(paths)} clips; ground slope, mode full")
+    print_stages(stages(paths, tmp / "stages"))
+    if args.baseline:
+        result = against_baseline(tmp / "lib", tmp, args.baseline, args.rounds)
+        print_against(result, args.baseline, len(paths))
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--clips", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3, help="Rounds; medians are reported.")
     ap.add_argument("--no-cluster", action="store_true")
+    ap.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="Also time ikrig batch from this older src folder (issue 40's goal).",
+    )
+    ap.add_argument(
+        "--goal-only",
+        action="store_true",
+        help="Only the --baseline comparison and where a clip's time goes.",
+    )
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ikrig_bench_batch_"))
     try:
         paths = make_library(tmp / "lib", args.clips)
         plain_loop(paths[:12], tmp / "warm")  # compile or load every kernel first
+        if args.goal_only:
+            goal(args, paths, tmp)
+            return
         _, frames = plain_loop(paths, tmp / "warm_all")
         timings = [
             one_round(paths, tmp / "lib", tmp / f"round{r}", not args.no_cluster, r % 2 == 0)
@@ -304,6 +334,8 @@ def main() -> None:
             print(f"  {k:<10}" + "".join(f"{x[k]:8.2f}" for x in rounds), end="   ")
             print("".join(f"{x[k]:8.2f}" for x in cpus if k in x))
         print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        if args.baseline:
+            goal(args, paths, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

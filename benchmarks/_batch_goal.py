@@ -1,0 +1,126 @@
+"""Issue 40's batch goal for ``bench_batch.py``: ``ikrig batch`` throughput against an older
+source tree in the same run, and where a clip's time goes.
+
+* :func:`against_baseline`: ``ikrig batch LIB -g slope --jobs 2`` as a shell runs it (fresh
+  processes, start-up included), this checkout against ``--baseline SRC`` (a ``src`` folder,
+  e.g. ``git archive 7021b37 src | tar -x -C /tmp/base``), in alternating order, round by
+  round; the goal is the median of the same-round ratios (>= 1.5x).
+* :func:`stages`: the batch's own per-clip job (:func:`ikrig.batch.run_clip`) in this
+  process, its four parts timed by wrapping the functions it calls (read and parse, place,
+  measure the result and the do-nothing baseline, write and flush): the measurement that
+  says what a clip's time is spent on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+GOAL = 1.5
+
+
+def _cold_batch(lib: Path, out: Path, src: Path | None, jobs: int) -> float:
+    """Wall seconds of ``ikrig batch`` in a fresh process, from ``src`` (None: this one)."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    cli = "import sys; from ikrig.cli import main; sys.exit(main())"
+    args = [sys.executable, "-c", cli, "batch", str(lib), "-g", "slope", "-o", str(out)]
+    t0 = time.perf_counter()
+    subprocess.run([*args, "--jobs", str(jobs), "--quiet"], check=True, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    seconds = time.perf_counter() - t0
+    shutil.rmtree(out, ignore_errors=True)
+    return seconds
+
+
+def against_baseline(lib: Path, tmp: Path, baseline: Path, rounds: int, jobs: int = 2) -> dict:
+    """``{"now": [s], "before": [s], "ratios": [before / now]}`` over ``rounds`` rounds."""
+    for src in (None, baseline):  # warm both trees' kernel caches and the file cache
+        _cold_batch(lib, tmp / "warm", src, jobs)
+    now, before = [], []
+    for r in range(rounds):
+        order = ((None, now), (baseline, before))
+        for src, into in order if r % 2 == 0 else order[::-1]:
+            into.append(_cold_batch(lib, tmp / f"cmp{r}", src, jobs))
+    return {"now": now, "before": before, "ratios": [b / a for a, b in zip(now, before)]}
+
+
+def print_against(result: dict, baseline: Path, clips: int) -> None:
+    now, before = (statistics.median(result[k]) for k in ("now", "before"))
+    r = sorted(result["ratios"])
+    print(
+        f"\nissue 40: ikrig batch --jobs 2 (fresh processes), this tree against {baseline}:"
+        f"\n  now {now:.2f} s ({clips / now:.1f} clips/s), before {before:.2f} s"
+        f" ({clips / before:.1f} clips/s)"
+        f"\n  throughput ratio {statistics.median(r):.2f}x (rounds {r[0]:.2f}x to {r[-1]:.2f}x);"
+        f" goal >= {GOAL}x: {'met' if statistics.median(r) >= GOAL else 'NOT met'}"
+    )
+
+
+PARTS = (  # (module, function, part): what run_clip's job calls, by part
+    ("ikrig.app.placement", "clip_with_time", "read and parse"),
+    ("ikrig.app.placement", "place_clip", "place (the foot pipeline)"),
+    ("ikrig.app.placement", "result_summary", "measure (result and baseline)"),
+    ("ikrig.io.clips", "write_clip", "write and flush"),
+)
+
+
+def stages(paths: list[Path], out: Path, repeats: int = 3) -> dict[str, float]:
+    """Median seconds per clip of each part of :data:`PARTS` and of the whole job
+    (``"job"``), over ``repeats`` passes of the batch job over ``paths`` in this process."""
+    import importlib
+
+    from ikrig.batch import ClipTask, FootJob, run_clip
+
+    spent: dict[str, float] = {}
+    saved = []
+
+    def timed(fn: Callable, part: str) -> Callable:
+        def wrapper(*args, **kwargs):
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[part] = spent.get(part, 0.0) + time.perf_counter() - t0
+
+        return wrapper
+
+    for module, name, part in PARTS:
+        mod = importlib.import_module(module)
+        saved.append((mod, name, getattr(mod, name)))
+        setattr(mod, name, timed(getattr(mod, name), part))
+    out.mkdir(parents=True, exist_ok=True)
+    job, samples = FootJob("slope"), []
+    try:
+        for _ in range(repeats + 1):  # the first pass warms
+            spent.clear()
+            t0 = time.perf_counter()
+            for i, p in enumerate(paths):
+                done = run_clip(ClipTask(str(p), str(i), str(out / f"{i}.bvh"), None, job))
+                if done.status != "ok":
+                    raise SystemExit(f"{p}: {done.error}")
+            samples.append(dict(spent, job=time.perf_counter() - t0))
+    finally:
+        for mod, name, fn in saved:
+            setattr(mod, name, fn)
+    n = len(paths)
+    return {k: statistics.median(s[k] for s in samples[1:]) / n for k in samples[1]}
+
+
+def print_stages(per_clip: dict[str, float]) -> None:
+    job = per_clip["job"]
+    print("\nwhere a clip's time goes (the batch job in one process, ms per clip, medians):")
+    for _, _, part in PARTS:
+        t = per_clip.get(part, 0.0)
+        print(f"  {part:<34}{1e3 * t:8.2f} ms {100 * t / job:5.1f} %")
+    rest = job - sum(per_clip.get(p, 0.0) for _, _, p in PARTS)
+    name = "the rest (hash, up axis, checks)"
+    print(f"  {name:<34}{1e3 * rest:8.2f} ms {100 * rest / job:5.1f} %")
+    print(f"  {'the whole job':<34}{1e3 * job:8.2f} ms")
