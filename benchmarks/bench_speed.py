@@ -14,13 +14,15 @@ Sections (``--only NAME`` runs one):
   the one-thread figures the issue asks for).
 * ``single``: one ``(3,)`` float64 two-bone call against a pure-Python scalar solve written
   here (math module only, tuples of floats in), CPU time.
-* ``wrapper``: one call of each chain solver on a 10-link chain whose end is already on the
+* ``wrapper``: one call of each chain solver (and of the four issue 40 names into ``out=``
+  buffers) on a 10-link chain whose end is already on the
   target (0 iterations), CPU time per call; and the floor of this design, what any call
   costs before validation and glue (dispatching a no-op compiled kernel with the arguments
   of FABRIK's one-problem kernel, its two output arrays, the result object), timed
   interleaved with the calls: each call's row says how far above that floor it is, a
   figure that moves less with the machine's load than the call itself.
-* ``chains``: FABRIK and ``ccd_2d`` single calls (a Python loop over 1,000 reachable targets,
+* ``chains``: FABRIK, ``ccd_2d``, CCD and follow single calls, plain and into ``out=`` buffers
+  (a Python loop over 1,000 reachable targets,
   each solve from the straight rest pose) against Numba references written here (scalar
   loops, no temporaries; FABRIK is also compared with ``bench_chains.fabrik_nb``), CPU time,
   with both success rates (end within 1e-3 of the target in at most 100 iterations).
@@ -325,12 +327,23 @@ def rest_chain(dim=3):
     return p
 
 
+def out_buffers(chain, planar=False):
+    """Caller-owned ``out=`` buffers for one solve of ``chain`` (issue 40)."""
+    m = len(chain)
+    got = (np.empty((m, chain.shape[1])), np.empty((m - 1, 4)))
+    return got + (np.empty(m - 1),) if planar else got
+
+
 def sec_wrapper(args):
     from ikrig.solvers import ccd, ccd_2d, dls, fabrik, follow
 
     c3, c2 = rest_chain(), rest_chain(2)
-    calls = {"fabrik": lambda: fabrik(c3, c3[-1]), "ccd": lambda: ccd(c3, c3[-1]),
-             "ccd_2d": lambda: ccd_2d(c2, c2[-1]), "follow": lambda: follow(c3, c3[-1]),
+    o3, o2 = out_buffers(c3), out_buffers(c2, planar=True)
+    calls = {"fabrik": lambda: fabrik(c3, c3[-1]), "fabrik out=": lambda: fabrik(c3, c3[-1], out=o3),
+             "ccd": lambda: ccd(c3, c3[-1]), "ccd out=": lambda: ccd(c3, c3[-1], out=o3),
+             "ccd_2d": lambda: ccd_2d(c2, c2[-1]),
+             "ccd_2d out=": lambda: ccd_2d(c2, c2[-1], out=o2),
+             "follow": lambda: follow(c3, c3[-1]), "follow out=": lambda: follow(c3, c3[-1], out=o3),
              "dls": lambda: dls(c3, c3[-1])}  # fmt: skip
     iters = {}
     for k, fn in calls.items():
@@ -340,16 +353,16 @@ def sec_wrapper(args):
     t = clocked(calls | parts, args.repeats * 2, inner=1000)  # interleaved: one machine state
     floor = sum(t[k][1] for k in parts)
     rows = [row(f"wrapper: {k}, target reached", "<= 3 us CPU", us(t[k][1]),
-                f"{t[k][1] / 3e-6:.2f} x goal", t[k][1] <= 3e-6,
+                f"{t[k][1] / 3e-6:.2f} (<= 1)", t[k][1] <= 3e-6,
                 f"result.iterations {iters[k]}; wall {us(t[k][0])}; the floor below"
                 f" + {us(t[k][1] - floor)}") for k in calls]  # fmt: skip
     note = "; ".join(f"{k} {us(t[k][1])}" for k in parts) + " (no validation, no glue)"
     return rows + [row("wrapper floor: dispatch+outputs+result", "-", us(floor),
-                       f"{floor / 3e-6:.2f} x goal", note=note)]  # fmt: skip
+                       f"{floor / 3e-6:.2f} (<= 1)", note=note)]  # fmt: skip
 
 
 @numba.njit(cache=False)
-def _no_op(pos, target, rest, settings, out, rl):
+def _no_op(pos, target, settings, out, rl):
     return 0.0, 0, True, -1
 
 
@@ -358,13 +371,12 @@ def floor_parts(chain):
     (the one-problem path, ``ikrig.solvers._harness.single``), as three calls to time: the dispatch
     of a compiled kernel taking ``fabrik_free_one``'s arguments and returning its status (a
     no-op here), its two output arrays, and the result object with its three scalars."""
-    from ikrig.solvers._harness.single import rest_frames
     from ikrig.solvers.fabrik import FabrikOptions
     from ikrig.solvers.result import SolveResult
 
     m = len(chain)
     out, rl = np.empty((m, 3)), np.empty((m - 1, 4))
-    a = (chain, chain[-1].copy(), rest_frames(m - 1), FabrikOptions()._settings, out, rl)
+    a = (chain, chain[-1].copy(), FabrikOptions()._settings, out, rl)
     _no_op(*a)
 
     def result():
@@ -374,7 +386,7 @@ def floor_parts(chain):
             "outputs": lambda: (np.empty((m, 3)), np.empty((m - 1, 4)))}  # fmt: skip
 
 
-# ------------------------------------------------ 5. FABRIK and ccd_2d vs Numba refs
+# ------------------------------ 5. FABRIK, ccd_2d, CCD and follow vs Numba refs
 @numba.njit(cache=False)
 def _dist(p, i, q):
     return math.sqrt((p[i, 0] - q[0]) ** 2 + (p[i, 1] - q[1]) ** 2 + (p[i, 2] - q[2]) ** 2)
@@ -430,8 +442,67 @@ def ref_ccd_2d(points, target, tol, max_iter):
     return p, it
 
 
+@numba.njit(cache=False)
+def ref_ccd(points, target, tol, max_iter):
+    """3D CCD: each sweep turns the joints, end inward, by the shortest arc that aims the
+    effector at the target (Rodrigues' formula on the joints beyond): ``(positions,
+    iterations)``."""
+    p = points.copy()
+    n = p.shape[0] - 1
+    it = 0
+    while _dist(p, n, target) > tol and it < max_iter:
+        it += 1
+        for j in range(n - 1, -1, -1):
+            ex, ey, ez = p[n, 0] - p[j, 0], p[n, 1] - p[j, 1], p[n, 2] - p[j, 2]
+            tx, ty, tz = target[0] - p[j, 0], target[1] - p[j, 1], target[2] - p[j, 2]
+            ax, ay, az = ey * tz - ez * ty, ez * tx - ex * tz, ex * ty - ey * tx
+            s = math.sqrt(ax * ax + ay * ay + az * az)
+            norm = math.sqrt((ex * ex + ey * ey + ez * ez) * (tx * tx + ty * ty + tz * tz))
+            if s == 0.0 or norm == 0.0:
+                continue
+            c, sn = (ex * tx + ey * ty + ez * tz) / norm, s / norm
+            ax, ay, az = ax / s, ay / s, az / s
+            for k in range(j + 1, n + 1):
+                x, y, z = p[k, 0] - p[j, 0], p[k, 1] - p[j, 1], p[k, 2] - p[j, 2]
+                cx, cy, cz = ay * z - az * y, az * x - ax * z, ax * y - ay * x
+                d = (ax * x + ay * y + az * z) * (1.0 - c)
+                p[k, 0] = p[j, 0] + x * c + cx * sn + ax * d
+                p[k, 1] = p[j, 1] + y * c + cy * sn + ay * d
+                p[k, 2] = p[j, 2] + z * c + cz * sn + az * d
+    return p, it
+
+
+@numba.njit(cache=False)
+def ref_follow(points, target):
+    """Follow-the-target, tail first: the effector onto the target, then each joint, end
+    inward, pulled along its bone towards the joint placed before it: ``(positions, 1)``."""
+    p = points.copy()
+    n = p.shape[0] - 1
+    d = np.array([_dist(p, i, p[i + 1]) for i in range(n)])
+    p[n] = target
+    for i in range(n - 1, -1, -1):
+        dn = _dist(p, i, p[i + 1])
+        if dn > 0.0:
+            lam = d[i] / dn
+            for k in range(3):
+                p[i, k] = p[i + 1, k] + lam * (p[i, k] - p[i + 1, k])
+    return p, 1
+
+
 def sec_chains(args):
-    from ikrig.solvers import CCD2DOptions, FabrikOptions, ccd_2d, fabrik
+    """Each solver's single calls, plain and into ``out=`` buffers, against its Numba
+    reference on the same targets (the references compute positions only; ikrig also
+    computes each joint's local rotation and, for FABRIK and CCD, tracks the best pose)."""
+    from ikrig.solvers import (
+        CCD2DOptions,
+        CCDOptions,
+        FabrikOptions,
+        FollowOptions,
+        ccd,
+        ccd_2d,
+        fabrik,
+        follow,
+    )
 
     sys.path.insert(0, str(REPO / "benchmarks"))
     from bench_chains import fabrik_nb  # the reference issue 12 was measured against
@@ -442,33 +513,51 @@ def sec_chains(args):
     ang, rad = rng.uniform(0, 2 * np.pi, 1000), np.sqrt(rng.uniform(0, 1, 1000))
     disc = np.stack([rad * np.cos(ang), rad * np.sin(ang)], axis=-1)
     c3, c2 = rest_chain(), rest_chain(2)
+    o3, o2 = out_buffers(c3), out_buffers(c2, planar=True)
     fo = FabrikOptions(max_iterations=MAX_ITER, tolerance=TOL)
     co = CCD2DOptions(max_iterations=MAX_ITER, tolerance=TOL)
-    cases = {  # name: (targets, ikrig, reference, the bench_chains reference or None)
-        "FABRIK": (0.9 * ball, lambda t: fabrik(c3, t, fo),
+    c3o = CCDOptions(max_iterations=MAX_ITER, tolerance=TOL)
+    wo = FollowOptions(tolerance=TOL)
+    cases = {  # name: (targets, ikrig, ikrig into out=, reference, bench_chains ref or None)
+        "FABRIK": (0.9 * ball, lambda t: fabrik(c3, t, fo), lambda t: fabrik(c3, t, fo, out=o3),
                    lambda t: ref_fabrik(c3, t, TOL, MAX_ITER),
                    lambda t: fabrik_nb(c3, t, TOL, MAX_ITER)),
-        "ccd_2d": (0.9 * disc, lambda t: ccd_2d(c2, t, co),
+        "ccd_2d": (0.9 * disc, lambda t: ccd_2d(c2, t, co), lambda t: ccd_2d(c2, t, co, out=o2),
                    lambda t: ref_ccd_2d(c2, t, TOL, MAX_ITER), None),
+        "CCD": (0.9 * ball, lambda t: ccd(c3, t, c3o), lambda t: ccd(c3, t, c3o, out=o3),
+                lambda t: ref_ccd(c3, t, TOL, MAX_ITER), None),
+        "follow": (0.9 * ball, lambda t: follow(c3, t, wo), lambda t: follow(c3, t, wo, out=o3),
+                   lambda t: ref_follow(c3, t), None),
     }  # fmt: skip
     rows = []
-    for name, (targets, ik, ref, old) in cases.items():
-        ends = np.array([np.asarray(ik(t).positions_world)[-1] for t in targets])  # also warms
-        ref_ends = np.array([ref(t)[0][-1] for t in targets])
+    for name, (targets, ik, ik_out, ref, old) in cases.items():
+        res = [ik(t) for t in targets]  # also warms
+        ends = np.array([np.asarray(r.positions_world)[-1] for r in res])
+        its = np.mean([int(r.iterations) for r in res])
+        ref_res = [ref(t) for t in targets]
+        ref_ends = np.array([r[0][-1] for r in ref_res])
         ok = np.mean(np.linalg.norm(ends - targets, axis=-1) <= TOL * (1 + 1e-9))
         ok_ref = np.mean(np.linalg.norm(ref_ends - targets, axis=-1) <= TOL * (1 + 1e-9))
-        fns = {"ikrig": ik, "ref": ref} | ({"old": old} if old else {})
+        same = all(np.array_equal(ik_out(t).positions_world, r.positions_world)
+                   for t, r in zip(targets[:50], res))  # fmt: skip
+        fns = {"ikrig": ik, "out": ik_out, "ref": ref} | ({"old": old} if old else {})
         if old:
             old(targets[0])
         loops = {k: lambda f=f, ts=targets: [f(x) for x in ts] for k, f in fns.items()}
         t = clocked(loops, args.repeats)
-        r = t["ikrig"][1] / t["ref"][1]
-        note = (f"CPU per 1000 solves, ref {1e3 * t['ref'][1]:.2f} ms; success ikrig"
-                f" {100 * ok:.1f} %, ref {100 * ok_ref:.1f} %")  # fmt: skip
-        if old:
-            note += f"; vs bench_chains.fabrik_nb {t['ikrig'][1] / t['old'][1]:.2f}"
-        rows.append(row(f"{name} single calls vs Numba ref", "ratio <= 1.5",
-                        f"{1e3 * t['ikrig'][1]:.2f} ms", f"{r:.2f}", r <= 1.5, note))  # fmt: skip
+        its_ref = np.mean([r[1] for r in ref_res])
+        for k, label in (("ikrig", ""), ("out", " out=")):
+            r = t[k][1] / t["ref"][1]
+            note = (f"CPU per 1000 solves, ref {1e3 * t['ref'][1]:.2f} ms; success ikrig"
+                    f" {100 * ok:.1f} %, ref {100 * ok_ref:.1f} %; mean iterations ikrig"
+                    f" {its:.1f}, ref {its_ref:.1f}")  # fmt: skip
+            if k == "out":
+                note += f"; same positions as without out= {same}"
+            if old and k == "ikrig":
+                note += f"; vs bench_chains.fabrik_nb {t['ikrig'][1] / t['old'][1]:.2f}"
+            rows.append(row(f"{name}{label} single calls vs Numba ref", "ratio <= 1.5",
+                            f"{1e3 * t[k][1]:.2f} ms", f"{r:.2f} (<= 1.5)", r <= 1.5,
+                            note))  # fmt: skip
     return rows
 
 

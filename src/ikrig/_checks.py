@@ -250,6 +250,31 @@ def as_points(x, name: str, last: int = 3, ndim: int = 1) -> np.ndarray:
     return a
 
 
+def check_out(out, wanted) -> tuple[np.ndarray, ...]:
+    """Caller-owned output buffers: ``out`` must be a tuple (or list) of ``len(wanted)``
+    writeable C-contiguous arrays, array ``i`` of the shape and dtype ``wanted[i] = (name,
+    shape, dtype)``, no two of them overlapping. Returns them as a tuple; else InputError
+    (one line, naming the first buffer that does not fit)."""
+    names = ", ".join(name for name, _, _ in wanted)
+    if not isinstance(out, (tuple, list)) or len(out) != len(wanted):
+        got = f"{len(out)} items" if isinstance(out, (tuple, list)) else type(out).__name__
+        raise InputError(f"out: expected a tuple of {len(wanted)} arrays ({names}), got {got}")
+    for a, (name, shape, dtype) in zip(out, wanted):
+        if not isinstance(a, np.ndarray):
+            raise InputError(f"{name}: expected a {dtype} array of shape {shape}, got"
+                             f" {type(a).__name__}")  # fmt: skip
+        if a.shape != tuple(shape) or a.dtype != dtype:
+            raise InputError(f"{name}: expected a {dtype} array of shape {tuple(shape)}, got"
+                             f" {a.dtype} {a.shape}")  # fmt: skip
+        if not (a.flags.c_contiguous and a.flags.writeable):
+            raise InputError(f"{name}: must be a writeable C-contiguous array")
+    for i, a in enumerate(out):
+        for b in out[i + 1 :]:
+            if np.may_share_memory(a, b):
+                raise InputError(f"out: the buffers must not overlap ({names})")
+    return tuple(out)
+
+
 # --------------------------------------------------------------------------------------
 # Finiteness
 # --------------------------------------------------------------------------------------

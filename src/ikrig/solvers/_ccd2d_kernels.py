@@ -17,7 +17,7 @@ from .._jit.setup import njit
 from ..kernels.qmath import nearest_angle_in_interval, pick, q_set, row_finite, wrap_angle
 from ._ccd_kernels import EPS, KICK, STILL, TINY, line_saddle
 from ._harness.chain_common import settings_record
-from ._harness.single_kernels import status, status_arrays
+from ._harness.single_kernels import apart, fits, free_limits, not_one, status, status_arrays
 
 CCD2D_SETTINGS = np.dtype(
     [
@@ -280,13 +280,17 @@ def ccd2d_kernel(positions, target, limits, settings, pos_out, ang_out, rl_out, 
 
 
 @njit(cache=True)
-def ccd2d_one(pos, target, limits, settings, out, ang, rl):
-    """:func:`ccd2d_kernel` for one problem (see :mod:`._single_kernels`; ``limits``, the
-    cached free limits, is its ``fixed``), into ``out (m, D)`` (zeros), ``ang (n,)`` and
-    ``rl (n, 4)``."""
+def ccd2d_one(pos, target, settings, out, rl, ang):
+    """:func:`ccd2d_kernel` for one free problem (see :mod:`._harness.single_kernels`),
+    into ``out (m, D)`` (z set to 0 for ``D = 3``), ``rl (n, 4)`` and ``ang (n,)``."""
     m, D = pos.shape
+    if not ((D == 2 or D == 3) and fits(pos, target, out, rl, D) and ang.shape[0] == m - 1
+            and apart(ang, pos)
+            and apart(ang, target) and apart(ang, out) and apart(ang, rl)):  # fmt: skip
+        return not_one()
+    out[:] = 0.0
     a = status_arrays()
-    bad = ccd2d_kernel(pos.reshape((1, m, D)), target.reshape((1, D)), limits, settings,
-                       out.reshape((1, m, D)), ang.reshape((1, m - 1)),
+    bad = ccd2d_kernel(pos.reshape((1, m, D)), target.reshape((1, D)), free_limits(m - 1),
+                       settings, out.reshape((1, m, D)), ang.reshape((1, m - 1)),
                        rl.reshape((1, m - 1, 4)), a.err, a.iters, a.reached)  # fmt: skip
     return status(a, bad)

@@ -66,7 +66,7 @@ from ..kernels.qmath import (
 )
 from ._harness.chain_common import settings_record
 from ._harness.frame_chain import IDENTITY_Q, FrameChain, FrameState, Outputs, positions_chain
-from ._harness.single_kernels import status, status_arrays
+from ._harness.single_kernels import fits, not_one, rest_arrays, status, status_arrays
 
 EPS = 1e-7  # sine below which two directions count as collinear
 LINE = 1e-6  # sine below which a bone counts as lying on the effector-target line
@@ -344,13 +344,15 @@ def ccd_pose_kernel(bone, rot_local, parent, root, target, kinds, params, settin
 
 
 @njit(cache=True)
-def ccd_positions_one(pos, target, rest, settings, out, rl):
-    """:func:`ccd_positions_kernel` for one problem (``rest``: its ``rest_frames``; see
-    :mod:`._single_kernels`)."""
+def ccd_positions_one(pos, target, settings, out, rl):
+    """:func:`ccd_positions_kernel` for one free problem (see
+    :mod:`._harness.single_kernels`)."""
     m = pos.shape[0]
-    _, parent, kinds, params = rest
+    if not fits(pos, target, out, rl, 3):
+        return not_one()
+    rest = rest_arrays(m - 1)
     a = status_arrays()
-    bad = ccd_positions_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), parent, kinds,
-                               params, settings, out.reshape((1, m, 3)),
+    bad = ccd_positions_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), rest.parent,
+                               rest.kinds, rest.params, settings, out.reshape((1, m, 3)),
                                rl.reshape((1, m - 1, 4)), a.err, a.iters, a.reached)  # fmt: skip
     return status(a, bad)

@@ -32,7 +32,7 @@ from ._harness.chain_common import (
     snap_all,
     turn_parent,
 )
-from ._harness.single_kernels import status, status_arrays
+from ._harness.single_kernels import fits, not_one, rest_arrays, status, status_arrays
 
 # --------------------------------------------------------------------------------------
 # FABRIK, no constraints
@@ -299,13 +299,15 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
 
 
 @njit(cache=True, error_model="numpy")
-def fabrik_free_one(pos, target, rest, settings, out, rl):
-    """:func:`fabrik_free` for one problem (``rest``: its ``rest_frames``; see
-    :mod:`._single_kernels`)."""
+def fabrik_free_one(pos, target, settings, out, rl):
+    """:func:`fabrik_free` for one problem (see :mod:`._harness.single_kernels`)."""
     m = pos.shape[0]
-    rot, parent, _, _ = rest
+    if not fits(pos, target, out, rl, 3):
+        return not_one()
+    rest = rest_arrays(m - 1)
     a = status_arrays()
     rl1 = rl.reshape((1, m - 1, 4))
-    bad = fabrik_free(pos.reshape((1, m, 3)), target.reshape((1, 3)), rot, parent, settings,
-                      out.reshape((1, m, 3)), rl1, rl1, a.err, a.iters, a.reached)  # fmt: skip
+    bad = fabrik_free(pos.reshape((1, m, 3)), target.reshape((1, 3)), rest.rot, rest.parent,
+                      settings, out.reshape((1, m, 3)), rl1, rl1, a.err, a.iters,
+                      a.reached)  # fmt: skip
     return status(a, bad)

@@ -42,7 +42,7 @@ from ._harness.chain_common import (
     skip,
     turn_parent,
 )
-from ._harness.single_kernels import status, status_arrays
+from ._harness.single_kernels import fits, not_one, rest_arrays, status, status_arrays
 
 
 @njit(cache=True)
@@ -171,15 +171,17 @@ def follow_kernel(pos, target, rot, parent, kinds, params, constrained, settings
 
 
 @njit(cache=True)
-def follow_one(pos, target, rest, settings, out, rl):
-    """:func:`follow_kernel` for one free problem (``rest``: its ``rest_frames``; see
-    :mod:`._single_kernels`); one iteration."""
+def follow_one(pos, target, settings, out, rl):
+    """:func:`follow_kernel` for one free problem (see :mod:`._harness.single_kernels`);
+    one iteration."""
     m = pos.shape[0]
-    rot, parent, kinds, params = rest
+    if not fits(pos, target, out, rl, 3):
+        return not_one()
+    rest = rest_arrays(m - 1)
     a = status_arrays()
     a.iters[0] = 1
-    bad = follow_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), rot, parent, kinds,
-                        params, False, settings, out.reshape((1, m, 3)),
+    bad = follow_kernel(pos.reshape((1, m, 3)), target.reshape((1, 3)), rest.rot, rest.parent,
+                        rest.kinds, rest.params, False, settings, out.reshape((1, m, 3)),
                         np.empty((1, m - 1, 4)), rl.reshape((1, m - 1, 4)), a.err,
                         a.reached)  # fmt: skip
     return status(a, bad)

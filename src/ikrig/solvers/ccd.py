@@ -57,7 +57,7 @@ from . import _ccd_kernels as K
 from ._harness.packing import pack_pose_constraints, packed_or_free
 from ._harness.problem import init_options, pose_problem
 from ._harness.run import pose_result, positions_result, positions_setup, solve_outputs
-from ._harness.single import rest_frames, solve_one
+from ._harness.single import solve_one, written_to
 from .chain import Chain
 from .result import SolveResult
 
@@ -116,6 +116,7 @@ def ccd(
     *,
     constraints: Sequence[Constraint | None] | None = None,
     parent_rotation_world: ArrayLike | None = None,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> SolveResult:
     """Solve chains given by joint positions with 3D CCD.
 
@@ -134,6 +135,10 @@ def ccd(
             problem's input pose (they limit each joint's rotation away from it).
         parent_rotation_world: ``(..., 4)`` xyzw world rotation of the chain root's parent
             frame (every joint frame of the input pose); default identity.
+        out: ``None`` or the caller's output buffers ``(positions_world, rotations_local)``,
+            writeable C-contiguous arrays of the result's shapes ``(..., n + 1, 3)`` and
+            ``(..., n, 4)`` and dtype; the solve writes into them and the result views them
+            (a single float64 problem is solved in place, without allocating them).
 
     Returns:
         :class:`~ikrig.solvers.result.SolveResult` with ``positions_world (..., n + 1, 3)``,
@@ -158,8 +163,7 @@ def ccd(
     """
     opts = check_options(options, CCDOptions, _DEFAULT)
     if constraints is None and parent_rotation_world is None:  # one problem? (fast path)
-        res = solve_one(K.ccd_positions_one, rest_frames, positions_world, target_world,
-                        opts._settings)  # fmt: skip
+        res = solve_one(K.ccd_positions_one, positions_world, target_world, opts._settings, out)
         if res is not None:
             return res
     prob, parent, packed = positions_setup(
@@ -167,15 +171,16 @@ def ccd(
     )
     N, m = prob.target.shape[0], prob.pos.shape[1]
     kinds, params = packed_or_free(packed, m - 1)
-    out, rl, err, iters, reached = solve_outputs(N, m)
+    pos_out, rl, err, iters, reached = solve_outputs(N, m)
     notify_compiling()
     bad = K.ccd_positions_kernel(
-        prob.pos, prob.target, parent, kinds, params, opts._settings, out, rl, err, iters,
+        prob.pos, prob.target, parent, kinds, params, opts._settings, pos_out, rl, err, iters,
         reached,
     )  # fmt: skip
     if bad >= 0:
         raise_nonfinite(positions_world=positions_world, target_world=target_world)
-    return positions_result(prob, out, reached, err, iters, rl)
+    res = positions_result(prob, pos_out, reached, err, iters, rl)
+    return res if out is None else written_to(res, out)
 
 
 def solve_ccd(

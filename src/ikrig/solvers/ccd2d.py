@@ -39,7 +39,7 @@ from ..errors import InputError
 from . import _ccd2d_kernels as K
 from ._harness.problem import flat, frozen, init_options, result_dtype
 from ._harness.run import finish, per_problem
-from ._harness.single import one_chain
+from ._harness.single import OUT_FIELDS, solve_one, written_to
 from .result import SolveResult
 
 __all__ = ["CCD2DOptions", "CCD2DResult", "ccd_2d"]
@@ -165,22 +165,6 @@ def _dim(x, name) -> int:
     return shape[-1]
 
 
-def _solve_one(positions_world, target_world, opts: CCD2DOptions) -> CCD2DResult | None:
-    """One free chain ready for :func:`~ikrig.solvers._ccd2d_kernels.ccd2d_one`, solved
-    (see :mod:`ikrig.solvers._harness.single`), else None: the general path."""
-    p, t = positions_world, target_world
-    if not one_chain(p, t, (2, 3)):
-        return None
-    m, D = p.shape
-    out, ang, rl = np.zeros((m, D)), np.empty(m - 1), np.empty((m - 1, 4))
-    err, iters, reached, bad = K.ccd2d_one(p, t, _free_limits(m - 1), opts._settings,
-                                           out, ang, rl)  # fmt: skip
-    if bad != -1:
-        return None
-    return CCD2DResult._trusted(out, np.True_ if reached else np.False_, np.float64(err),
-                                np.int64(iters), None, rl, angles=ang)  # fmt: skip
-
-
 def ccd_2d(
     positions_world: ArrayLike,
     target_world: ArrayLike,
@@ -188,6 +172,7 @@ def ccd_2d(
     *,
     limits_deg: ArrayLike | None = None,
     constraints: Sequence[AngleLimit2D | None] | None = None,
+    out: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> CCD2DResult:
     """Solve planar chains with 2D CCD on joint angles.
 
@@ -205,6 +190,10 @@ def ccd_2d(
             or ``None`` (free), read as limits of the same angles (normal +Z, or -Z for
             clockwise angles), which is exactly what ``AngleLimit2D`` means for the other
             chain solvers on the same input pose.
+        out: ``None`` or the caller's output buffers ``(positions_world, rotations_local,
+            angles)``, writeable C-contiguous arrays of the result's shapes ``(..., n + 1,
+            D)``, ``(..., n, 4)``, ``(..., n)`` and dtype; the solve writes into them and the
+            result views them (a single float64 problem is solved in place).
 
     Returns:
         :class:`CCD2DResult`: ``positions_world (..., n + 1, D)``, ``angles (..., n)``
@@ -229,7 +218,8 @@ def ccd_2d(
     """
     opts = check_options(options, CCD2DOptions, _DEFAULT)
     if limits_deg is None and constraints is None:  # one problem? (fast path)
-        res = _solve_one(positions_world, target_world, opts)
+        res = solve_one(K.ccd2d_one, positions_world, target_world, opts._settings, out,
+                        CCD2DResult)  # fmt: skip
         if res is not None:
             return res
     D = _dim(positions_world, "positions_world")
@@ -244,23 +234,24 @@ def ccd_2d(
     t = flat(tgt, batch, tgt.shape[-1:])
     lim = _limits(n, limits_deg, constraints)
     N = t.shape[0]
-    out = np.zeros((N, m, D))
+    pos_out = np.zeros((N, m, D))
     ang = np.empty((N, n))
     rl = np.empty((N, n, 4))
     err = np.empty(N)
     iters = np.empty(N, dtype=np.int64)
     reached = np.empty(N, dtype=np.bool_)
     notify_compiling()
-    bad = K.ccd2d_kernel(p, t, lim, opts._settings, out, ang, rl, err, iters, reached)
+    bad = K.ccd2d_kernel(p, t, lim, opts._settings, pos_out, ang, rl, err, iters, reached)
     if bad >= 0:
         raise_nonfinite(positions_world=np.asarray(positions_world)[..., :2],
                         target_world=np.asarray(target_world)[..., :2])  # fmt: skip
     dtype = result_dtype(pos, tgt)
-    return CCD2DResult(
-        positions_world=finish(out, batch, dtype, (m, D)),
+    res = CCD2DResult(
+        positions_world=finish(pos_out, batch, dtype, (m, D)),
         reached=per_problem(reached, batch),
         error=per_problem(err, batch, dtype),
         iterations=per_problem(iters, batch),
         rotations_local=finish(rl, batch, dtype, (n, 4)),
         angles=finish(ang, batch, dtype, (n,)),
     )
+    return res if out is None else written_to(res, out, OUT_FIELDS + ("angles",))

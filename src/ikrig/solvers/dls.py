@@ -56,7 +56,7 @@ from ._harness.problem import (
 )
 from ._harness.rescale import rescaled, safe_norm, scaled_back
 from ._harness.run import pose_result, positions_result, solve_outputs
-from ._harness.single import rest_frames, solve_one
+from ._harness.single import rest_frames, solve_one_fixed
 from .chain import Chain
 from .result import SolveResult
 
@@ -229,8 +229,8 @@ def dls(
         and constraints is None
         and parent_rotation_world is None
     ):  # one problem? (fast path)
-        res = solve_one(K.dls_positions_one, _position_goal, positions_world, target_world,
-                        opts._settings)  # fmt: skip
+        res = solve_one_fixed(K.dls_positions_one, _position_goal, positions_world,
+                              target_world, opts._settings)  # fmt: skip
         if res is not None:
             return res
     pos = as_points(positions_world, "positions_world", 3, 2)

@@ -60,7 +60,7 @@ from ._harness import chain_common as C
 from ._harness.packing import packed_or_free
 from ._harness.problem import init_options
 from ._harness.run import run_pose, run_positions, solve_outputs
-from ._harness.single import rest_frames, solve_one
+from ._harness.single import solve_one, written_to
 from .chain import Chain
 from .result import SolveResult
 
@@ -126,6 +126,7 @@ def follow(
     *,
     constraints: Sequence[Constraint | None] | None = None,
     parent_rotation_world: ArrayLike | None = None,
+    out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> SolveResult:
     """Make chains of joint positions follow targets, in one pass (no skeleton needed).
 
@@ -138,6 +139,10 @@ def follow(
             root to the one before the effector, relative to the input pose.
         parent_rotation_world: ``(..., 4)`` xyzw world rotation of the root's parent frame
             (every joint frame of the input pose); default identity.
+        out: ``None`` or the caller's output buffers ``(positions_world, rotations_local)``,
+            writeable C-contiguous arrays of the result's shapes ``(..., n + 1, 3)`` and
+            ``(..., n, 4)`` and dtype; the solve writes into them and the result views them
+            (a single float64 problem is solved in place, without allocating them).
 
     Returns:
         :class:`~ikrig.solvers.result.SolveResult`: ``positions_world (..., n + 1, 3)`` (the
@@ -159,13 +164,13 @@ def follow(
     """
     opts = check_options(options, FollowOptions, _DEFAULT)
     if constraints is None and parent_rotation_world is None:  # one problem? (fast path)
-        res = solve_one(K.follow_one, rest_frames, positions_world, target_world,
-                        opts._settings)  # fmt: skip
+        res = solve_one(K.follow_one, positions_world, target_world, opts._settings, out)
         if res is not None:
             return res
-    return run_positions(
+    res = run_positions(
         _solve, opts, positions_world, target_world, constraints, parent_rotation_world
     )
+    return res if out is None else written_to(res, out)
 
 
 def solve_follow(
