@@ -339,11 +339,13 @@ def sec_wrapper(args):
 
     c3, c2 = rest_chain(), rest_chain(2)
     o3, o2 = out_buffers(c3), out_buffers(c2, planar=True)
-    calls = {"fabrik": lambda: fabrik(c3, c3[-1]), "fabrik out=": lambda: fabrik(c3, c3[-1], out=o3),
+    calls = {"fabrik": lambda: fabrik(c3, c3[-1]),
+             "fabrik out=": lambda: fabrik(c3, c3[-1], out=o3),
              "ccd": lambda: ccd(c3, c3[-1]), "ccd out=": lambda: ccd(c3, c3[-1], out=o3),
              "ccd_2d": lambda: ccd_2d(c2, c2[-1]),
              "ccd_2d out=": lambda: ccd_2d(c2, c2[-1], out=o2),
-             "follow": lambda: follow(c3, c3[-1]), "follow out=": lambda: follow(c3, c3[-1], out=o3),
+             "follow": lambda: follow(c3, c3[-1]),
+             "follow out=": lambda: follow(c3, c3[-1], out=o3),
              "dls": lambda: dls(c3, c3[-1])}  # fmt: skip
     iters = {}
     for k, fn in calls.items():
