@@ -5,6 +5,10 @@ source tree in the same run, and where a clip's time goes.
   processes, start-up included), this checkout against ``--baseline SRC`` (a ``src`` folder,
   e.g. ``git archive 7021b37 src | tar -x -C /tmp/base``), in alternating order, round by
   round; the goal is the median of the same-round ratios (>= 1.5x).
+* :func:`start_and_steady`: the batch job in a fresh process of each tree: the import, the
+  first pass over the clips (which loads the compiled kernels) and the steady time per
+  clip after it; a batch of a few hundred clips on two workers pays the first two in each
+  worker, so they bound the throughput ratio;
 * :func:`stages`: the batch's own per-clip job (:func:`ikrig.batch.run_clip`) in this
   process, its four parts timed by wrapping the functions it calls (read and parse, place,
   measure the result and the do-nothing baseline, write and flush): the measurement that
@@ -50,6 +54,61 @@ def against_baseline(lib: Path, tmp: Path, baseline: Path, rounds: int, jobs: in
         for src, into in order if r % 2 == 0 else order[::-1]:
             into.append(_cold_batch(lib, tmp / f"cmp{r}", src, jobs))
     return {"now": now, "before": before, "ratios": [b / a for a, b in zip(now, before)]}
+
+
+_JOB_PASSES = """
+import sys, time, statistics
+from pathlib import Path
+t0 = time.perf_counter()
+from ikrig.batch import ClipTask, FootJob, run_clip
+t1 = time.perf_counter()
+paths, out = sorted(Path(sys.argv[1]).rglob("*.bvh")), Path(sys.argv[2])
+out.mkdir(parents=True, exist_ok=True)
+job, passes = FootJob("slope"), []
+for _ in range(3):
+    t = time.perf_counter()
+    for i, p in enumerate(paths):
+        run_clip(ClipTask(str(p), str(i), str(out / f"{i}.bvh"), None, job))
+    passes.append(time.perf_counter() - t)
+print(t1 - t0, passes[0], statistics.median(passes[1:]) / len(paths))
+"""
+
+
+def job_passes(lib: Path, out: Path, src: Path | None) -> tuple[float, float, float]:
+    """In a fresh process from ``src`` (None: this tree): the seconds to import the batch
+    job, the first pass over ``lib`` (loading the compiled kernels) and the steady seconds
+    per clip of two later passes (:func:`ikrig.batch.run_clip`, one process)."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    done = subprocess.run([sys.executable, "-c", _JOB_PASSES, str(lib), str(out)], env=env,
+                          check=True, capture_output=True, text=True)  # fmt: skip
+    shutil.rmtree(out, ignore_errors=True)
+    a, b, c = (float(v) for v in done.stdout.split()[-3:])
+    return a, b, c
+
+
+def start_and_steady(lib: Path, tmp: Path, baseline: Path, rounds: int) -> dict:
+    """:func:`job_passes` of both trees, alternating, ``rounds`` times: ``{"now": [...],
+    "before": [...]}`` of ``(import s, first pass s, steady s per clip)``."""
+    got: dict[str, list] = {"now": [], "before": []}
+    for r in range(rounds):
+        order = (("now", None), ("before", baseline))
+        for key, src in order if r % 2 == 0 else order[::-1]:
+            got[key].append(job_passes(lib, tmp / f"passes{r}", src))
+    return got
+
+
+def print_start_and_steady(got: dict, clips: int) -> None:
+    med = {k: [statistics.median(v[i] for v in got[k]) for i in range(3)] for k in got}
+    now, before = med["now"], med["before"]
+    print(
+        "\nthe batch job in one fresh process, this tree / before (medians):"
+        f"\n  import {now[0]:.2f} / {before[0]:.2f} s; first pass over the {clips} clips"
+        f" (loads the kernels) {now[1]:.2f} / {before[1]:.2f} s"
+        f"\n  steady, per clip: {1e3 * now[2]:.2f} / {1e3 * before[2]:.2f} ms"
+        f" ({before[2] / now[2]:.2f}x)"
+    )
 
 
 def print_against(result: dict, baseline: Path, clips: int) -> None:
