@@ -58,8 +58,9 @@ def clip_summary(
     clip = read_clip(path, animation=animation, skin=skin)
     motion = clip.motion
     sk = motion.skeleton
+    positions = motion.positions_world()  # once: the legs and the bounds share it
     try:
-        found = find_legs(sk, pose_world=motion.positions_world())
+        found = find_legs(sk, pose_world=positions)
         legs, leg_length = found.describe(sk), found.leg_length
     except IkrigError:
         legs, leg_length = None, None
@@ -68,7 +69,7 @@ def clip_summary(
     pose = motion[0] if isinstance(clip, GltfClip) and motion.num_frames else Motion.rest(sk)
     height = pose.positions_world()[:, "xyz".index(up)]
     frames, ft = motion.num_frames, motion.frame_time
-    pos = motion.positions_world().reshape(-1, 3)
+    pos = positions.reshape(-1, 3)
     return {
         "path": str(path),
         "format": "gltf" if isinstance(clip, GltfClip) else "bvh",
