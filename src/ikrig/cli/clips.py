@@ -28,10 +28,12 @@ def _layouts(clip: Any) -> dict[str, int]:
 def _gltf_part(clip: Any) -> dict[str, Any]:
     """The glTF-only part of a summary: animations, the one read, the skins (name, joint
     count, which is used), the skin read, the quirks."""
-    from ..io import GltfClip, list_animations, list_skins
+    from ..io import GltfClip
 
     if not isinstance(clip, GltfClip):
         return {}
+    from ..io import list_animations, list_skins  # the glTF reader: only for a glTF file
+
     ranges = list_animations(clip)
     return {
         "animations": [{"index": i, "name": n, "start": a, "end": b} for i, n, a, b in ranges],
