@@ -117,7 +117,13 @@ def _echo_gltf(s: dict[str, Any]) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def info(path, animation, skin, as_json):
     """Summarise a clip file (.bvh, .glb, .gltf): joints, frames, fps, duration, channel
-    layout or animations and skins."""
+    layout or animations and skins.
+
+    Also the rest height, the up axis and the legs read off the poses and the bounds of
+    every joint over the clip. Fast: a BVH file under 4 MiB or a glTF file is read, posed
+    and measured with NumPy alone (about 0.25 s in all, warm); a bigger BVH file starts
+    Numba's compiled reader (about 0.35 s more, then faster per megabyte). The summary is
+    the same either way."""
     s = clip_summary(path, animation, skin)
     if as_json:
         click.echo(json.dumps(s, indent=2))  # JSON escapes control characters itself
