@@ -121,7 +121,7 @@ def info(path, animation, skin, as_json):
 
     Also the rest height, the up axis and the legs read off the poses and the bounds of
     every joint over the clip. Fast: a BVH file under 4 MiB or a glTF file is read, posed
-    and measured with NumPy alone (about 0.25 s in all, warm); a bigger BVH file starts
+    and measured with NumPy alone (0.2 to 0.3 s in all, warm); a bigger BVH file starts
     Numba's compiled reader (about 0.35 s more, then faster per megabyte). The summary is
     the same either way."""
     s = clip_summary(path, animation, skin)
