@@ -665,7 +665,7 @@ def sec_startup(args):
     from _startup import startup_rows
 
     baseline = Path(args.baseline).resolve() if args.baseline else None
-    return startup_rows(max(3, args.repeats // 2), baseline, row)
+    return startup_rows(max(5, args.repeats), baseline, row)  # fresh processes: noisy
 
 
 def sec_body(args):

@@ -1,7 +1,8 @@
 """Start-up of the command line (issue 40): ``ikrig --help`` lists every command without
 importing it, NumPy, Numba or the solvers; each command is loaded when it runs; the listed
-summaries are the commands' own. The times are measured by ``benchmarks/bench_speed.py
---only startup``, not here."""
+summaries are the commands' own; ``ikrig info`` on a BVH or glTF file imports neither Numba
+nor SciPy (``tests/test_info_fast.py`` checks it prints what the compiled path prints). The
+times are measured by ``benchmarks/bench_speed.py --only startup``, not here."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 
 import click
 import pytest
+from helpers import SHARED_GLTF, shared_bvh_files
 
 import ikrig.cli
 from ikrig.cli.main import COMMANDS, SUMMARIES, main
@@ -80,3 +82,43 @@ def test_the_help_lists_every_command():
     assert listed == sorted(COMMANDS)
     r = CliRunner().invoke(main, ["no-such-command"])
     assert r.exit_code == 2 and "No such command" in r.output
+
+
+def _info_files(tmp_path) -> list[str]:
+    """A small BVH (the built-in walk), and the shared CMU walk and Fox when present."""
+    from ikrig.data import walk_clip
+    from ikrig.io import to_bvh_clip, write_bvh
+
+    walk = tmp_path / "walk.bvh"
+    write_bvh(walk, to_bvh_clip(walk_clip(seconds=2.0)))
+    files = [walk] + [p for p in shared_bvh_files() if p.name == "cmu_131_02_walk.bvh"]
+    files += [p for p in [SHARED_GLTF / "Fox.glb"] if p.is_file()]
+    return [str(p) for p in files]
+
+
+def test_info_imports_neither_numba_nor_scipy(tmp_path):
+    for path in _info_files(tmp_path):
+        for extra in ([], ["--json"]):
+            loaded = _modules_after(["info", path, *extra])
+            assert "ikrig.cli.clips" in loaded and "ikrig.io.bvh._motion" in loaded
+            heavy = {m for m in loaded if m.split(".")[0] in ("numba", "scipy")}
+            assert not heavy, (path, sorted(heavy)[:5])
+            assert "ikrig._jit.setup" not in loaded, path
+
+
+def test_a_big_bvh_may_start_numba_and_prints_the_same(tmp_path):
+    """Over the NumPy scanner's limit the compiled reader runs: the same summary."""
+    path = _info_files(tmp_path)[0]
+    small = subprocess.run([sys.executable, "-c", _INFO, path], capture_output=True,
+                           text=True, check=True)  # fmt: skip
+    code = "import ikrig.io.bvh._motion as m\nm.NUMPY_ROW_BYTES = 0\n" + _INFO
+    big = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert small.stdout == big.stdout
+    assert big.stderr.endswith("numba: True\n") and small.stderr.endswith("numba: False\n")
+
+
+_INFO = (
+    "import sys\nfrom ikrig.cli import main\ntry:\n    main(['info', sys.argv[1]])\n"
+    "except SystemExit:\n    pass\nprint('numba:', 'numba' in sys.modules, file=sys.stderr)"
+)

@@ -307,3 +307,72 @@ def test_type_hint_check_sees_the_public_api():
                  "Constraint.project", "Cone.params", "Ground.raycast", "Plane.__init__",
                  "Heightfield.height_at", "make_ground", "check_coverage"):  # fmt: skip
         assert qual in seen, qual
+
+
+NUMBA_FREE = ("ikrig.cli.clips", "ikrig.io", "ikrig.pose", "ikrig.character", "ikrig.skeleton")
+"""Modules that import without Numba or SciPy (issue 40: ``ikrig info`` starts in 0.3 s, and
+importing Numba alone takes 0.2 s): what they reach imports its kernels where they first run
+(``from .kernels.pose import fk_kernel`` inside :func:`ikrig.pose.fk`)."""
+HEAVY = ("numba", "scipy")
+
+
+def _is_type_checking(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _eager_statements(body: list[ast.stmt]):
+    """The import statements that run when a module is imported: those of its body and of
+    its top-level ``if``/``try``/``with`` blocks, not of functions or ``TYPE_CHECKING``."""
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        elif isinstance(node, (ast.If, ast.Try, ast.With)) and not _is_type_checking(node):
+            for field in ("body", "orelse", "finalbody"):
+                yield from _eager_statements(getattr(node, field, []))
+            for handler in getattr(node, "handlers", []):
+                yield from _eager_statements(handler.body)
+
+
+def _eager_imports(path: Path) -> set[str]:
+    """What importing ``path`` imports at once: ``ikrig`` modules (resolved, with their
+    packages) and the top-level names of other packages."""
+    name = _name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in _eager_statements(ast.parse(path.read_text()).body):
+        if isinstance(node, ast.Import):
+            mods = [(a.name, []) for a in node.names]
+        elif node.level:
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            mods = [
+                (f"{base}.{node.module}" if node.module else base, [a.name for a in node.names])
+            ]
+        else:
+            mods = [(node.module or "", [a.name for a in node.names])]
+        for mod, names in mods:
+            if not mod.startswith("ikrig"):
+                out.add(mod.split(".")[0])
+                continue
+            subs = {f"{mod}.{n}" for n in names} & NAMES
+            for m in subs | {mod}:
+                parts = m.split(".")
+                out |= {".".join(parts[:k]) for k in range(2, len(parts) + 1)} & NAMES
+    return out
+
+
+def test_the_info_path_imports_no_numba():
+    """Follows the imports that run at import time from each of :data:`NUMBA_FREE` and
+    names the chain that reaches Numba or SciPy."""
+    paths = {_name(p): p for p in MODULES}
+    eager = {name: _eager_imports(path) for name, path in paths.items()}
+    for start in NUMBA_FREE:
+        chain = {start: [start]}
+        todo = [start]
+        while todo:
+            here = todo.pop()
+            for nxt in sorted(eager.get(here, ())):
+                if nxt in HEAVY:
+                    raise AssertionError(" -> ".join(chain[here] + [nxt]))
+                if nxt in paths and nxt not in chain:
+                    chain[nxt] = chain[here] + [nxt]
+                    todo.append(nxt)

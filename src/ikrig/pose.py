@@ -13,9 +13,8 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 from ._checks import as_float, float_dtype
-from ._jit.setup import notify_compiling
+from ._jit.lazy import prefer_numpy, spending
 from .errors import InputError
-from .kernels.pose import bone_change_kernel, fk_kernel
 from .math.quat import quat_conj, quat_identity, quat_mul, quat_rotate
 from .skeleton import Skeleton
 
@@ -46,8 +45,7 @@ def fk(
         and len(parents) == rl.shape[1]
     ):  # the common case, a clip's own float64 arrays: no conversion, no copies
         rot_w, pos_w = np.empty_like(rl), np.empty_like(pl)
-        notify_compiling()
-        fk_kernel(_parent_indices(parents), rl, pl, rot_w, pos_w)
+        _fk_flat(_parent_indices(parents), rl, pl, rot_w, pos_w)
         return rot_w, pos_w
     dt = float_dtype(rotations_local, positions_local)
     rl = np.asarray(rotations_local, dtype=dt)
@@ -61,9 +59,55 @@ def fk(
     par = _parent_indices(parents)
     if len(par) != J:
         raise InputError(f"parents: {len(par)} entries for {J} joints")
-    notify_compiling()
-    fk_kernel(par, rl, pl, rot_w, pos_w)
+    _fk_flat(par, rl, pl, rot_w, pos_w)
     return rot_w.reshape(batch + (J, 4)), pos_w.reshape(batch + (J, 3))
+
+
+FK_NUMPY_BELOW = 4_000_000
+"""Poses times joints from which :func:`fk` always runs compiled: below, before anything
+has imported Numba, its NumPy twin runs (:mod:`ikrig._jit.lazy`; 3 ms for 1247 frames of
+31 joints, where starting Numba takes 0.35 s)."""
+
+
+def _fk_flat(
+    parents: np.ndarray, rl: np.ndarray, pl: np.ndarray, rw: np.ndarray, pw: np.ndarray
+) -> None:
+    """FK over flat poses ``rl (N, J, 4)``, ``pl (N, J, 3)`` into ``rw``, ``pw``: the
+    compiled kernel, or its NumPy twin while that is cheaper (the same floats)."""
+    if prefer_numpy(rl.shape[0] * rl.shape[1], FK_NUMPY_BELOW):
+        with spending():
+            _fk_numpy(parents, rl, pl, rw, pw)
+        return
+    from .kernels.pose import fk_kernel  # imports Numba: only when the kernel runs
+
+    fk_kernel(parents, rl, pl, rw, pw)
+
+
+def _fk_numpy(
+    parents: np.ndarray, rl: np.ndarray, pl: np.ndarray, rw: np.ndarray, pw: np.ndarray
+) -> None:
+    """:func:`ikrig.kernels.pose.fk_kernel` in NumPy, joint by joint over all poses at once:
+    the same products and sums in the same order, so the same floats (neither fuses a
+    multiply-add)."""
+    two = rl.dtype.type(2.0)
+    for j, p in enumerate(parents.tolist()):
+        if p < 0:
+            rw[:, j] = rl[:, j]
+            pw[:, j] = pl[:, j]
+            continue
+        ax, ay, az, aw = (rw[:, p, c] for c in range(4))
+        bx, by, bz, bw = (rl[:, j, c] for c in range(4))
+        rw[:, j, 0] = aw * bx + ax * bw + ay * bz - az * by
+        rw[:, j, 1] = aw * by - ax * bz + ay * bw + az * bx
+        rw[:, j, 2] = aw * bz + ax * by - ay * bx + az * bw
+        rw[:, j, 3] = aw * bw - ax * bx - ay * by - az * bz
+        vx, vy, vz = (pl[:, j, c] for c in range(3))
+        tx = two * (ay * vz - az * vy)
+        ty = two * (az * vx - ax * vz)
+        tz = two * (ax * vy - ay * vx)
+        pw[:, j, 0] = pw[:, p, 0] + vx + aw * tx + (ay * tz - az * ty)
+        pw[:, j, 1] = pw[:, p, 1] + vy + aw * ty + (az * tx - ax * tz)
+        pw[:, j, 2] = pw[:, p, 2] + vz + aw * tz + (ax * ty - ay * tx)
 
 
 def _parent_indices(parents: Sequence[int] | np.ndarray) -> np.ndarray:
@@ -142,7 +186,8 @@ def bone_length_change(
         return change
     a, b = (np.ascontiguousarray(x.reshape(-1, len(par), 3)) for x in (a, b))
     moved = np.empty(len(child))
-    notify_compiling()
+    from .kernels.pose import bone_change_kernel  # imports Numba: only when it runs
+
     if not bone_change_kernel(a, b, child, par[child], moved):
         raise InputError("positions_world_a, positions_world_b: NaN or infinite values")
     change[child] = moved

@@ -58,11 +58,13 @@ axes appended (``Zrotation Xrotation`` as ``"ZXY"``) and the appended angles are
 is exact when the rotation has no component about them.
 
 Parsing: the header is tokenised in Python with line numbers; the ``MOTION`` rows are parsed
-in bulk by a compiled scanner that also counts the values on every line, so a malformed file
-raises :class:`~ikrig.errors.FileFormatError` naming the file, the line and what was expected
-(wrong number of values in a row, a brace missing or extra, an unknown channel, a value that
-is not a number, fewer or more rows than ``Frames:``, a missing ``MOTION``/``Frames``/
-``Frame Time``, a duplicate joint name, a ``CHANNELS`` count that does not match its names).
+in bulk by a scanner that also counts the values on every line (compiled, or, for a file
+under 4 MiB read before anything started Numba, its NumPy twin: the same values and
+messages), so a malformed file raises :class:`~ikrig.errors.FileFormatError` naming the
+file, the line and what was expected (wrong number of values in a row, a brace missing or
+extra, an unknown channel, a value that is not a number, fewer or more rows than
+``Frames:``, a missing ``MOTION``/``Frames``/``Frame Time``, a duplicate joint name, a
+``CHANNELS`` count that does not match its names).
 Messages quote at most 40 characters of the file. Line breaks may be LF, CRLF or CR; the
 separators are ASCII whitespace (space, tab, CR, form feed, vertical tab) everywhere, in the
 hierarchy, on the ``MOTION`` line and in the rows; other characters (a no-break space, say)
@@ -71,8 +73,11 @@ are part of a name. Blank lines and trailing spaces are accepted anywhere.
 The code: this module holds the public API; the work is done in private modules,
 :mod:`~ikrig.io.bvh._channels` (channel names, the column layout of a frame row),
 :mod:`~ikrig.io.bvh._header` (the ``HIERARCHY`` part), :mod:`~ikrig.io.bvh._motion` (the
-``MOTION`` part and reading a whole file), :mod:`~ikrig.io.bvh._euler` (Euler angles for
-writing) and :mod:`~ikrig.io.bvh._write` (the text written).
+``MOTION`` part and reading a whole file), :mod:`~ikrig.io.bvh._rows` and
+:mod:`~ikrig.io.bvh._scan` (the frame rows' numbers, in NumPy and compiled),
+:mod:`~ikrig.io.bvh._compose` (rotation channels to quaternions, compiled),
+:mod:`~ikrig.io.bvh._euler` (Euler angles for writing) and :mod:`~ikrig.io.bvh._write` (the
+text written, loaded when writing).
 """
 
 from __future__ import annotations
@@ -86,7 +91,6 @@ from ..._files import write_parts
 from ...errors import InputError
 from ...pose import Motion
 from ._motion import _parse_file
-from ._write import _format_bytes, _format_parts
 from .clip import BvhClip
 
 __all__ = ["BvhClip", "format_bvh", "parse_bvh", "read_bvh", "to_bvh_clip", "write_bvh"]
@@ -164,6 +168,8 @@ def format_bvh(clip: BvhClip, precision: int = 6) -> str:
             name that cannot be written, or rotation channels that are not an Euler sequence
             (more than three, or two neighbours about the same axis).
     """
+    from ._write import _format_bytes  # compiled formatting: Numba only when writing
+
     return _format_bytes(clip, precision).decode("utf-8")
 
 
@@ -178,4 +184,6 @@ def write_bvh(path: str | os.PathLike, clip: BvhClip, precision: int = 6) -> Non
         InputError: as :func:`format_bvh`.
         OSError: the file cannot be written.
     """
+    from ._write import _format_parts  # compiled formatting: Numba only when writing
+
     write_parts(path, _format_parts(clip, precision))

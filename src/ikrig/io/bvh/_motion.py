@@ -1,13 +1,15 @@
 """The ``MOTION`` part of a BVH file, and reading a whole file (private to :mod:`ikrig.io.bvh`).
 
 After the ``Frames:`` and ``Frame Time:`` lines, the frame rows are parsed in bulk by a
-compiled scanner that converts every number (exactly: Clinger's fast path, Python's ``float``
-for the rare rest) and counts the values on each line, so that a row with the wrong number of
-values, a token that is not a number or a wrong row count is reported with its line. The
+compiled scanner (:mod:`~ikrig.io.bvh._scan`; for a small file in a process that has not
+started Numba, its NumPy twin in :mod:`~ikrig.io.bvh._rows`) that converts every number
+(exactly: Clinger's fast path, Python's ``float`` for the rare rest) and counts the values on
+each line, so that a row with the wrong number of values, a token that is not a number or a
+wrong row count is reported with its line, by this module whichever scanner ran. The
 ``(F, C)`` channel values then become local rotations (rotation channels composed
-intrinsically, degrees to xyzw quaternions, by a compiled kernel) and local positions
-(position channels replacing the ``OFFSET``). :func:`_parse_file` puts hierarchy and motion
-together.
+intrinsically, degrees to xyzw quaternions, by a compiled kernel, :mod:`~ikrig.io.bvh._compose`,
+or its NumPy twin here) and local positions (position channels replacing the ``OFFSET``).
+:func:`_parse_file` puts hierarchy and motion together.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._jit.setup import njit, notify_compiling, numba, prange
+from ..._jit.lazy import prefer_numpy, spending
 from ...errors import FileFormatError
-from ...kernels.qmath import q_mul
 from ...pose import Motion
 from ._channels import _channel_layout, _Layout
 from ._header import (
@@ -34,7 +35,7 @@ from ._header import (
     _shown,
     _TokenStream,
 )
-from ._scan import scan_rows
+from ._rows import NUMPY_ROW_BYTES, Scan, scan_numpy
 
 # --------------------------------------------------------------------------------------------
 # Reading: the MOTION header
@@ -107,7 +108,7 @@ def _parse_motion_header(data: bytes, start: int, line: int, path) -> _MotionHea
 
 
 # --------------------------------------------------------------------------------------------
-# Reading: the frame rows (compiled scanner)
+# Reading: the frame rows (compiled scanner or its NumPy twin)
 # --------------------------------------------------------------------------------------------
 
 
@@ -140,8 +141,7 @@ def _parse_rows(rows: _Rows) -> np.ndarray:
     # (a row of C values takes at least 2 C - 1 bytes and its line break)
     most_rows = min(num_frames, num_lines, (size + 1) // (2 * num_channels))
     values: np.ndarray = np.empty(most_rows * num_channels)
-    notify_compiling()
-    scan = scan_rows(rows.data, rows.start, num_lines, num_channels, values)
+    scan = _scan(rows, num_lines, values)
     line_counts = scan.line_counts
     if scan.bad >= 0:
         bad_line = rows.data.count(b"\n", rows.start, rows.start + scan.bad)
@@ -156,6 +156,17 @@ def _parse_rows(rows: _Rows) -> np.ndarray:
     values = values.reshape(num_frames, num_channels)
     _check_ranges(rows, values, filled)
     return values
+
+
+def _scan(rows: _Rows, num_lines: int, out: np.ndarray) -> Scan:
+    """The frame rows' numbers into ``out`` (``num_lines`` lines from ``rows.start``), by
+    the compiled scanner or, while that is cheaper, its NumPy twin: the same results."""
+    if prefer_numpy(len(rows.data) - rows.start, NUMPY_ROW_BYTES):
+        with spending():
+            return scan_numpy(rows.data, rows.start, num_lines, out)
+    from ._scan import scan_rows  # imports Numba: only for this path
+
+    return scan_rows(rows.data, rows.start, num_lines, len(rows.labels), out)
 
 
 def _token_at(rows: _Rows, offset: int) -> bytes:
@@ -269,43 +280,9 @@ def _convert_slow_numbers(rows: _Rows, values, indices, starts) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
-def _compose_frame(values, columns, axes, out, f):
-    """``out[f, j]`` (xyzw) = product over k of the rotation about axis ``axes[j, k]`` by
-    ``values[f, columns[j, k]]`` degrees, composed intrinsically (left to right); a row of
-    ``columns`` ends at its first -1. ``values: (F, C)``, ``columns, axes: (J, K)``."""
-    half_radians_per_degree = np.pi / 360.0
-    for j in range(columns.shape[0]):
-        x, y, z, w = 0.0, 0.0, 0.0, 1.0
-        for k in range(columns.shape[1]):
-            if columns[j, k] < 0:
-                break
-            half = values[f, columns[j, k]] * half_radians_per_degree
-            axis, sin_half = axes[j, k], np.sin(half)
-            ex = sin_half if axis == 0 else 0.0
-            ey = sin_half if axis == 1 else 0.0
-            ez = sin_half if axis == 2 else 0.0
-            x, y, z, w = q_mul((x, y, z, w), (ex, ey, ez, np.cos(half)))
-        out[f, j, 0], out[f, j, 1], out[f, j, 2], out[f, j, 3] = x, y, z, w
-
-
-@njit(cache=True)
-def _compose_rotations_kernel(values, columns, axes, out):
-    """:func:`_compose_frame` for every frame."""
-    for f in range(values.shape[0]):
-        _compose_frame(values, columns, axes, out, f)
-
-
-@njit(cache=True, parallel=True)
-def _compose_rotations_parallel(values, columns, axes, out):
-    """:func:`_compose_rotations_kernel` with the frames shared out over the threads (the
-    same values: each frame is composed alone)."""
-    for f in prange(values.shape[0]):
-        _compose_frame(values, columns, axes, out, f)
-
-
-PARALLEL_ROTATIONS = 20_000
-"""Frames times joints from which the rotations are composed on every thread."""
+NUMPY_ROTATIONS = 2_000_000
+"""Frames times joints from which the rotations are always composed compiled (below,
+before anything imported Numba, in NumPy: :mod:`ikrig._jit.lazy`)."""
 
 
 def _rotations_from_channels(values: np.ndarray, layout: _Layout, num_joints: int) -> np.ndarray:
@@ -321,12 +298,35 @@ def _rotations_from_channels(values: np.ndarray, layout: _Layout, num_joints: in
         columns[slot.joints, k] = slot.columns
         axes[slot.joints, k] = slot.axes
     rotations = np.empty((len(values), num_joints, 4))
-    notify_compiling()
-    big = len(values) * num_joints >= PARALLEL_ROTATIONS and numba.get_num_threads() > 1
-    (_compose_rotations_parallel if big else _compose_rotations_kernel)(
-        values, columns, axes, rotations
-    )
+    if prefer_numpy(len(values) * num_joints, NUMPY_ROTATIONS):
+        with spending():
+            _compose_numpy(values, columns, axes, rotations)
+    else:
+        from ._compose import compose_rotations  # imports Numba: only for this path
+
+        compose_rotations(values, columns, axes, rotations)
     return rotations
+
+
+def _compose_numpy(values, columns, axes, out) -> None:
+    """:func:`ikrig.io.bvh._compose.compose_rotations` in NumPy, one channel slot at a time
+    over all frames and joints: the same products and sums in the same order (the zero
+    components too, for the same signed zeros), so the same floats."""
+    shape = (len(values), columns.shape[0])
+    x, y, z, w = np.zeros(shape), np.zeros(shape), np.zeros(shape), np.ones(shape)
+    zero = np.zeros(shape)
+    for k in range(columns.shape[1]):
+        joints = np.flatnonzero(columns[:, k] >= 0)  # a joint's slots come first
+        half = values[:, columns[joints, k]] * (np.pi / 360.0)
+        sin_half, bw = np.sin(half), np.cos(half)
+        axis = axes[joints, k]
+        bx, by, bz = (np.where(axis == a, sin_half, zero[:, joints]) for a in range(3))
+        ax, ay, az, aw = x[:, joints], y[:, joints], z[:, joints], w[:, joints]
+        x[:, joints] = aw * bx + ax * bw + ay * bz - az * by
+        y[:, joints] = aw * by - ax * bz + ay * bw + az * bx
+        z[:, joints] = aw * bz + ax * by - ay * bx + az * bw
+        w[:, joints] = aw * bw - ax * bx - ay * by - az * bz
+    out[..., 0], out[..., 1], out[..., 2], out[..., 3] = x, y, z, w
 
 
 def _positions_from_channels(values: np.ndarray, layout: _Layout, offsets: np.ndarray):

@@ -1,4 +1,5 @@
-"""The compiled scanner of a BVH file's frame rows (private to :mod:`ikrig.io.bvh`).
+"""The compiled scanner of a BVH file's frame rows (private to :mod:`ikrig.io.bvh`; its
+NumPy twin and the record both fill are in :mod:`~ikrig.io.bvh._rows`).
 
 :func:`_scan_numbers` converts every number of the rows (exactly: Clinger's fast path, the
 rest left to Python's ``float``) and counts the values on each line, in one pass.
@@ -11,11 +12,10 @@ are the reference.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from ..._jit.setup import njit, numba, prange
+from ._rows import Scan
 
 _POW10 = np.array([10.0**k for k in range(23)])  # all exact in float64
 _MAX_EXACT_MANTISSA = 2**53
@@ -172,19 +172,10 @@ def _scan_chunks(buf, cuts, first_line, width, out, line_counts, slow, counts):
         counts[k, 0] = n_slow
 
 
-class Scan(NamedTuple):
-    """What :func:`scan_rows` found: ``line_counts`` (numbers per line), ``bad`` (byte
-    offset of the first bad token, -1 for none), the ``slow`` numbers' indices in ``out``
-    and their byte offsets (``(2, n)``)."""
-
-    line_counts: np.ndarray
-    bad: int
-    slow: np.ndarray
-
-
 def scan_rows(data: bytes, start: int, num_lines: int, width: int, out: np.ndarray) -> Scan:
-    """Scan the ``num_lines`` lines of frame rows of ``data`` from byte ``start`` (the line
-    breaks after ``start``, plus one): their numbers into ``out``
+    """:func:`ikrig.io.bvh._rows.scan_numpy`, compiled. Scan the ``num_lines`` lines of
+    frame rows of ``data`` from byte ``start`` (the line breaks after ``start``, plus
+    one): their numbers into ``out``
     (row after row, ``width`` values each: the file's numbers in order when every line
     holds ``width`` values), with :func:`_scan_numbers` or, for big, regular rows, in
     chunks on every thread (the same values and counts)."""
