@@ -15,7 +15,7 @@ import numpy as np
 
 from .._jit.setup import njit
 from ..kernels.qmath import nearest_angle_in_interval, pick, q_set, row_finite, wrap_angle
-from ._ccd_kernels import EPS, KICK, STILL, TINY, line_saddle
+from ._ccd_kernels import EPS, KICK, STILL, TINY, kick_due
 from ._harness.chain_common import settings_record
 from ._harness.single_kernels import apart, fits, free_limits, not_one, status, status_arrays
 
@@ -133,6 +133,7 @@ def _ccd2d_solve(ch, st, t, s):
         while True:
             ex, ey = P[n, 0], P[n, 1]
             turned = 0.0  # the largest turn of a joint
+            behind = False  # a joint left alone, the target behind it
             for i in range(n - 1, -1, -1):
                 ax, ay = ex - P[i, 0], ey - P[i, 1]
                 bx, by = tx - P[i, 0], ty - P[i, 1]
@@ -146,6 +147,7 @@ def _ccd2d_solve(ch, st, t, s):
                 exact = False  # the full turn: the effector lands on the target line
                 if cr * cr <= (EPS * EPS) * (la2 * lb2) and (kick or d < 0.0):
                     if not kick or (d > 0.0 and lb2 >= la2):
+                        behind = behind or not kick
                         continue
                     old = _angle(st, i)
                     turn = min(KICK if d > 0.0 else math.pi - KICK, step)
@@ -188,7 +190,7 @@ def _ccd2d_solve(ch, st, t, s):
                 theta[i] = new
                 turned = max(turned, abs(delta))
             moved = turned > STILL
-            if kick or turned > EPS or not (e < kick_e and line_saddle(P, n, t, tiny * tiny)):
+            if kick or turned > EPS or not (e < kick_e and kick_due(P, n, t, tiny * tiny, behind)):
                 break
             kick = True
             kick_e = e * (1.0 - 1e-9)

@@ -24,12 +24,14 @@ with the tuple helpers of :mod:`ikrig.kernels.qmath`; inside, a problem is a
    yet, so the FK of step 1 stays valid for them.
 4. A joint whose effector and target lie on one line through ``p_i`` with the target
    behind is left alone (plain CCD's fixed point). Only when a sweep turns no joint by
-   more than ``EPS`` and the whole chain lies on the target line at a saddle of the error
-   (:func:`line_saddle`; not at a minimum such as a single bone or a chain folded as near
-   as it gets) is the sweep redone with a kick: each collinear joint that needs to turn
-   (the target behind ``p_i``, or ahead but nearer than the effector) turns about the bend
-   axis by ``pi - kick`` or ``kick``. A kick is tried once per fixed point, again only from
-   a strictly better one; as the best pose is returned, a vain kick costs sweeps only.
+   more than ``EPS`` at a saddle of the error (:func:`kick_due`: the whole chain on the
+   target line at a saddle, not at a minimum such as a single bone or a chain folded as
+   near as it gets; or a joint left alone with the target behind while the chain is off
+   the line, its other joints held by their limits) is the sweep redone with a kick: each
+   collinear joint that needs to turn (the target behind ``p_i``, or ahead but nearer than
+   the effector) turns about the bend axis by ``pi - kick`` or ``kick``. A kick is tried
+   once per fixed point, again only from a strictly better one; as the best pose is
+   returned, a vain kick costs sweeps only.
 5. The result is the best pose seen (free sweeps never raise the error; before a kick and,
    with constraints, before every sweep the pose is kept if it is the best so far), from
    unit rotations. Zero-length vectors (a zero-length bone, a target at ``p_i``) skip the
@@ -114,17 +116,22 @@ def ccd_settings(max_iterations: int, tolerance: float, bend, max_step: float | 
 
 
 @njit(cache=True)
-def line_saddle(pos, n, t, tiny2):
-    """Whether the chain ``pos (n + 1, >= 3)`` lies on the target line at a saddle of the error.
+def kick_due(pos, n, t, tiny2, behind):
+    """Whether a sweep that turned no joint stopped at a saddle of the error (module step 4).
 
-    Every bone (longer than ``sqrt(tiny2)``) must lie on the line through the effector and
-    the target ``t`` (a tuple). With ``g`` the direction from the target to the effector,
-    ``r`` the error and ``u_i = +-1`` bone ``i``'s direction along ``g``, the Hessian of the
-    squared error in the bones' small bends is ``-r diag(l_i u_i) + w w^T`` (``w_i = l_i
-    u_i``): it has a negative eigenvalue iff two or more bones point along ``g``, or one does
-    and the root lies beyond the target along ``g`` (a negative determinant). Otherwise the
-    line pose is a minimum (a single bone, a chain pointing at an unreachable target, one
-    folded as near as it gets). Joint limits are ignored (the best pose covers them).
+    ``behind``: the sweep left a joint alone whose effector and the target ``t`` (a tuple)
+    lie on one line through it, the target behind. That joint sits at a maximum of the
+    error in its own turn, so off the target line (some bone, longer than
+    ``sqrt(tiny2)``, not on the line through the effector and the target) this is a
+    saddle, the other joints held where they are by their limits.
+
+    On the line, with ``g`` the direction from the target to the effector, ``r`` the error
+    and ``u_i = +-1`` bone ``i``'s direction along ``g``, the Hessian of the squared error
+    in the bones' small bends is ``-r diag(l_i u_i) + w w^T`` (``w_i = l_i u_i``): it has a
+    negative eigenvalue iff two or more bones point along ``g``, or one does and the root
+    lies beyond the target along ``g`` (a negative determinant). Otherwise the line pose is
+    a minimum (a single bone, a chain pointing at an unreachable target, one folded as near
+    as it gets). Joint limits are ignored (the best pose covers them).
     """
     g = v_sub(v_get(pos, n), t)
     g2 = v_dot(g, g)
@@ -138,7 +145,7 @@ def line_saddle(pos, n, t, tiny2):
             continue
         c = v_cross(v, g)
         if v_dot(c, c) > (LINE * LINE) * (lv2 * g2):
-            return False
+            return behind
         if v_dot(v, g) > 0.0:
             away += 1
     if away >= 2:
@@ -190,6 +197,7 @@ def _ccd_solve(ch, t, s, st, best):
         while True:
             e = v_get(pos, n)
             h_max = 0.0  # the largest (effector move / its reach)^2 of a joint
+            behind = False  # a joint left alone, the target behind it (module step 4)
             for i in range(n - 1, -1, -1):
                 par = pq if i == 0 else q_get(rw, i - 1)
                 o = v_get(pos, i)
@@ -206,6 +214,7 @@ def _ccd_solve(ch, t, s, st, best):
                 if s2 <= (EPS * EPS) * (la2 * lb2) and (kick or d < 0.0):
                     # Collinear with the target behind (or kicking): plain CCD's fixed point.
                     if not kick or (d > 0.0 and lb2 >= la2):
+                        behind = behind or not kick
                         continue
                     u = v_any_perpendicular(a)
                     if bn2 > 0.0:  # the bend axis made perpendicular to a, unless along a
@@ -248,7 +257,11 @@ def _ccd_solve(ch, t, s, st, best):
                 e = (o[0] + f[0], o[1] + f[1], o[2] + f[2])
                 q_set(rl, i, nq)
             moved = h_max > STILL * STILL
-            if kick or h_max > EPS * EPS or not (err < kick_err and line_saddle(pos, n, t, tiny2)):
+            if (
+                kick
+                or h_max > EPS * EPS
+                or not (err < kick_err and kick_due(pos, n, t, tiny2, behind))
+            ):
                 break
             kick = True
             kick_err = err * (1.0 - 1e-9)
