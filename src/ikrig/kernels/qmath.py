@@ -31,7 +31,9 @@ TINY = 1e-300
 
 @njit(cache=True)
 def q_mul(a, b):
-    """Hamilton product ``a * b`` of tuples (``b`` applied first)."""
+    """Hamilton product ``a * b`` of tuples (``b`` applied first). Exact IEEE operations,
+    no fused multiply-adds: kernels compiled with other float options compile their own
+    (:data:`ikrig.kernels.two_bone.q_mul`)."""
     ax, ay, az, aw = a
     bx, by, bz, bw = b
     return (
