@@ -1,7 +1,8 @@
 """Benchmark BVH reading and writing on a 31-joint x 20,000-frame clip.
 
 Goal: ``read_bvh`` takes at most 0.2 s for this size. With ``--peers``, issue 40's
-comparison in the same run (``_bvh_peers.py``): ikrig against ``bvhio`` and
+comparison in the same run (``_bvh_peers.py``; where each part of a read and a write goes,
+``_bvh_parts.py``): ikrig against ``bvhio`` and
 ``upc-pymotion`` on every shared clip and on the big clip, read and write each at least
 10 times faster than the fastest peer, writing at least 100 MB/s, round trips exact to the
 printed precision and the text unchanged by a second write. The clip is made by tiling a shared CMU
@@ -122,6 +123,13 @@ def main() -> None:
             shared = sorted(SHARED_CLIP.parent.parent.glob("bvh*/*.bvh"))
             rows = [compare(p, Path(tmp), args.repeats) for p in [*shared, source]]
             print(table(rows))
+            from _bvh_parts import report as parts
+
+            print("\nwhere the time goes (medians, ms; the goal's budget is a tenth of the"
+                  " fastest peer's time):")  # fmt: skip
+            small = sorted(zip(rows, [*shared, source]), key=lambda r: r[0]["MB"])
+            for row, path in [small[0], small[len(small) // 2], small[-1]]:
+                print(parts(path, Path(tmp) / "parts.bvh", args.repeats, row))
 
 
 if __name__ == "__main__":
