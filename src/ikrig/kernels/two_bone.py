@@ -97,12 +97,12 @@ from .qmath import q_mul as _shared_q_mul
 q_mul = njit(**SMALL)(_shared_q_mul.py_func)
 """The Hamilton product of :mod:`.qmath`, compiled again with this solver's float options.
 A function compiled while a caller is being compiled adds the caller's ``fastmath`` to its
-own: had
-these kernels shared :func:`.qmath.q_mul`, the one they compiled first would have carried
-fused multiply-adds into every other kernel that calls it, and into Numba's cache, so that
-a BVH file's rotations (or these kernels' own) differed in the last bit with the order in
-which a process first compiled them (found by ``tests/test_info_fast.py`` in CI, whose
-warm-up compiles the two-bone kernels first)."""
+own: had these kernels shared :func:`.qmath.q_mul`, the one they compiled first would have
+carried fused multiply-adds into every other kernel that calls it, and into Numba's cache,
+so that a BVH file's rotations (or these kernels' own) differed in the last bit with the
+order in which a process first compiled them (found by ``tests/test_info_fast.py`` in CI,
+whose warm-up compiles the two-bone kernels first; guarded by
+``tests/test_kernel_options.py``)."""
 
 __all__ = [
     "EPS",
