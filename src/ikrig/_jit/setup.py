@@ -101,7 +101,10 @@ CACHE_DIR = numba.config.CACHE_DIR or None
 
 NUMPY_ERRORS = {"error_model": "numpy"}
 """``@njit(**NUMPY_ERRORS)``: a float division by zero gives inf or NaN, as in NumPy, instead
-of raising (for kernels that stand for NumPy formulas)."""
+of raising (for kernels that stand for NumPy formulas). Every jitted helper that kernels of
+both error models call declares it too: a helper that declares none is compiled with the
+error model of the kernel that first called it, for every later one and in the cache
+(``tests/test_kernel_options.py``)."""
 
 
 def _apply_thread_count() -> None:

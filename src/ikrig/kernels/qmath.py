@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .._jit.setup import njit
+from .._jit.setup import NUMPY_ERRORS, njit
 
 TWO_PI = 2.0 * math.pi
 TINY = 1e-300
@@ -29,7 +29,7 @@ TINY = 1e-300
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def q_mul(a, b):
     """Hamilton product ``a * b`` of tuples (``b`` applied first). Exact IEEE operations,
     no fused multiply-adds: kernels compiled with other float options compile their own
@@ -44,7 +44,7 @@ def q_mul(a, b):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def q_conj(q):
     """Conjugate (inverse of a unit quaternion)."""
     return (-q[0], -q[1], -q[2], q[3])
@@ -65,7 +65,7 @@ def q_rotate(q, v):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def q_normalize(q):
     """Unit quaternion; a zero quaternion gives the identity."""
     n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
@@ -75,63 +75,63 @@ def q_normalize(q):
     return (q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv)
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def q_from_array(a):
     """Read a ``(4,)`` array (any float dtype) as a float64 tuple."""
     return (float(a[0]), float(a[1]), float(a[2]), float(a[3]))
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_from_array(a):
     """Read a ``(3,)`` array (any float dtype) as a float64 tuple."""
     return (float(a[0]), float(a[1]), float(a[2]))
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def q_get(a, i):
     """Row ``i`` of an ``(n, 4)`` array as a tuple."""
     return (a[i, 0], a[i, 1], a[i, 2], a[i, 3])
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def q_set(a, i, q):
     """Write tuple ``q`` into row ``i`` of an ``(n, 4)`` array."""
     a[i, 0], a[i, 1], a[i, 2], a[i, 3] = q
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_get(a, i):
     """Row ``i`` of an ``(n, 3)`` array as a tuple."""
     return (a[i, 0], a[i, 1], a[i, 2])
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_set(a, i, v):
     """Write tuple ``v`` into row ``i`` of an ``(n, 3)`` array."""
     a[i, 0], a[i, 1], a[i, 2] = v
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_cross(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_norm(a):
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def v_any_perpendicular(v):
     """A unit vector perpendicular to ``v``: ``v`` x (the axis it is least aligned with)."""
     ax, ay, az = abs(v[0]), abs(v[1]), abs(v[2])
@@ -169,7 +169,7 @@ def v_unit_or(v, z):
     return (v[0] * inv, v[1] * inv, v[2] * inv)
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def q_between(u, v):
     """Shortest-arc rotation taking the direction of ``u`` to that of ``v`` (tuples).
 
@@ -267,14 +267,14 @@ def all_finite(a):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def pick(a, k):
     """Element ``k`` of an ``(M, ...)`` array shared by every problem (``M == 1``) or given
     per problem (``M == N``)."""
     return a[k] if a.shape[0] > 1 else a[0]
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def row_finite(pk, target, k, D=3):
     """Whether the first ``D`` coordinates of the chain ``pk (m, >= D)`` and of
     ``target[k]`` are finite: a sum of ``x * 0``, 0 for finite values and NaN otherwise (a

@@ -64,7 +64,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._jit.setup import njit
+from ..._jit.setup import NUMPY_ERRORS, njit
 from ...kernels.constraints import P_BONE, project_direction_t, project_local_t
 from ...kernels.qmath import (
     pick,
@@ -151,7 +151,7 @@ class ChainState(NamedTuple):
 # --------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def rodrigues(w, d, c, s):
     """Rotate ``d`` about unit ``w`` by the angle with cosine ``c`` and sine ``s``."""
     x = v_cross(w, d)
@@ -163,7 +163,7 @@ def rodrigues(w, d, c, s):
     )
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def measure(p, lengths, u):
     """Bone lengths and unit directions of the chain ``p`` (``(1, 0, 0)`` for a zero-length
     bone); returns the chain length."""
@@ -180,7 +180,7 @@ def measure(p, lengths, u):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def line_axis(p, t, lengths, total, u):
     """Unit direction of the root->target line (or the chain's own line) and whether every
     joint lies on it. ``u`` holds the bones' unit directions."""
@@ -210,7 +210,7 @@ def line_axis(p, t, lengths, total, u):
     return a, True
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def bend_axis(a, bend):
     """Unit axis perpendicular to ``a``: ``bend`` made perpendicular, else a fixed one."""
     k = v_dot(bend, a)
@@ -221,13 +221,13 @@ def bend_axis(a, bend):
     return v_any_perpendicular(a)
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def bow_direction(i, n, w, d):
     ang = BOW * (n - 1 - 2 * i) / n
     return rodrigues(w, d, math.cos(ang), math.sin(ang))
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def place_along(p, i, li, d):
     """``p[i + 1] = p[i] + li * d``."""
     p[i + 1, 0] = p[i, 0] + li * d[0]
@@ -235,7 +235,7 @@ def place_along(p, i, li, d):
     p[i + 1, 2] = p[i, 2] + li * d[2]
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def shortest_arc(a, b):
     """Shortest arc between two vectors of the same length (``q_between`` when opposite or
     zero)."""
@@ -248,7 +248,7 @@ def shortest_arc(a, b):
     return (c[0] * inv, c[1] * inv, c[2] * inv, w * inv)
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def free_rotations(pos_k, p, rot_k, pq, rw_k, rl_k):
     """Rotations of a free chain moved from ``pos_k`` to ``p``: each joint turns by the
     shortest arc from its old bone direction to its new one (``rw_k``, world) and
@@ -347,7 +347,7 @@ def snap_all(s):
         par = ri
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def scratch(n):
     """Per-call :class:`Scratch` of a chain of ``n`` bones."""
     return Scratch(np.empty(n), np.empty((n, 3)), np.empty((n, 3)))
@@ -366,7 +366,7 @@ def setup_k(inp, params, k, out, rw, sc):
     return Start(pq, total, False)
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def setup_free_k(inp, k, out, sc):
     """Problem ``k`` of a free kernel: copy its chain into ``out[k]`` and measure it
     (:func:`measure`, into ``sc.lengths`` and ``sc.u``). Returns a :class:`Start`."""
@@ -389,13 +389,13 @@ def local_rotations(r, parent_q, out_k):
         par = ri
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def joint_dist(p, j, t):
     dx, dy, dz = p[j, 0] - t[0], p[j, 1] - t[1], p[j, 2] - t[2]
     return math.sqrt(dx * dx + dy * dy + dz * dz)
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def out_of_range(p, j, t):
     """Whether the chain ``p``'s bones (their largest coordinate difference) or joint
     ``j``'s distance to ``t`` are out of the range the kernels square safely (see the
@@ -408,7 +408,7 @@ def out_of_range(p, j, t):
     return not (far <= BIG and big <= BIG) or 0.0 < big < SMALL
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def skip(k, rw, rl, err, reached):
     """Leave element ``k`` unsolved for the wrapper's rescaled solve (``err = -1``)."""
     for i in range(rl.shape[1]):

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..._jit.setup import njit
+from ..._jit.setup import NUMPY_ERRORS, njit
 from ...kernels.constraints import N_PARAMS
 
 MAX_BONES = 256
@@ -67,25 +67,25 @@ class RestArrays(NamedTuple):
     params: np.ndarray  # (1, n, N_PARAMS) zeros
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def status_arrays():
     """Fresh :class:`StatusArrays` arrays."""
     return StatusArrays(np.zeros(1), np.zeros(1, np.int64), np.zeros(1, np.bool_))
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def status(a, bad):
     """The values a ``*_one`` kernel returns: ``(error, iterations, reached, bad)``."""
     return a.err[0], a.iters[0], a.reached[0], bad
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def not_one():
     """The values of a ``*_one`` kernel whose arguments do not fit: nothing was solved."""
     return 0.0, 0, False, NOT_ONE
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def rest_arrays(n):
     """:class:`RestArrays` of ``n <= MAX_BONES`` bones (views of module constants)."""
     return RestArrays(
@@ -102,14 +102,14 @@ def free_limits(n):
     return _LIMITS[: 2 * n].reshape((n, 2))
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def apart(a, b):
     """Whether the memory of arrays ``a`` and ``b`` does not overlap."""
     a0, b0 = a.ctypes.data, b.ctypes.data
     return a.size == 0 or b.size == 0 or a0 + a.nbytes <= b0 or b0 + b.nbytes <= a0
 
 
-@njit(cache=True)
+@njit(cache=True, **NUMPY_ERRORS)
 def fits(pos, target, out, rl, D):
     """Whether a one-problem kernel takes ``pos (m, D)``, ``target (D,)``, ``out (m, D)``
     and ``rl (m - 1, 4)`` (``2 <= m <= MAX_BONES + 1``), the outputs overlapping neither
