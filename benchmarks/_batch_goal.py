@@ -23,7 +23,6 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 GOAL = 1.5
@@ -134,43 +133,22 @@ PARTS = (  # (module, function, part): what run_clip's job calls, by part
 def stages(paths: list[Path], out: Path, repeats: int = 3) -> dict[str, float]:
     """Median seconds per clip of each part of :data:`PARTS` and of the whole job
     (``"job"``), over ``repeats`` passes of the batch job over ``paths`` in this process."""
-    import importlib
+    from _parts import median_parts
 
     from ikrig.batch import ClipTask, FootJob, run_clip
 
-    spent: dict[str, float] = {}
-    saved = []
-
-    def timed(fn: Callable, part: str) -> Callable:
-        def wrapper(*args, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                spent[part] = spent.get(part, 0.0) + time.perf_counter() - t0
-
-        return wrapper
-
-    for module, name, part in PARTS:
-        mod = importlib.import_module(module)
-        saved.append((mod, name, getattr(mod, name)))
-        setattr(mod, name, timed(getattr(mod, name), part))
     out.mkdir(parents=True, exist_ok=True)
-    job, samples = FootJob("slope"), []
-    try:
-        for _ in range(repeats + 1):  # the first pass warms
-            spent.clear()
-            t0 = time.perf_counter()
-            for i, p in enumerate(paths):
-                done = run_clip(ClipTask(str(p), str(i), str(out / f"{i}.bvh"), None, job))
-                if done.status != "ok":
-                    raise SystemExit(f"{p}: {done.error}")
-            samples.append(dict(spent, job=time.perf_counter() - t0))
-    finally:
-        for mod, name, fn in saved:
-            setattr(mod, name, fn)
-    n = len(paths)
-    return {k: statistics.median(s[k] for s in samples[1:]) / n for k in samples[1]}
+    job = FootJob("slope")
+
+    def one_pass() -> None:
+        for i, p in enumerate(paths):
+            done = run_clip(ClipTask(str(p), str(i), str(out / f"{i}.bvh"), None, job))
+            if done.status != "ok":
+                raise SystemExit(f"{p}: {done.error}")
+
+    got = median_parts(one_pass, PARTS, repeats, warm=1)  # the first pass warms
+    got["job"] = got.pop("total")
+    return {k: v / len(paths) for k, v in got.items()}
 
 
 def print_stages(per_clip: dict[str, float]) -> None:

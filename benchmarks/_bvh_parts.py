@@ -14,12 +14,10 @@ look it up, over ``repeats`` calls (medians):
 
 from __future__ import annotations
 
-import statistics
 import time
-from collections.abc import Callable
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+
+from _parts import median_parts
 
 READ = (  # (module, name, part)
     ("ikrig.io.bvh._motion", "_parse_hierarchy", "header"),
@@ -32,46 +30,6 @@ WRITE = (
     ("ikrig.io.bvh._write", "format_rows_buffer", "rows as text"),
     ("ikrig.io.bvh", "write_parts", "file (write, flush, rename)"),
 )
-
-
-@contextmanager
-def _timed(parts: tuple, spent: dict[str, float]):
-    import importlib
-
-    saved: list[tuple[Any, str, Callable]] = []
-
-    def wrap(fn: Callable, part: str) -> Callable:
-        def timed(*args, **kwargs):
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                spent[part] = spent.get(part, 0.0) + time.perf_counter() - t0
-
-        return timed
-
-    try:
-        for module, name, part in parts:
-            mod = importlib.import_module(module)
-            saved.append((mod, name, getattr(mod, name)))
-            setattr(mod, name, wrap(getattr(mod, name), part))
-        yield
-    finally:
-        for mod, name, fn in saved:
-            setattr(mod, name, fn)
-
-
-def _parts(call: Callable[[], None], parts: tuple, repeats: int) -> dict[str, float]:
-    samples = []
-    for _ in range(repeats):
-        spent: dict[str, float] = {}
-        with _timed(parts, spent):
-            t0 = time.perf_counter()
-            call()
-            total = time.perf_counter() - t0
-        samples.append(dict(spent, total=total))
-    names = {k for s in samples for k in s}
-    return {k: statistics.median(s.get(k, 0.0) for s in samples) for k in names}
 
 
 def file_parts(path: Path, out: Path, repeats: int) -> tuple[dict, dict]:
@@ -88,9 +46,9 @@ def file_parts(path: Path, out: Path, repeats: int) -> tuple[dict, dict]:
         _parse_bytes(raw, str(path))
 
     read_parts: dict[str, float] = {}
-    got = _parts(read, READ, repeats)
+    got = median_parts(read, READ, repeats)
     got["bytes"] = read_parts["bytes"] / repeats
-    return got, _parts(lambda: write_bvh(out, clip), WRITE, repeats)
+    return got, median_parts(lambda: write_bvh(out, clip), WRITE, repeats)
 
 
 def _line(kind: str, parts: dict, names: list[str], peer: float | None) -> str:
