@@ -131,6 +131,40 @@ def pack_tree(skeleton: Skeleton, opts: BodyOptions) -> tuple[Tree, float]:
     return tree, L
 
 
+def hold_reference_roots(tree: Tree, goals: GoalSet) -> Tree:
+    """``tree`` with the turn of every *reference root* held at the input.
+
+    A reference root is a root whose translation is solved (root mode ``free``), that has
+    no goal of its own and is in no look-at chain, and whose goals all lie below one child
+    that turns freely (not locked, no constraint): a rig's ground-level or armature joint
+    above the pelvis. The root's translation and that child's turn move the child's
+    subtree as freely as the root's own turn would, so the reach is the same; the turn is
+    left to the body and the root keeps its input orientation, as a full-body solve based
+    at the pelvis does (the prior would otherwise share the pelvis's turn with it and swing
+    it away).
+    """
+    parents, jn = tree.parents, tree.joint_node
+    below: dict[int, set[int]] = {}  # root -> its children on the way to a goal
+    for g in {int(j) for j in goals.joint}:
+        child = -1
+        while parents[g] >= 0:
+            g, child = int(parents[g]), g
+        below.setdefault(g, set()).add(child)
+    free = tree.node_free.copy()
+    for root, children in below.items():
+        b, child = jn[root], max(children)
+        if (
+            len(children) == 1
+            and child >= 0
+            and free[b - 1]  # its translation node
+            and free[jn[child]]
+            and tree.kinds[child] == 0
+            and not goals.look[:, b].any()
+        ):
+            free[b] = False
+    return tree._replace(node_free=free)
+
+
 class _Goal:
     """One goal, resolved: its kernel kind, joint, vector, share row, and its target and
     weight arrays (their own batch shapes)."""

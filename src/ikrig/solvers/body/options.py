@@ -22,7 +22,14 @@ __all__ = ["BodyOptions", "ROOT_MODES"]
 ROOT_MODES = ("free", "translate", "pinned")
 """``free``: the root joints translate and turn; ``translate``: they translate only (their
 rotation is kept, as a locked joint's); ``pinned``: they stay where the input has them but
-turn (lock them too to keep their rotation)."""
+turn (lock them too to keep their rotation).
+
+In ``free`` mode a *reference root* turns as in ``translate``: a root with no goal of its
+own and in no look-at chain, whose goals all lie below one child that turns freely (a rig's
+floor-level or armature joint above the pelvis). Its move and that child's turn reach
+every placement its own turn would, so the goals are met as before; the pelvis turns and
+the root keeps its input orientation instead of being swung away by the prior's share of
+the pelvis's turn."""
 
 
 def _joint_key(key, name: str) -> str | int:

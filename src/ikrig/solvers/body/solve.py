@@ -12,7 +12,7 @@ from ..._jit.setup import notify_compiling
 from ...errors import InputError
 from ...pose import Motion
 from . import _kernels as K
-from ._pack import pack_goals, pack_tree
+from ._pack import hold_reference_roots, pack_goals, pack_tree
 from ._records import N_TARGET, Frames, Outs, Settings
 from .goals import Goal
 from .options import BodyOptions
@@ -116,6 +116,7 @@ def solve_body(
         raise InputError(f"motion: expected a Motion, got {type(motion).__name__}")
     tree, L = pack_tree(motion.skeleton, opts)
     gs, tgt, wt, batch = pack_goals(motion, goals, tree)
+    tree = hold_reference_roots(tree, gs)
     N, G, J = tgt.shape[0], tgt.shape[1], motion.num_joints
     F = batch[-1] if batch and opts.warm_start else 1
     R = N // F if F else 0
