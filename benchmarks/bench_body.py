@@ -24,6 +24,9 @@ Reported per clip and target set, lengths in % of a leg (the mean hip-to-ankle r
   determined by joint positions);
 - ``goal pos p95``, ``goal rot p95``: the 95th percentile of the goals' position error
   (% leg) and rotation error (degrees);
+- ``free acc``: pops in what the goals leave free: the largest acceleration (second
+  difference over frames) of any joint without a goal, % leg per frame squared, beside the
+  true clip's own (``clip's``; a clip's own glitch frame shows there too);
 - ``ms/frame``: the solve of the clip's frames (warm-started, in order), divided by the frames,
   median over ``--repeat`` runs; mink's frames are solved one by one, ikrig's in one call;
 - ``frames/s`` (batched throughput): ikrig solving all the frames as one batch of independent
@@ -215,6 +218,8 @@ class Row:
     site_err: float = float("nan")  # % leg, mean
     goal_pos_p95: float = float("nan")  # % leg
     goal_rot_p95: float = float("nan")  # degrees
+    free_acc: float = float("nan")  # % leg per frame^2: joints without a goal, largest
+    free_acc_clip: float = float("nan")  # the same of the true clip
     steps: float = float("nan")
     ms_per_frame: float = float("nan")
     frames_per_s: float = float("nan")
@@ -234,6 +239,11 @@ def measure(case: Case, targets: Targets, rot_local, pos_local, row: Row) -> Row
         true_sites = end_site_positions(sk, true_rot, true_pos)
         row.site_err = float(np.linalg.norm(sites - true_sites, axis=-1).mean() / unit)
     has_p, has_r = targets.has_position, targets.has_rotation
+    free = ~(has_p | has_r).any(axis=0)
+    free[sk.parents < 0] = False
+    if len(pos_w) > 2 and free.any():
+        row.free_acc = _largest_acceleration(pos_w[:, free]) / unit
+        row.free_acc_clip = _largest_acceleration(true_pos[:, free]) / unit
     d = np.linalg.norm(pos_w - targets.positions_world, axis=-1)[has_p] / unit
     row.goal_pos_p95 = float(np.percentile(d, 95)) if d.size else 0.0
     if has_r.any():
@@ -242,6 +252,11 @@ def measure(case: Case, targets: Targets, rot_local, pos_local, row: Row) -> Row
     else:
         row.goal_rot_p95 = 0.0
     return row
+
+
+def _largest_acceleration(p: np.ndarray) -> float:
+    """The largest second difference of ``(F, K, 3)`` positions over frames and joints."""
+    return float(np.linalg.norm(p[2:] - 2 * p[1:-1] + p[:-2], axis=-1).max())
 
 
 def run_mink(case: Case, targets: Targets, repeat: int) -> Row:
@@ -358,7 +373,8 @@ def fit_timing(case: Case, repeat: int) -> dict | None:
 
 COLUMNS = (("joint err %", "joint_err", "{:.4f}"), ("site err %", "site_err", "{:.3f}"),
            ("goal pos p95 %", "goal_pos_p95", "{:.4f}"), ("goal rot p95 °", "goal_rot_p95",
-           "{:.4f}"), ("steps", "steps", "{:.1f}"), ("ms/frame", "ms_per_frame", "{:.3f}"),
+           "{:.4f}"), ("free acc %", "free_acc", "{:.2f}"), ("clip's", "free_acc_clip",
+           "{:.2f}"), ("steps", "steps", "{:.1f}"), ("ms/frame", "ms_per_frame", "{:.3f}"),
            ("frames/s", "frames_per_s", "{:.0f}"))  # fmt: skip
 
 

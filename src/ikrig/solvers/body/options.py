@@ -112,14 +112,17 @@ class BodyOptions:
             velocity-damped differential IK's does) instead of settling at the input's
             optimum each frame; the result depends on the frames before. On a frame with no
             previous solution (the first, or after a frame returned as its input) both pulls
-            are toward the input. 0 (the default): the prior alone, each frame's optimum.
-            It is not the default because no value wins on every clip: six trackers, the
-            rest pose as the input, 300 frames, mean joint error against the clip as a
-            ratio to mink's (``benchmarks/bench_body.py``; cmu_01_01, cmu_131_02,
-            mocapbank, xia_neutral, xia_old_run, aalto, pybvh, 65-joint rig):
-            ``0``: 1.003 0.988 0.980 0.999 1.001 0.992 1.006 1.002; ``2.5e-4``: 1.004 0.989
-            0.984 0.998 0.999 0.992 0.998 1.004; ``5e-4``: 1.006 0.991 0.997 0.995 0.997
-            0.994 0.999 1.006; ``1e-3``: 1.010 0.996 0.995 0.998 1.004 1.004 1.022 1.009.
+            are toward the input. 0: the prior alone, each frame's optimum.
+            The default, ``3e-4``, keeps what the goals leave free from jumping where the
+            optimum moves fast (a straight knee's bend plane, a swivel that flips): six
+            trackers, the rest pose as the input, 300 frames of each shared clip
+            (``benchmarks/bench_body.py``'s setting), the largest acceleration of a joint
+            without a goal, % of a leg per frame squared, against the clip's own: mocapbank
+            19.1 at ``0``, 2.8 at ``2e-4``, 1.4 at ``3e-4`` (the clip 0.7, mink 7.1);
+            aalto 16.8, 6.8, 5.1 (1.5; mink 19.0); reactidle 26.0, 2.2, 0.8 (0.9; 2.1);
+            cmu_131 3.9, 2.2, 1.5 (1.3; 3.9). The mean joint error against the clip moves by
+            at most 0.2 % of itself (a ratio to mink's on cmu_01_01 1.0026 at ``0``, 1.0044
+            at ``3e-4``; pybvh 1.0055, 0.9971; mocapbank 0.9598, 0.9742).
 
     Raises:
         InputError: a value out of range or of the wrong type.
@@ -140,7 +143,7 @@ class BodyOptions:
     prior_weight: float = 5e-4
     max_step: float = 0.5
     init_from_positions: bool = True
-    temporal_weight: float = 0.0
+    temporal_weight: float = 3e-4
 
     def __post_init__(self) -> None:
         s = object.__setattr__
