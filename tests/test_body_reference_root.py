@@ -90,6 +90,25 @@ def test_goals_from_a_pose_whose_root_turned_are_still_met(turn):
     assert res.motion.rotations_local[0].tobytes() == Motion.rest(sk).rotations_local[0].tobytes()
 
 
+def test_joints_between_the_root_and_the_pelvis_keep_their_turn_too():
+    """An armature joint between the floor root and the pelvis (glTF exports have one):
+    neither turns; the goals are met all the same."""
+    base = rig()
+    names = ("root", "armature") + base.names[1:]
+    parents = (-1, 0) + tuple(p + 1 if p >= 0 else 1 for p in base.parents[1:])
+    offsets = np.vstack([[0, 0, 0], [0, 0.1, 0.05], base.offsets[1:]])
+    sk = Skeleton(names, parents, offsets)
+    rl = np.tile([0.0, 0, 0, 1], (sk.num_joints, 1))
+    rl[1] = Rotation.from_euler("x", 0.3).as_quat()  # the armature's own turn, kept
+    rl0 = rl.copy()
+    rl[2:] = standing(base, 0.7).rotations_local[1:]
+    pl = sk.offsets.copy()
+    pl[0] = (0.3, 0.0, -0.2)
+    res = solve_body(Motion(sk, rl0, sk.offsets.copy()), trackers(sk, Motion(sk, rl, pl)))
+    assert_met(res)
+    assert res.motion.rotations_local[:2].tobytes() == rl0[:2].tobytes()
+
+
 def _root_turned(res, sk) -> bool:
     return not np.array_equal(res.motion.rotations_local[0], Motion.rest(sk).rotations_local[0])
 

@@ -134,34 +134,39 @@ def pack_tree(skeleton: Skeleton, opts: BodyOptions) -> tuple[Tree, float]:
 def hold_reference_roots(tree: Tree, goals: GoalSet) -> Tree:
     """``tree`` with the turn of every *reference root* held at the input.
 
-    A reference root is a root whose translation is solved (root mode ``free``), that has
-    no goal of its own and is in no look-at chain, and whose goals all lie below one child
-    that turns freely (not locked, no constraint): a rig's ground-level or armature joint
-    above the pelvis. The root's translation and that child's turn move the child's
-    subtree as freely as the root's own turn would, so the reach is the same; the turn is
-    left to the body and the root keeps its input orientation, as a full-body solve based
-    at the pelvis does (the prior would otherwise share the pelvis's turn with it and swing
-    it away).
+    Below a root whose translation is solved (root mode ``free``), the goals' lowest common
+    ancestor is the *base* of the body. When the base is not the root and turns freely (not
+    locked, no constraint), the root's move and the base's turn place the base's subtree
+    anywhere, turned any way: the turns of the root and of the joints between it and the
+    base add no reach. They are held at the input unless one of them is in a look-at chain
+    (so they have no goal either: a goal on one would make it the base or put it below).
+    Such a root is a rig's floor-level or armature joint above the pelvis; the prior would
+    otherwise share the pelvis's turn with it and swing it away. A full-body solve based at
+    the pelvis does the same.
     """
     parents, jn = tree.parents, tree.joint_node
-    below: dict[int, set[int]] = {}  # root -> its children on the way to a goal
+    paths: dict[int, list[int]] = {}  # root -> the path from it to the goals' common ancestor
     for g in {int(j) for j in goals.joint}:
-        child = -1
-        while parents[g] >= 0:
-            g, child = int(parents[g]), g
-        below.setdefault(g, set()).add(child)
+        path = [g]
+        while parents[path[-1]] >= 0:
+            path.append(int(parents[path[-1]]))
+        path.reverse()
+        common = paths.setdefault(path[0], path)
+        k = 0
+        while k < min(len(common), len(path)) and common[k] == path[k]:
+            k += 1
+        paths[path[0]] = common[:k]
     free = tree.node_free.copy()
-    for root, children in below.items():
-        b, child = jn[root], max(children)
+    for root, path in paths.items():
+        base, above = path[-1], [jn[j] for j in path[:-1]]
         if (
-            len(children) == 1
-            and child >= 0
-            and free[b - 1]  # its translation node
-            and free[jn[child]]
-            and tree.kinds[child] == 0
-            and not goals.look[:, b].any()
+            above
+            and free[jn[root] - 1]  # the root's translation node
+            and free[jn[base]]
+            and tree.kinds[base] == 0
+            and not goals.look[:, above].any()
         ):
-            free[b] = False
+            free[above] = False
     return tree._replace(node_free=free)
 
 
