@@ -24,12 +24,13 @@ ROOT_MODES = ("free", "translate", "pinned")
 rotation is kept, as a locked joint's); ``pinned``: they stay where the input has them but
 turn (lock them too to keep their rotation).
 
-In ``free`` mode a *reference root* turns as in ``translate``: a root with no goal of its
-own and in no look-at chain, whose goals all lie below one child that turns freely (a rig's
-floor-level or armature joint above the pelvis). Its move and that child's turn reach
-every placement its own turn would, so the goals are met as before; the pelvis turns and
-the root keeps its input orientation instead of being swung away by the prior's share of
-the pelvis's turn."""
+In ``free`` mode a *reference root* turns as in ``translate``: when the goals' lowest
+common ancestor (the body's base, a pelvis) lies below the root and turns freely (not
+locked, no constraint), the root and the joints between it and the base keep their input
+rotations unless one of them is in a look-at chain (a rig's floor-level root, a glTF
+armature node). The root's move and the base's turn reach every placement their turns
+would, so the goals are met as before; the pelvis turns instead of sharing its turn with
+a root that the prior would swing away."""
 
 
 def _joint_key(key, name: str) -> str | int:
