@@ -52,6 +52,17 @@ def six_trackers(sk: Skeleton) -> list[int]:
     return out
 
 
+def tracked(motion: Motion) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """The six trackers, the clip's world positions, and the ``(F, J, 3)`` position and
+    ``(F, J, 4)`` rotation targets of the trackers (NaN elsewhere)."""
+    rw, pw = motion.fk()
+    sel = six_trackers(motion.skeleton)
+    pos = np.full(pw.shape, np.nan)
+    rot = np.full(rw.shape, np.nan)
+    pos[:, sel], rot[:, sel] = pw[:, sel], rw[:, sel]
+    return sel, pw, pos, rot
+
+
 def _clip(path):
     motion = read_bvh(path).motion[:FRAMES]
     sk = motion.skeleton
@@ -91,11 +102,7 @@ def test_every_joint_position_gives_a_gltf_rig_back(path):
 @pytest.mark.parametrize("path", CLIPS, ids=lambda p: p.stem)
 def test_six_trackers_reach_their_goals(path):
     motion, preferred, leg = _clip(path)
-    rw, pw = motion.fk()
-    sel = six_trackers(motion.skeleton)
-    pos = np.full(pw.shape, np.nan)
-    rot = np.full(rw.shape, np.nan)
-    pos[:, sel], rot[:, sel] = pw[:, sel], rw[:, sel]
+    sel, pw, pos, rot = tracked(motion)
     goals = goals_from_targets(motion.skeleton, pos, rot)
     res = solve_body(preferred, goals)
     assert [g.joint for g in goals] == [motion.skeleton.names[j] for j in sorted(sel)] * 2
@@ -151,13 +158,9 @@ def test_a_reference_root_stays_where_the_clip_has_it(path):
     swung it 0.8 of a leg away (``benchmarks/bench_body.py``, bandai1_walk_back_short:
     joint error against the clip 7.75 % of a leg, mink 6.03, now 4.32)."""
     motion, preferred, leg = _clip(path)
-    rw, pw = motion.fk()
-    sel = six_trackers(motion.skeleton)
+    sel, pw, pos, rot = tracked(motion)
     root = int(np.flatnonzero(motion.skeleton.parents < 0)[0])
     assert root not in sel
-    pos = np.full(pw.shape, np.nan)
-    rot = np.full(rw.shape, np.nan)
-    pos[:, sel], rot[:, sel] = pw[:, sel], rw[:, sel]
     res = solve_body(preferred, goals_from_targets(motion.skeleton, pos, rot))
     out_rot = res.motion.rotations_local[:, root]
     assert out_rot.tobytes() == preferred.rotations_local[:, root].tobytes()
@@ -174,11 +177,7 @@ def test_six_trackers_leave_no_pops_in_the_free_joints(path):
     19.1 against the clip's 0.7, aalto 16.8 (1.5), reactidle 23.3 (0.9), bandai2_run 63.3
     (14.8); with it 1.4, 5.1, 0.8 and 22.0."""
     motion, preferred, leg = _clip(path)
-    rw, pw = motion.fk()
-    sel = six_trackers(motion.skeleton)
-    pos = np.full(pw.shape, np.nan)
-    rot = np.full(rw.shape, np.nan)
-    pos[:, sel], rot[:, sel] = pw[:, sel], rw[:, sel]
+    sel, pw, pos, rot = tracked(motion)
     res = solve_body(preferred, goals_from_targets(motion.skeleton, pos, rot))
     free = [j for j in range(motion.num_joints) if j not in sel and motion.skeleton.parents[j] >= 0]
 
