@@ -94,7 +94,7 @@ from ._two_bone_math import (
 )
 from .qmath import q_mul as _shared_q_mul
 
-q_mul = njit(**SMALL)(_shared_q_mul.py_func)
+q_mul = njit(**SMALL)(getattr(_shared_q_mul, "py_func", _shared_q_mul))  # plain with JIT off
 """The Hamilton product of :mod:`.qmath`, compiled again with this solver's float options.
 A function compiled while a caller is being compiled adds the caller's ``fastmath`` to its
 own: had these kernels shared :func:`.qmath.q_mul`, the one they compiled first would have
