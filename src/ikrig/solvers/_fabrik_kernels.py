@@ -283,10 +283,15 @@ def fabrik_constrained(pos, target, rot, parent, kinds, params, settings,
                     elif it - it_mark >= STALL_PASSES and restarts < MAX_RESTARTS:
                         restarts += 1
                         restart_pose(ch, t, restarts)
-                        # the error is the restarted pose's now: a solve that ends here
+                        # the error is the restarted pose's now, a candidate as any pass's:
+                        # a solve that ends here, or later after passes that do worse,
                         # keeps the best pose unless the restart beat it
                         e = joint_dist(p, n, t)
                         e_mark, it_mark = e, it
+                        if e < e_best:
+                            e_best = e
+                            p_best[:] = p
+                            r_best[:] = r
             if e > e_best:  # a pass made it worse: back to the best pose so far
                 e = e_best
                 p[:] = p_best
