@@ -171,13 +171,14 @@ def hold_reference_roots(tree: Tree, goals: GoalSet) -> Tree:
 
 
 class _Goal:
-    """One goal, resolved: its kernel kind, joint, vector, share row, and its target and
-    weight arrays (their own batch shapes)."""
+    """One goal, resolved: its kernel kind, joint, vector, share row, and its target,
+    weight and strength arrays (their own batch shapes)."""
 
     def __init__(self, kind, joint, vec, share, target, weight, pole=None, look=None):
         self.kind, self.joint, self.vec, self.share = kind, joint, vec, share
         self.target, self.weight, self.pole = target, weight, pole
         self.look = np.zeros_like(share) if look is None else look
+        self.strength = np.ones(())  # a PositionGoal's own, set by _resolve
 
 
 def _resolve(skeleton: Skeleton, goal: Goal, i: int, tree: Tree, keep_pos) -> _Goal:
@@ -191,7 +192,9 @@ def _resolve(skeleton: Skeleton, goal: Goal, i: int, tree: Tree, keep_pos) -> _G
     if isinstance(goal, PositionGoal):
         if goal.offset_local is not None:
             vec[:3] = goal.offset_local
-        return _Goal(POS, j, vec, share, goal.target_world, goal.weight)
+        resolved = _Goal(POS, j, vec, share, goal.target_world, goal.weight)
+        resolved.strength = goal.strength
+        return resolved
     if isinstance(goal, KeepGoal):
         return _Goal(POS, j, vec, share, keep_pos(j), goal.weight)
     if isinstance(goal, OrientationGoal):
@@ -245,6 +248,7 @@ def pack_goals(motion: Motion, goals: Sequence[Goal], tree: Tree):
     for i, g in enumerate(res):
         named.append((f"goals[{i}].target_world", g.target.shape[:-1]))
         named.append((f"goals[{i}].weight", g.weight.shape))
+        named.append((f"goals[{i}].strength", g.strength.shape))
         if g.pole is not None:
             named.append((f"goals[{i}].pole_world", g.pole.shape[:-1]))
     batch = batch_shape(*named)
@@ -261,7 +265,7 @@ def pack_goals(motion: Motion, goals: Sequence[Goal], tree: Tree):
             t = t.copy()
             t[part] = _blended(g, t[part], w[part], _input_frames(world(), batch, N, part, g.joint))
         tgt[:, i, : t.shape[1]] = t
-        wt[:, i, 0] = np.where(absent, 0.0, w)
+        wt[:, i, 0] = np.where(absent, 0.0, w * np.broadcast_to(g.strength, batch).reshape(N))
         if g.pole is not None:
             pole = np.broadcast_to(g.pole, batch + (3,)).reshape(N, 3)
             off = np.isnan(pole[:, 0]) | absent
@@ -273,6 +277,7 @@ def pack_goals(motion: Motion, goals: Sequence[Goal], tree: Tree):
         np.array([g.vec for g in res]).reshape(G, N_VEC),
         np.array([g.share for g in res]).reshape(G, len(tree.node_joint)),
         np.array([g.look for g in res]).reshape(G, len(tree.node_joint)),
+        np.array([bool((g.strength < 1).any()) for g in res], dtype=np.bool_),
     )
     return gs, tgt, wt, batch
 

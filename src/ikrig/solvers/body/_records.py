@@ -48,6 +48,7 @@ class GoalSet(NamedTuple):
     vec: np.ndarray  # (G, N_VEC) float64
     share: np.ndarray  # (G, B) float64 1 where a node may move for the goal, else 0
     look: np.ndarray  # (G, B) float64 a look-at goal's share of the turn per node (else 0)
+    soft: np.ndarray  # (G,) bool a hint (strength < 1): a frame may end with it unmet
 
 
 class Frames(NamedTuple):

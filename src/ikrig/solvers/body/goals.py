@@ -130,15 +130,20 @@ class PositionGoal(Goal):
         offset_local: ``(3,)`` a point in the joint's frame instead of the joint itself (an
             end site: ``skeleton.end_site_offsets[k]`` on ``skeleton.end_site_parents[k]``);
             ``None``: the joint.
+        strength: number or array ``>= 0`` (over the batch, as ``weight``): scales the goal
+            against the others without blending its target, as ``weight`` below 1 does. A
+            *hint* (``ikrig.app.tracking`` uses 0.02) gives way to every full goal and
+            still settles what they leave free, as the prior does, only much harder.
 
     Example:
         >>> PositionGoal("hand", [0.5, 1.2, 0.3]).target_world.shape
         (3,)
     """
 
-    __slots__ = ("target_world", "offset_local")
+    __slots__ = ("target_world", "offset_local", "strength")
     target_world: np.ndarray
     offset_local: tuple[float, float, float] | None
+    strength: np.ndarray
 
     def __init__(
         self,
@@ -147,9 +152,11 @@ class PositionGoal(Goal):
         weight: float | ArrayLike = 1.0,
         *,
         offset_local: ArrayLike | None = None,
+        strength: float | ArrayLike = 1.0,
     ) -> None:
         super().__init__(joint, weight)
         _set(self, "target_world", _rows(target_world, "target_world", 3))
+        _set(self, "strength", _weight(strength, "strength"))
         off = None
         if offset_local is not None:
             a = as_float(offset_local, "offset_local", dtype=np.float64)

@@ -81,7 +81,9 @@ def solve_body(
     ``temporal_weight`` also toward the previous frame's correction), under
     the joints' constraints, locks and the root mode. Goals that can be met are met (to the
     tolerance) and the prior settles what they leave free; goals that cannot are approached as
-    far as the skeleton reaches. A frame without an active goal, or whose input meets every
+    far as the skeleton reaches. A goal weaker than the others (``PositionGoal.strength``
+    below 1, a hint) gives way to them and is not waited for: a frame ends when the full
+    goals are met. A frame without an active goal, or whose input meets every
     goal already (within the tolerances), is returned as it is, bit for bit. Frames along the
     last batch axis are solved in order, each starting from the
     previous one's correction (``warm_start``); the other batch axes run in parallel.
