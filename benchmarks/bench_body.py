@@ -13,8 +13,10 @@ Both solvers start from the same preferred pose, the skeleton's rest pose (ident
 rotations, rest offsets), which is also their prior, and solve the frames in order,
 warm-started frame to frame: mink as set up in ``_mink_peer.py`` (a free root and a ball joint
 per joint on MuJoCo, FrameTasks and a PostureTask), ikrig with ``ikrig.solvers.body``'s
-``solve_body`` and ``goals_from_targets`` (the agreed API; if that package cannot be
-imported, "ikrig body solver not available" is printed and only mink runs).
+``solve_body`` on the goals ``ikrig fit`` makes (``ikrig.app.body.fit_goals``: the
+targets' goals and, tracking from one pose, the knee hints of ``ikrig.app.tracking``; if
+the package cannot be imported, "ikrig body solver not available" is printed and only mink
+runs).
 
 Reported per clip and target set, lengths in % of a leg (the mean hip-to-ankle rest length,
 ``find_legs``), the errors over every frame:
@@ -292,9 +294,8 @@ def body_api():
 def run_ikrig(body, case: Case, targets: Targets, repeat: int) -> Row:
     sk = case.skeleton
     F = targets.num_frames
-    prior = Motion.rest(sk, batch_shape=(F,), frame_time=case.motion.frame_time)
-    goals = body.goals_from_targets(sk, targets.positions_world, targets.rotations_world)
-    body.solve_body(prior[:2], goals_for(body, sk, targets, slice(0, 2)))  # compile, warm up
+    prior, goals = fit_problem(case, targets, slice(None))
+    body.solve_body(*fit_problem(case, targets, slice(0, 2)))  # compile, warm up
     times, result = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -315,10 +316,16 @@ def run_ikrig(body, case: Case, targets: Targets, repeat: int) -> Row:
     return row
 
 
-def goals_for(body, skeleton: Skeleton, targets: Targets, frames: slice):
-    return body.goals_from_targets(
-        skeleton, targets.positions_world[frames], targets.rotations_world[frames]
-    )
+def fit_problem(case: Case, targets: Targets, frames: slice) -> tuple[Motion, list]:
+    """The preferred clip and the goals ``ikrig fit`` solves for ``frames`` of the targets
+    from the rest pose (``ikrig.app.body.fit_goals``: the targets' goals and the knee hints
+    of tracking), so that the table measures what the command does."""
+    from ikrig.app.body import fit_goals
+
+    pos, rot = targets.positions_world[frames], targets.rotations_world[frames]
+    rest = Motion.rest(case.skeleton)
+    clip, goals, _ = fit_goals(rest, pos, rot, case.motion.frame_time or 1 / 30)
+    return clip, goals
 
 
 # --------------------------------------------------------------------------------------

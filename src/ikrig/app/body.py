@@ -43,6 +43,7 @@ from ..solvers.body import (
     goals_from_targets,
     solve_body,
 )
+from .tracking import knee_hints
 
 
 @dataclass(frozen=True)
@@ -64,13 +65,15 @@ class Pin:
 @dataclass(frozen=True)
 class BodyOutcome:
     """What a whole-body job made: the new ``motion`` (the clip's frames and skeleton), the
-    solver's ``result`` on the frames it solved, those ``frames`` (indices) and the
-    ``goals`` solved (the result's goal axis)."""
+    solver's ``result`` on the frames it solved, those ``frames`` (indices), the ``goals``
+    solved (the result's goal axis) and how many of them, the last, are ``hints`` (weak
+    goals the job added, not the user's)."""
 
     motion: Motion
     result: BodyResult
     frames: np.ndarray
     goals: tuple[Goal, ...] = ()
+    hints: int = 0
 
 
 def _check_pin(pin: Pin, motion: Motion) -> np.ndarray:
@@ -162,6 +165,36 @@ def pin_motion(
                        tuple(body))  # fmt: skip
 
 
+def fit_goals(
+    motion: Motion,
+    positions_world: ArrayLike,
+    rotations_world: ArrayLike,
+    frame_time: float,
+) -> tuple[Motion, list[Goal], int]:
+    """The preferred clip and the goals ``ikrig fit`` solves (:func:`fit_motion`).
+
+    The goals are the targets' (:func:`~ikrig.solvers.body.goals_from_targets`); when the
+    preferred pose is a single pose (tracking from a rest or bind pose) the knee hints of
+    :func:`ikrig.app.tracking.knee_hints` follow them. Returns ``(clip, goals, hints)``:
+    the preferred clip of the targets' ``F`` frames, the goals, and how many of them (the
+    last) are hints.
+    """
+    pos = np.asarray(positions_world, dtype=np.float64)
+    rot = np.asarray(rotations_world, dtype=np.float64)
+    F = pos.shape[0]
+    single = motion.batch_shape != (F,)
+    first = motion if not motion.batch_shape else motion[0]
+    if single:
+        rl = np.broadcast_to(first.rotations_local, (F,) + first.rotations_local.shape).copy()
+        pl = np.broadcast_to(first.positions_local, (F,) + first.positions_local.shape).copy()
+        clip = Motion(motion.skeleton, rl, pl, frame_time)
+    else:
+        clip = motion.replace(frame_time=frame_time)
+    goals: list[Goal] = list(goals_from_targets(motion.skeleton, pos, rot))
+    hints = knee_hints(first, pos, rot, frame_time) if single and F > 0 else []
+    return clip, goals + hints, len(hints)
+
+
 def fit_motion(
     motion: Motion,
     positions_world: ArrayLike,
@@ -173,22 +206,14 @@ def fit_motion(
 
     Args:
         motion: the preferred pose: a clip of the targets' ``F`` frames, or a single pose
-            (or a clip of another length: its first frame) used for every frame.
+            (or a clip of another length: its first frame) used for every frame, with knee
+            hints (:func:`fit_goals`).
         positions_world: ``(F, J, 3)`` targets, NaN where a joint has none that frame.
         rotations_world: ``(F, J, 4)`` xyzw targets, NaN where none.
         frame_time: seconds per frame of the result.
         options: :class:`~ikrig.solvers.body.BodyOptions`.
     """
-    pos = np.asarray(positions_world, dtype=np.float64)
-    rot = np.asarray(rotations_world, dtype=np.float64)
-    F = pos.shape[0]
-    if motion.batch_shape != (F,):
-        first = motion if not motion.batch_shape else motion[0]
-        rl = np.broadcast_to(first.rotations_local, (F,) + first.rotations_local.shape).copy()
-        pl = np.broadcast_to(first.positions_local, (F,) + first.positions_local.shape).copy()
-        motion = Motion(motion.skeleton, rl, pl, frame_time)
-    else:
-        motion = motion.replace(frame_time=frame_time)
-    goals = goals_from_targets(motion.skeleton, pos, rot)
-    result = solve_body(motion, goals, options)
-    return BodyOutcome(result.motion, result, np.arange(F), tuple(goals))
+    clip, goals, hints = fit_goals(motion, positions_world, rotations_world, frame_time)
+    result = solve_body(clip, goals, options)
+    return BodyOutcome(result.motion, result, np.arange(clip.batch_shape[0]), tuple(goals),
+                       hints)  # fmt: skip

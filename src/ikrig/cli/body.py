@@ -56,9 +56,10 @@ def _residual_lines(result, kinds: list[str], unit: str) -> list[str]:
         reached = np.asarray(result.reached)[..., cols][on]
         share = 100.0 * reached.mean() if reached.size else 100.0
         parts = [] if kind == "orientation" else [f"position {_stats(pos, 1.0)} {unit}"]
-        if kind != "position":
+        if kind not in ("position", "keep", "knee hint"):
             parts.append(f"rotation {_stats(rot, 180 / np.pi)} deg")
-        lines.append(f"  {kind:<12} " + "; ".join(parts) + f"; reached {share:.1f} %")
+        met = f"reached {share:.1f} %" if kind != "knee hint" else "a hint, gives way"
+        lines.append(f"  {kind:<12} " + "; ".join(parts) + f"; {met}")
     return lines
 
 
@@ -94,6 +95,8 @@ def fit(skeleton_path, targets_path, output, animation, skin):
     outcome = fit_motion(clip.motion, targets.positions_world, targets.rotations_world, frame_time)
     _write(output, clip, outcome.motion, frame_time)
     kinds = _goal_kinds(outcome.goals)
+    if outcome.hints:  # the job's own weak goals, reported apart from the user's targets
+        kinds[-outcome.hints :] = ["knee hint"] * outcome.hints
     click.echo(
         f"wrote {output} ({outcome.motion.num_joints} joints, {outcome.motion.num_frames}"
         " frames); residuals per goal kind:"
