@@ -13,6 +13,7 @@ from ikrig.app.tracking import STRENGTH, knee_hints
 from ikrig.character import find_legs
 from ikrig.data.walk import walk_clip
 from ikrig.pose import Motion
+from ikrig.skeleton import Skeleton
 from ikrig.solvers.body import solve_body
 
 TRACKED = ("Hips", "Head", "LeftHand", "RightHand", "LeftFoot", "RightFoot")
@@ -90,3 +91,23 @@ def test_a_straight_legged_stand_gets_no_hint_strength():
                    clip.frame_time)  # fmt: skip
     pos, rot = targets(still)
     assert knee_hints(rest, pos, rot, clip.frame_time) == []
+
+
+def test_legs_named_from_the_viewers_side_still_bend_forward(clip):
+    """A rig may name its legs from the viewer's side (the Godot platformer player's
+    "l-thigh" is on its right): forward's sign comes from where the toes point, so the
+    hints still bend the knees the way they bend."""
+    swap = {"Left": "Right", "Right": "Left"}
+    names = tuple(
+        next((n.replace(a, b, 1) for a, b in swap.items() if n.startswith(a)), n)
+        for n in clip.skeleton.names
+    )
+    sk = Skeleton(names, clip.skeleton.parents, clip.skeleton.offsets)
+    mirrored = Motion(sk, clip.rotations_local, clip.positions_local, clip.frame_time)
+    pos, rot = targets(mirrored)  # the same names, each on the other leg
+    rest = Motion.rest(sk)
+    with_hints = fit_motion(rest, pos, rot, clip.frame_time).motion
+    clip_f, goals, hints = fit_goals(rest, pos, rot, clip.frame_time)
+    assert hints == 2
+    without = solve_body(clip_f, goals[: len(goals) - hints]).motion
+    assert knee_error(with_hints, mirrored) <= 0.25 * knee_error(without, mirrored)

@@ -11,8 +11,9 @@ VRIK bends knees toward the feet). The trackers stay exact; the hint only settle
 circle. The steps:
 
 1. The legs (:func:`~ikrig.character.find_legs`) on the preferred pose; a biped's two only.
-2. Forward in the preferred pose: up from the ankles to the hips, left from the right hip
-   to the left one, forward = left x up.
+2. Forward in the preferred pose: left (from the right hip to the left one) x up (from
+   the ankles to the hips), turned round where the toes point from the ankles the other
+   way, or the knees bend the other way (a rig may name its legs from the viewer's side).
 3. Per leg and frame: the hip, from the nearest ancestor with both targets and the hip's
    place in that joint's frame in the preferred pose; the ankle, from its own targets.
 4. The knee on the circle, on the side the pelvis faces (forward turned by the pelvis
@@ -43,6 +44,7 @@ from ..math.quat import quat_conj, quat_mul, quat_rotate
 from ..pose import Motion
 from ..signal.easing import smoothstep
 from ..signal.filters import upper_envelope, zero_lag_smooth
+from ..skeleton import Skeleton
 from ..solvers.body import PositionGoal
 
 __all__ = ["knee_hints", "STRENGTH", "BEND_FROM", "BEND_FULL", "HOLD_SECONDS"]
@@ -64,6 +66,11 @@ this half-width: a hint that switched within a step would turn the knee round wi
 SOFT_STRAIGHT = 0.01
 """How softly (a fraction of the leg) the hip-to-ankle distance saturates at the leg's
 length."""
+TOES_AHEAD = 0.05
+"""Toes this far ahead of the ankles (a fraction of the leg) show the way the rig faces."""
+KNEES_AHEAD = 0.01
+"""... else both knees this far ahead of the middle of hip and ankle, or both this far
+behind (a bind pose's bent knees)."""
 SIDEWAYS = 0.3
 """Forward that lies nearer the leg than this (the sine of the angle) fades the hint."""
 
@@ -73,19 +80,36 @@ def _tracked(positions: np.ndarray, rotations: np.ndarray, j: int) -> np.ndarray
     return ~np.isnan(positions[:, j, 0]) & ~np.isnan(rotations[:, j, 0])
 
 
-def _forward(preferred_world: np.ndarray, legs: tuple[Leg, ...]) -> np.ndarray | None:
-    """Step 2: the character's forward ``(3,)`` in the preferred pose, or None."""
-    hips = [preferred_world[g.hip] for g in legs]
-    up = np.mean(hips, axis=0) - np.mean([preferred_world[g.ankle] for g in legs], axis=0)
-    left = hips[0] - hips[1]
-    n_up = np.linalg.norm(up)
-    if n_up <= 0:
+def _forward(
+    skeleton: Skeleton, rw: np.ndarray, p: np.ndarray, legs: tuple[Leg, ...]
+) -> np.ndarray | None:
+    """Step 2: the character's forward ``(3,)`` in the preferred pose (``rw (J, 4)``,
+    ``p (J, 3)``), or None. Its axis is left x up, left from the "right" leg's hip to the
+    "left" one's; its sign is where the toes point from the ankles (toe joints, else the
+    ankles' end sites), else where both knees bend, when those show it: a rig may name its
+    legs from the viewer's side."""
+    up = np.mean([p[g.hip] - p[g.ankle] for g in legs], axis=0)
+    leg = float(np.mean([np.linalg.norm(p[g.ankle] - p[g.hip]) for g in legs]))
+    if not leg > 0 or not np.linalg.norm(up) > 0:
         return None
-    up /= n_up
-    left -= (left @ up) * up
-    if np.linalg.norm(left) <= 1e-6 * n_up:
+    up /= np.linalg.norm(up)
+
+    def flat(v: np.ndarray) -> np.ndarray:
+        return v - (v @ up) * up
+
+    axis = flat(np.cross(p[legs[0].hip] - p[legs[1].hip], up))
+    if not np.linalg.norm(axis) > 1e-6 * leg:
         return None
-    return np.cross(left / np.linalg.norm(left), up)
+    axis /= np.linalg.norm(axis)
+    sites = {int(j): skeleton.end_site_offsets[k] for k, j in enumerate(skeleton.end_site_parents)}
+    toes = [p[g.toe] - p[g.ankle] for g in legs if g.toe >= 0]
+    toes = toes or [quat_rotate(rw[g.ankle], sites[g.ankle]) for g in legs if g.ankle in sites]
+    if toes and np.linalg.norm(flat(np.mean(toes, axis=0))) > TOES_AHEAD * leg:
+        return axis if flat(np.mean(toes, axis=0)) @ axis >= 0 else -axis
+    knees = [flat(p[g.knee] - 0.5 * (p[g.hip] + p[g.ankle])) @ axis for g in legs]
+    if min(knees) > KNEES_AHEAD * leg or max(knees) < -KNEES_AHEAD * leg:
+        return axis if knees[0] > 0 else -axis
+    return axis
 
 
 def knee_hints(
@@ -125,7 +149,7 @@ def knee_hints(
         legs = find_legs(sk, pose_world=pw0).legs
     except InputError:
         return []
-    fwd = _forward(pw0, legs) if len(legs) == 2 else None
+    fwd = _forward(sk, rw0, pw0, legs) if len(legs) == 2 else None
     if fwd is None:
         return []
     hold = max(1, round(HOLD_SECONDS / frame_time))
