@@ -122,7 +122,7 @@ class BodyOptions:
             19.1 at ``0``, 2.8 at ``2e-4``, 1.4 at ``3e-4`` (the clip 0.7, mink 7.1);
             aalto 16.8, 6.8, 5.1 (1.5; mink 19.0); reactidle 26.0, 2.2, 0.8 (0.9; 2.1);
             cmu_131 3.9, 2.2, 1.5 (1.3; 3.9). The mean joint error against the clip moves by
-            at most 0.2 % of itself (a ratio to mink's on cmu_01_01 1.0026 at ``0``, 1.0044
+            at most 1.5 % of itself (a ratio to mink's on cmu_01_01 1.0026 at ``0``, 1.0044
             at ``3e-4``; pybvh 1.0055, 0.9971; mocapbank 0.9598, 0.9742).
 
     Raises:
