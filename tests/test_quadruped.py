@@ -4,10 +4,16 @@ cycle and lifted on an arc in the other half; foot placement, given the four leg
 override string, keeps all four feet planted over flat, sloped, bumpy and blocky ground.
 
 Issue 36: every leg found by name. The same trot named as a 3ds Max biped (front legs named
-as arms) gets its four legs without ``--legs`` and plants them on the slope and the blocks
-(on the stairs, strict xfails: a toe at a riser's foot lifts early, as with the legs named
-by hand); hexapods named in three conventions get their six, and a tripod gait keeps all
-six planted."""
+as arms) gets its four legs without ``--legs`` and plants them on the slope, the blocks and
+the stairs; hexapods named in three conventions get their six, and a tripod gait keeps all
+six planted.
+
+Issue 34: on the stairs a paw that rests just short of a riser met it in the first frame of
+its swing (the trot lifts its feet level with the floor, with no heel rise first), so the
+plan lifted it ahead from 14 frames (0.23 s) before its contact ended: front left floated
+1.46 % of a leg over its contacts (p95 6.5), hind right 0.53, against their own 0.00. The
+footprint now slides back from the riser (:mod:`ikrig.foot.stages.footprints`): 0.07 and
+0.40."""
 
 from __future__ import annotations
 
@@ -152,7 +158,7 @@ def _core(contact: np.ndarray, edge: int) -> np.ndarray:
     return core
 
 
-@pytest.mark.parametrize("ground_name", ["flat", "slope", "bumps", "blocks"])
+@pytest.mark.parametrize("ground_name", ["flat", "slope", "bumps", "blocks", "stairs"])
 def test_a_four_legged_trot_keeps_all_four_feet_planted(trot, ground_name):
     clip, stance = trot
     sk = clip.skeleton
@@ -275,33 +281,14 @@ def _assert_planted(placed, r, m, stance) -> None:
         assert err[core, k].max() <= 1.0, (leg.side, err[core, k].max())
 
 
-STAIRS_RISE = (
-    "the same with the legs named by hand: a toe that rests just short of a riser meets it"
-    " in the first frame of its swing (the trot lifts its feet level with the floor, with no"
-    " heel rise first), so the plan lifts the foot ahead of the riser from 14 frames (0.23 s)"
-    " before its contact ends, as it should rather than cut the riser"
-)
-
-
-@pytest.mark.parametrize("ground_name", [
-    pytest.param("stairs", marks=pytest.mark.xfail(strict=True, reason=(
-        "ankle 2.14 % (hind_right) and 3.78 % (front_left) of a leg over its recorded height"
-        " 7 frames before its contact ends; 0.53 % at most 11 frames before; " + STAIRS_RISE))),
-    "slope",
-    "blocks",
-])  # fmt: skip
+@pytest.mark.parametrize("ground_name", ["stairs", "slope", "blocks"])
 def test_a_biped_named_quadruped_plants_all_four_feet(trot, ground_name):
     """Found without ``--legs``: each foot planted (:func:`_assert_planted`)."""
     r, m, placed = _biped_trot(trot, ground_name)
     _assert_planted(placed, r, m, trot[1])
 
 
-@pytest.mark.parametrize("ground_name", [
-    pytest.param("stairs", marks=pytest.mark.xfail(strict=True, reason=(
-        "front_left float mean 1.46 % of a leg (p95 6.5), hind_right 0.53 (p95 4.2), against"
-        " their own 0.00; " + STAIRS_RISE))),
-    "slope",
-])  # fmt: skip
+@pytest.mark.parametrize("ground_name", ["stairs", "slope"])
 def test_a_biped_named_quadruped_floats_no_foot(trot, ground_name):
     """Issue 34's float goal foot by foot, over every contact frame."""
     _, m, _ = _biped_trot(trot, ground_name)

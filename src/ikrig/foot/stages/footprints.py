@@ -7,9 +7,16 @@ on one surface (a tread, a block's top, a slope): the ground's heights under the
 lie on a straight line. The shift is constant through the contact (a planted foot never
 slides) and moves from one footprint's shift to the next on a smootherstep during the
 swing between them, so the step's length changes a little and nothing snaps.
+
+A footprint is also slid back from a riser just ahead of it: a foot that lifts off level, as
+a trot's paw does, meets the riser in the first frames of its swing, where the plan's bump
+has barely begun, and the plan would lift it ahead, while it still stands
+(:func:`~.swing.plan_foot_offsets`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,6 +25,8 @@ from ...ground.views import heights_below
 from ...signal.spans import spans
 from ..context import FootContext
 from .goals import FootGoals
+from .pelvis import allowed_reach
+from .swing import LIFT_ABOVE
 
 ALONG = np.linspace(-1.0, 1.0, 17)
 """Candidate shifts along the foot, in units of ``options.plan.footprint_reach``."""
@@ -55,6 +64,64 @@ def _excess(heights: np.ndarray, unit: float) -> np.ndarray:
     return np.maximum(np.maximum(residual / unit - FLAT_ENOUGH, spread / unit - LEVEL_SPREAD), 0)
 
 
+class Footprint(NamedTuple):
+    """What the footprints of ``spans`` contacts of one foot are judged on, at the four
+    frames of :func:`_footprint_frames` (``(first, middle, last, after)``)."""
+
+    sole: np.ndarray
+    """``(spans, 4, S, 2)`` X and Z of the sole samples (:data:`SAMPLES`)."""
+    over: np.ndarray
+    """``(spans, 4, S)`` each sample's height over its planted height (world Y)."""
+    kept: np.ndarray
+    """``(spans,)`` the recorded clearance the plan keeps at the contact's last frame."""
+    share: np.ndarray
+    """``(spans,)`` the share of the contact an early lift would take: the plan's lift
+    ahead spans twice its smoothing, at most the whole contact."""
+    hip: np.ndarray
+    """``(spans, 3, 3)`` the hip (world) at the first, middle and last frame."""
+    ankle: np.ndarray
+    """``(spans, 3, 3)`` the ankle (world) at the same frames."""
+    leg_reach: np.ndarray
+    """``(spans, 3)`` how far the leg may reach there, hip to ankle
+    (:func:`~.pelvis.allowed_reach`)."""
+    ceiling: np.ndarray
+    """``(spans,)`` world heights above which nothing is ground."""
+
+    def take(self, rows: np.ndarray) -> Footprint:
+        """These ``rows`` of every field."""
+        return Footprint(*(field[rows] for field in self))
+
+
+def _rise(heights: np.ndarray, print_: Footprint) -> np.ndarray:
+    """``(...)`` how far (world units) the plan would have to lift the foot, more than the
+    recording does, for its sole to clear the ground where it is still low after lifting
+    off: the ground under it there over the ground under the footprint. ``heights (..., 4,
+    S)`` the ground under :attr:`Footprint.sole`."""
+    clear = np.min(print_.over - heights, axis=-1)  # (..., 4) the sole over the ground
+    return clear[..., 2] - np.maximum(print_.kept, 0.0) - clear[..., 3]
+
+
+def _drop(print_: Footprint, shift: np.ndarray) -> np.ndarray:
+    """``(..., 3)`` how far the pelvis must come down at the first, middle and last frame
+    for the leg to reach its footprint moved by ``shift (..., 2)`` (X, Z), as
+    :func:`~.pelvis.pelvis_drop` reckons it. The fields of ``print_`` broadcast against
+    ``shift``'s batch shape."""
+    gap = print_.hip - print_.ankle  # (..., 3, 3)
+    dx, dz = gap[..., 0] - shift[..., None, 0], gap[..., 2] - shift[..., None, 1]
+    upright = np.sqrt(np.maximum(print_.leg_reach**2 - dx * dx - dz * dz, 0.0))
+    return np.maximum(gap[..., 1] - upright, 0.0)
+
+
+def _cost(heights: np.ndarray, print_: Footprint, unit: float) -> np.ndarray:
+    """``(...)`` leg lengths past what a footprint may have, the larger of: its ground past
+    flat enough through the contact (:func:`_excess`), and the ground rising ahead of it
+    past :data:`~.swing.LIFT_ABOVE` (:func:`_rise`), times the share of the contact that
+    the plan's lift ahead would float (:attr:`Footprint.share`)."""
+    flat = _excess(heights[..., :3, :], unit)
+    rise = np.maximum(_rise(heights, print_) / unit - LIFT_ABOVE, 0.0) * print_.share
+    return np.maximum(flat, rise)
+
+
 @njit(cache=True)
 def _unevenness_kernel(heights, x, out):
     """:func:`_unevenness` of each row of ``heights (n, S)`` into ``out (n,)``; ``x (S,)``
@@ -83,59 +150,112 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
     """The horizontal shift ``(F, feet, 2)`` (X, Z) of every footprint, see the module.
 
     A footprint is read at the first, middle and last frame of its contact (a lock that
-    gives way, or a recorded slide, moves it a little within the contact): each candidate
-    shift is judged at all three (:func:`_excess`)."""
+    gives way, or a recorded slide, moves it a little within the contact), and where the
+    foot is still near its floor after it (:func:`_footprint_frames`); each candidate
+    shift is judged at all four (:func:`_cost`)."""
     F, K = goals.contacts.shape
     reach = ctx.options.plan.footprint_reach * ctx.unit
     out = np.zeros((F, K, 2))
     if reach <= 0.0:
         return out
+    low = goals.source_clearance <= ctx.options.contacts.height_off * ctx.unit
+    radius = int(round(ctx.options.plan.smoothing / goals.frame_time))
+    band = 0.01 * ctx.unit  # (as the pelvis steps reckon it)
     for k in range(K):
         runs = spans(goals.contacts[:, k])
         if not runs:
             continue
-        when = np.array([(a, (a + b - 1) // 2, b - 1) for a, b in runs])  # (spans, 3)
-        heel = goals.points[when, k, 0][..., [0, 2]]  # (spans, 3, 2)
-        toe = goals.points[when, k, 1][..., [0, 2]]
-        axis = toe[:, 1] - heel[:, 1]  # the middle frame's
+        when = _footprint_frames(runs, low[:, k], radius)  # (spans, 4)
+        share = np.minimum(2.0 * radius / np.diff(runs, axis=1)[:, 0], 1.0)
+        print_ = _footprints(ctx, goals, k, when, share, band)
+        heel, toe = print_.sole[:, 1, 0], print_.sole[:, 1, -1]  # the middle frame's
+        axis = toe - heel
         length = np.linalg.norm(axis, axis=-1, keepdims=True)
         along = np.where(length > 1e-9, axis / np.maximum(length, 1e-12), [1.0, 0.0])
         across = along[:, ::-1] * [-1.0, 1.0]
-        # (spans, 3, S, 2): the sole samples at each of the three frames
-        sole = heel[:, :, None, :] + SAMPLES[:, None] * (toe - heel)[:, :, None, :]
-        ceiling = goals.ceiling[when[:, 1]]
         picked = np.zeros((len(runs), 2))
-        # a footprint whose ground is already flat stays (no other candidate costs 0)
-        h, _, hit = heights_below(ctx.ground, sole, ceiling[:, None, None])
-        uneven = (_excess(h, ctx.unit) > 0.0) | ~hit.all(axis=(-2, -1))
-        if uneven.any():
-            picked[uneven] = _best_shifts(
-                ctx, sole[uneven], ceiling[uneven], along[uneven], across[uneven], reach
+        # a footprint that fits already stays (no other candidate costs 0)
+        h, _, hit = heights_below(ctx.ground, print_.sole, print_.ceiling[:, None, None])
+        misfit = (_cost(h, print_, ctx.unit) > 0.0) | ~hit.all(axis=(-2, -1))
+        if misfit.any():
+            picked[misfit] = _best_shifts(
+                ctx, print_.take(misfit), along[misfit], across[misfit], reach
             )
         out[:, k] = _through_time(runs, picked, F)
     return out
 
 
-def _best_shifts(ctx: FootContext, sole, ceiling, along, across, reach) -> np.ndarray:
+def _footprint_frames(runs: list[tuple[int, int]], low: np.ndarray, radius: int) -> np.ndarray:
+    """The frames ``(spans, 4)`` each footprint is judged at: the first, middle and last
+    frame of its contact, and the farthest frame after it, within ``radius``, up to which
+    the foot is still ``low`` (``(F,)`` bool: near its floor in the recording; the last
+    frame again where it is not)."""
+    F, out = len(low), []
+    for a, b in runs:
+        after = b - 1
+        while after < min(b - 1 + radius, F - 1) and low[after + 1]:
+            after += 1
+        out.append((a, (a + b - 1) // 2, b - 1, after))
+    return np.array(out, dtype=np.int64).reshape(-1, 4)
+
+
+def _footprints(
+    ctx: FootContext, goals: FootGoals, k: int, when: np.ndarray, share: np.ndarray, band: float
+) -> Footprint:
+    """The :class:`Footprint` of foot ``k``'s contacts at the frames ``when (spans, 4)``;
+    ``band`` the width of the reach's smooth maximum (:func:`~.pelvis.allowed_reach`)."""
+    points = goals.points[when, k]  # (spans, 4, 2, 3) heel and toe
+    heel, toe = points[..., 0, :], points[..., 1, :]
+    # (spans, 4, S, 3): the sole samples at each of the four frames
+    sole = heel[..., None, :] + SAMPLES[:, None] * (toe - heel)[..., None, :]
+    h = ctx.sole.heights[k]
+    planted = h[0] + SAMPLES * (h[1] - h[0])  # each sample's planted height
+    kept = goals.source_clearance[when[:, 2], k]
+    over = sole[..., 1] - planted
+    hip = goals.positions_world[when[:, :3], ctx.leg_joints[k, 0]]  # (spans, 3, 3)
+    ankle = heel[:, :3]
+    src = np.linalg.norm(goals.positions_world[when[:, :3], ctx.leg_joints[k, 2]] - hip, axis=-1)
+    length, most = float(ctx.leg_lengths[k]), ctx.options.pelvis.max_extension
+    leg_reach = np.array([allowed_reach(float(r), length, most, band) for r in src.ravel()])
+    return Footprint(
+        sole[..., ::2], over, kept, share, hip, ankle, leg_reach.reshape(src.shape),
+        goals.ceiling[when[:, 1]],
+    )  # fmt: skip
+
+
+def _best_shifts(
+    ctx: FootContext, print_: Footprint, along: np.ndarray, across: np.ndarray, reach: float
+) -> np.ndarray:
     """The cheapest shift ``(spans, 2)`` of each footprint among the :data:`ALONG` x
-    :data:`ACROSS` candidates: unevenness past flat enough (:func:`_excess`) costs 50 per
-    leg length, distance 1 per leg length; zero where no candidate has the ground under
-    every sample. ``sole (spans, n, S, 2)`` the samples' X and Z at ``n`` frames,
-    ``ceiling (spans,)``, ``along``, ``across`` ``(spans, 2)`` unit axes."""
-    n = len(sole)
-    # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, n, S, 2)
+    :data:`ACROSS` candidates, zero where no candidate has the ground under every sample.
+
+    Ground past flat enough (:func:`_excess`) costs 50 per leg length and distance 1 per
+    leg length: the cheapest by these alone is where a footprint across an edge goes. Ground
+    rising ahead (:func:`_cost`) costs 50 per leg length too, but so does any pelvis drop a
+    candidate adds over that one's (:func:`_drop`): an early lift floats a foot a little
+    for a few frames, a lowered pelvis crouches the body. ``along``, ``across`` ``(spans,
+    2)`` unit axes."""
+    n = len(print_.sole)
+    # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, 4, S, 2)
     shift = reach * (
         ALONG[None, :, None, None] * along[:, None, None, :]
         + ACROSS[None, None, :, None] * across[:, None, None, :]
     )
-    xz = shift[:, :, :, None, None, :] + sole[:, None, None, :, :, :]
-    h, _, hit = heights_below(ctx.ground, xz, ceiling[:, None, None, None, None])
-    cost = _excess(h, ctx.unit) * 50.0 + np.linalg.norm(shift, axis=-1) / ctx.unit
-    cost = np.where(hit.all(axis=(-2, -1)), cost, np.inf)
-    flat = cost.reshape(n, -1)
-    best = np.argmin(flat, axis=-1)
+    xz = shift[:, :, :, None, None, :] + print_.sole[:, None, None]
+    h, _, hit = heights_below(ctx.ground, xz, print_.ceiling[:, None, None, None, None])
+    fields = ("over", "kept", "share", "hip", "ankle", "leg_reach")
+    wide = print_._replace(**{f: getattr(print_, f)[:, None, None] for f in fields})
+    distance = np.linalg.norm(shift, axis=-1) / ctx.unit
+    found = hit.all(axis=(-2, -1))
+    edges = np.where(found, _excess(h[..., :3, :], ctx.unit) * 50.0 + distance, np.inf)
+    first = np.argmin(edges.reshape(n, -1), axis=-1)
+    drop = _drop(wide, shift).reshape(n, -1, 3)
+    more = np.maximum(drop - drop[np.arange(n), first][:, None], 0.0).max(axis=-1)
+    cost = (_cost(h, wide, ctx.unit).reshape(n, -1) + more / ctx.unit) * 50.0
+    cost = np.where(found.reshape(n, -1), cost + distance.reshape(n, -1), np.inf)
+    best = np.argmin(cost, axis=-1)
     picked = shift.reshape(n, -1, 2)[np.arange(n), best]
-    picked[~np.isfinite(flat[np.arange(n), best])] = 0.0
+    picked[~np.isfinite(cost[np.arange(n), best])] = 0.0
     return picked
 
 
