@@ -1,9 +1,11 @@
-"""Issue 34: footprints slid back from a riser just ahead of them (step 3d's rise rule).
+"""Issue 34: footprints slid away from ground that rises just ahead of their lift-off or just
+behind their landing (step 3d's rise rule).
 
-The whole outcome is tested where it shows: a trot on the stairs (``test_quadruped.py``)
-and every shared clip over stairs and blocks (``test_do_no_harm.py``). Here, the parts:
-which frames a footprint is judged at, and the pelvis drop a candidate shift would add,
-which must agree with what the pelvis step reckons (:func:`~ikrig.foot.stages.pelvis.pelvis_drop`).
+The whole outcome is tested where it shows: a trot on the stairs (``test_quadruped.py``),
+the Fox over the blocks and every shared clip over stairs and blocks
+(``test_do_no_harm.py``). Here, the parts: which frames a footprint is judged at, and the
+pelvis drop a candidate shift would add, which must agree with what the pelvis step
+reckons (:func:`~ikrig.foot.stages.pelvis.pelvis_drop`).
 """
 
 from __future__ import annotations
@@ -15,18 +17,24 @@ from ikrig.foot.stages.footprints import Footprint, _drop, _footprint_frames
 from ikrig.foot.stages.pelvis import pelvis_drop
 
 
-def test_a_footprint_is_judged_where_the_foot_is_still_low_after_it():
-    """First, middle and last frame of each contact, then the last frame after it up to
-    which the foot is still low, at most ``radius`` frames on; the last frame again where
-    the foot lifts at once, and the clip's end bounds it."""
+def test_a_footprint_is_judged_where_the_foot_is_still_low_before_and_after_it():
+    """First, middle and last frame of each contact, and on either side the farthest frame
+    up to which the foot is still low, at most ``radius`` frames away; the contact's own
+    end frame where the foot is high at once; the clip's ends bound both."""
     low = np.zeros(30, dtype=bool)
-    low[10:14] = True  # low for 4 frames after the first contact [5, 10)
+    low[3:5] = True  # low for 2 frames before the first contact [5, 10)
+    low[10:14] = True  # and for 4 after it (radius 3: 3 of them count)
     low[22:30] = True  # low to the clip's end after the second contact [18, 22)
     when = _footprint_frames([(5, 10), (18, 22)], low, radius=3)
-    assert when.tolist() == [[5, 7, 9, 12], [18, 19, 21, 24]]
-    assert _footprint_frames([(5, 10)], np.zeros(30, dtype=bool), 3).tolist() == [[5, 7, 9, 9]]
-    assert _footprint_frames([(25, 30)], np.ones(30, dtype=bool), 3).tolist() == [[25, 27, 29, 29]]
-    assert _footprint_frames([], low, 3).shape == (0, 4)
+    assert when.tolist() == [[3, 5, 7, 9, 12], [18, 18, 19, 21, 24]]
+    high = np.zeros(30, dtype=bool)
+    assert _footprint_frames([(5, 10)], high, 3).tolist() == [[5, 5, 7, 9, 9]]
+    ends = np.ones(30, dtype=bool)
+    assert _footprint_frames([(0, 2), (25, 30)], ends, 3).tolist() == [
+        [0, 0, 0, 1, 4],
+        [22, 25, 27, 29, 29],
+    ]
+    assert _footprint_frames([], low, 3).shape == (0, 5)
 
 
 @pytest.mark.parametrize("seed", range(5))

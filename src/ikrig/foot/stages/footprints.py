@@ -8,9 +8,11 @@ lie on a straight line. The shift is constant through the contact (a planted foo
 slides) and moves from one footprint's shift to the next on a smootherstep during the
 swing between them, so the step's length changes a little and nothing snaps.
 
-A footprint is also slid back from a riser just ahead of it: a foot that lifts off level, as
-a trot's paw does, meets the riser in the first frames of its swing, where the plan's bump
-has barely begun, and the plan would lift it ahead, while it still stands
+A footprint is also slid away from a riser or a block's edge just ahead of it, or just
+behind it: a foot that lifts off level, as a trot's paw does, meets the riser in the first
+frames of its swing, and a paw that comes down right past a block's edge is still over the
+block a frame or two before it lands. There the plan's bump has barely begun (or has
+nearly ended), so the plan would lift the foot within its contact
 (:func:`~.swing.plan_foot_offsets`).
 """
 
@@ -41,6 +43,8 @@ LEVEL_SPREAD = 0.02
 """... and whose ground's mean level, read at the start, middle and end of the contact,
 spreads by less than this (leg lengths): gentle ground under a slowly sliding foot, not a
 step."""
+CONTACT = slice(1, 4)
+"""The first, middle and last frame of a contact among the five of :func:`_footprint_frames`."""
 
 
 def _unevenness(heights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,15 +69,16 @@ def _excess(heights: np.ndarray, unit: float) -> np.ndarray:
 
 
 class Footprint(NamedTuple):
-    """What the footprints of ``spans`` contacts of one foot are judged on, at the four
-    frames of :func:`_footprint_frames` (``(first, middle, last, after)``)."""
+    """What the footprints of ``spans`` contacts of one foot are judged on, at the five
+    frames of :func:`_footprint_frames` (``(before, first, middle, last, after)``)."""
 
     sole: np.ndarray
-    """``(spans, 4, S, 2)`` X and Z of the sole samples (:data:`SAMPLES`)."""
+    """``(spans, 5, S, 2)`` X and Z of the sole samples (:data:`SAMPLES`)."""
     over: np.ndarray
-    """``(spans, 4, S)`` each sample's height over its planted height (world Y)."""
+    """``(spans, 5, S)`` each sample's height over its planted height (world Y)."""
     kept: np.ndarray
-    """``(spans,)`` the recorded clearance the plan keeps at the contact's last frame."""
+    """``(spans, 2)`` the recorded clearance the plan keeps at the contact's first and last
+    frame."""
     share: np.ndarray
     """``(spans,)`` the share of the contact an early lift would take: the plan's lift
     ahead spans twice its smoothing, at most the whole contact."""
@@ -94,11 +99,14 @@ class Footprint(NamedTuple):
 
 def _rise(heights: np.ndarray, print_: Footprint) -> np.ndarray:
     """``(...)`` how far (world units) the plan would have to lift the foot, more than the
-    recording does, for its sole to clear the ground where it is still low after lifting
-    off: the ground under it there over the ground under the footprint. ``heights (..., 4,
-    S)`` the ground under :attr:`Footprint.sole`."""
-    clear = np.min(print_.over - heights, axis=-1)  # (..., 4) the sole over the ground
-    return clear[..., 2] - np.maximum(print_.kept, 0.0) - clear[..., 3]
+    recording does, for its sole to clear the ground where it is still low before landing
+    or after lifting off: the ground under it there over the ground under the footprint,
+    the larger of the two. ``heights (..., 5, S)`` the ground under :attr:`Footprint.sole`."""
+    clear = np.min(print_.over - heights, axis=-1)  # (..., 5) the sole over the ground
+    kept = np.maximum(print_.kept, 0.0)
+    landing = clear[..., 1] - kept[..., 0] - clear[..., 0]
+    lifting = clear[..., 3] - kept[..., 1] - clear[..., 4]
+    return np.maximum(landing, lifting)
 
 
 def _drop(print_: Footprint, shift: np.ndarray) -> np.ndarray:
@@ -117,7 +125,7 @@ def _cost(heights: np.ndarray, print_: Footprint, unit: float) -> np.ndarray:
     flat enough through the contact (:func:`_excess`), and the ground rising ahead of it
     past :data:`~.swing.LIFT_ABOVE` (:func:`_rise`), times the share of the contact that
     the plan's lift ahead would float (:attr:`Footprint.share`)."""
-    flat = _excess(heights[..., :3, :], unit)
+    flat = _excess(heights[..., CONTACT, :], unit)
     rise = np.maximum(_rise(heights, print_) / unit - LIFT_ABOVE, 0.0) * print_.share
     return np.maximum(flat, rise)
 
@@ -151,8 +159,8 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 
     A footprint is read at the first, middle and last frame of its contact (a lock that
     gives way, or a recorded slide, moves it a little within the contact), and where the
-    foot is still near its floor after it (:func:`_footprint_frames`); each candidate
-    shift is judged at all four (:func:`_cost`)."""
+    foot is still near its floor before and after it (:func:`_footprint_frames`); each
+    candidate shift is judged at all five (:func:`_cost`)."""
     F, K = goals.contacts.shape
     reach = ctx.options.plan.footprint_reach * ctx.unit
     out = np.zeros((F, K, 2))
@@ -165,10 +173,10 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         runs = spans(goals.contacts[:, k])
         if not runs:
             continue
-        when = _footprint_frames(runs, low[:, k], radius)  # (spans, 4)
+        when = _footprint_frames(runs, low[:, k], radius)  # (spans, 5)
         share = np.minimum(2.0 * radius / np.diff(runs, axis=1)[:, 0], 1.0)
         print_ = _footprints(ctx, goals, k, when, share, band)
-        heel, toe = print_.sole[:, 1, 0], print_.sole[:, 1, -1]  # the middle frame's
+        heel, toe = print_.sole[:, 2, 0], print_.sole[:, 2, -1]  # the middle frame's
         axis = toe - heel
         length = np.linalg.norm(axis, axis=-1, keepdims=True)
         along = np.where(length > 1e-9, axis / np.maximum(length, 1e-12), [1.0, 0.0])
@@ -186,40 +194,43 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
 
 
 def _footprint_frames(runs: list[tuple[int, int]], low: np.ndarray, radius: int) -> np.ndarray:
-    """The frames ``(spans, 4)`` each footprint is judged at: the first, middle and last
-    frame of its contact, and the farthest frame after it, within ``radius``, up to which
-    the foot is still ``low`` (``(F,)`` bool: near its floor in the recording; the last
-    frame again where it is not)."""
+    """The frames ``(spans, 5)`` each footprint is judged at: the first, middle and last
+    frame of its contact, and on either side of it the farthest frame, within ``radius``,
+    up to which the foot is still ``low`` (``(F,)`` bool: near its floor in the recording;
+    the contact's own end frame where it is not)."""
     F, out = len(low), []
     for a, b in runs:
-        after = b - 1
+        before, after = a, b - 1
+        while before > max(a - radius, 0) and low[before - 1]:
+            before -= 1
         while after < min(b - 1 + radius, F - 1) and low[after + 1]:
             after += 1
-        out.append((a, (a + b - 1) // 2, b - 1, after))
-    return np.array(out, dtype=np.int64).reshape(-1, 4)
+        out.append((before, a, (a + b - 1) // 2, b - 1, after))
+    return np.array(out, dtype=np.int64).reshape(-1, 5)
 
 
 def _footprints(
     ctx: FootContext, goals: FootGoals, k: int, when: np.ndarray, share: np.ndarray, band: float
 ) -> Footprint:
-    """The :class:`Footprint` of foot ``k``'s contacts at the frames ``when (spans, 4)``;
+    """The :class:`Footprint` of foot ``k``'s contacts at the frames ``when (spans, 5)``;
     ``band`` the width of the reach's smooth maximum (:func:`~.pelvis.allowed_reach`)."""
-    points = goals.points[when, k]  # (spans, 4, 2, 3) heel and toe
+    points = goals.points[when, k]  # (spans, 5, 2, 3) heel and toe
     heel, toe = points[..., 0, :], points[..., 1, :]
-    # (spans, 4, S, 3): the sole samples at each of the four frames
+    # (spans, 5, S, 3): the sole samples at each of the five frames
     sole = heel[..., None, :] + SAMPLES[:, None] * (toe - heel)[..., None, :]
     h = ctx.sole.heights[k]
     planted = h[0] + SAMPLES * (h[1] - h[0])  # each sample's planted height
-    kept = goals.source_clearance[when[:, 2], k]
+    kept = goals.source_clearance[when[:, [1, 3]], k]
     over = sole[..., 1] - planted
-    hip = goals.positions_world[when[:, :3], ctx.leg_joints[k, 0]]  # (spans, 3, 3)
-    ankle = heel[:, :3]
-    src = np.linalg.norm(goals.positions_world[when[:, :3], ctx.leg_joints[k, 2]] - hip, axis=-1)
+    hip = goals.positions_world[when[:, CONTACT], ctx.leg_joints[k, 0]]  # (spans, 3, 3)
+    ankle = heel[:, CONTACT]
+    src = goals.positions_world[when[:, CONTACT], ctx.leg_joints[k, 2]] - hip
+    src = np.linalg.norm(src, axis=-1)
     length, most = float(ctx.leg_lengths[k]), ctx.options.pelvis.max_extension
     leg_reach = np.array([allowed_reach(float(r), length, most, band) for r in src.ravel()])
     return Footprint(
         sole[..., ::2], over, kept, share, hip, ankle, leg_reach.reshape(src.shape),
-        goals.ceiling[when[:, 1]],
+        goals.ceiling[when[:, 2]],
     )  # fmt: skip
 
 
@@ -236,7 +247,7 @@ def _best_shifts(
     for a few frames, a lowered pelvis crouches the body. ``along``, ``across`` ``(spans,
     2)`` unit axes."""
     n = len(print_.sole)
-    # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, 4, S, 2)
+    # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, 5, S, 2)
     shift = reach * (
         ALONG[None, :, None, None] * along[:, None, None, :]
         + ACROSS[None, None, :, None] * across[:, None, None, :]
@@ -247,7 +258,7 @@ def _best_shifts(
     wide = print_._replace(**{f: getattr(print_, f)[:, None, None] for f in fields})
     distance = np.linalg.norm(shift, axis=-1) / ctx.unit
     found = hit.all(axis=(-2, -1))
-    edges = np.where(found, _excess(h[..., :3, :], ctx.unit) * 50.0 + distance, np.inf)
+    edges = np.where(found, _excess(h[..., CONTACT, :], ctx.unit) * 50.0 + distance, np.inf)
     first = np.argmin(edges.reshape(n, -1), axis=-1)
     drop = _drop(wide, shift).reshape(n, -1, 3)
     more = np.maximum(drop - drop[np.arange(n), first][:, None], 0.0).max(axis=-1)
