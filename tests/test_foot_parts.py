@@ -335,8 +335,8 @@ def test_a_foot_without_contacts_follows_the_ground_where_it_touches_it():
 
     ground, clearance, contacts = _sliding_paw()
     planted = (ground - clearance)[:, None]
-    args = (planted, clearance[:, None], contacts, 3.0, 0.2, 3)
-    old_heights, heights = PlanHeights(0.005, 0.01), PlanHeights(0.005, 0.01, 0.06)
+    args = (planted, clearance[:, None], contacts, 3.0, 3)
+    old_heights, heights = PlanHeights(0.005, 0.01, 0, 0.2), PlanHeights(0.005, 0.01, 0.06, 0.2)
     exact = ground[:, None]  # the offset that keeps the recorded clearance over the ground
     down = clearance < 1e-9
     old = plan_foot_offsets(*args, old_heights)
@@ -384,8 +384,8 @@ def test_smoothing_lifts_a_short_contact_by_at_most_lift_above():
     contacts = np.zeros((frames, 1), dtype=bool)
     contacts[16:] = True
     planted = (ground - clearance)[:, None]
-    heights = PlanHeights(0.005, 0.01, 0.06)
-    args = (contacts, 3.0, 0.2, 3, heights)
+    heights = PlanHeights(0.005, 0.01, 0.06, 0.2)
+    args = (contacts, 3.0, 3, heights)
     plan = plan_foot_offsets(planted, clearance[:, None], *args)
     exact = ground[16:, None]  # the offset that stands the sole on the ground
     assert np.max(zero_lag_smooth(ground[:, None], 3)[16:] - exact) > 0.005  # uncapped

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import float_goal
 
 from ikrig.app.placement import place_clip
 from ikrig.character import find_legs, pelvis_joint
@@ -148,13 +149,14 @@ RAISED = (
 @pytest.mark.parametrize("lift, riser_at", [
     *((lift, r) for lift in (0.0, 0.055) for r in RISERS),
     pytest.param(0.08, -0.45, marks=pytest.mark.xfail(strict=True, reason=(
-        "float p95 4.44 (as before) against the baseline's 4.17 (4.57 before footprints slid"
-        " back from a riser ahead of their lift-off, issue 34: the baseline's root follows the"
-        " planned foot offsets); the walk's own float on the stairs decides, as below"))),
+        "float p95 4.24 (4.44 before issue 34's footprint and lift changes) against the"
+        " baseline's 4.17 (4.57 before): the baseline's root follows the planned foot offsets,"
+        " which those changes moved too; the walk's own float on the stairs decides, as"
+        " below"))),
     pytest.param(0.08, -0.15, marks=pytest.mark.xfail(
-        strict=True, reason=RAISED % ("4.31", "3.22", "4.49"))),
+        strict=True, reason=RAISED % ("4.23", "3.22", "4.49"))),
     pytest.param(0.08, "built-in", marks=pytest.mark.xfail(
-        strict=True, reason=RAISED % ("4.43", "3.56", "4.43"))),
+        strict=True, reason=RAISED % ("4.22", "3.56", "4.43"))),
 ])  # fmt: skip
 def test_a_stand_on_stairs_floats_no_more_than_doing_nothing(lift, riser_at):
     """Full mode's float p95 (over the source's contacts, against its own floors) is no
@@ -163,3 +165,16 @@ def test_a_stand_on_stairs_floats_no_more_than_doing_nothing(lift, riser_at):
     clip = stand_then_walk(lift)
     _, m, base = _measured(clip, _ground(clip, riser_at))
     assert m["float_p95"] <= base["float_p95"] + 1e-9, (m["float_p95"], base["float_p95"])
+
+
+@pytest.mark.parametrize("lift", [0.0, 0.055, 0.08])
+@pytest.mark.parametrize("riser_at", RISERS)
+def test_a_stand_on_stairs_meets_the_float_goal(lift, riser_at):
+    """Issue 34's float goal: float mean over the source's contacts, against its own
+    floors, at most the larger of 1 % of a leg and the stand-and-walk's own float on its
+    floor (the raised stands too, whose float p95 the baseline beats above by sinking into
+    the steps; 0.03 to 0.09 % over their own, 0.07 to 0.12 before ``plan.lift_ahead``)."""
+    clip = stand_then_walk(lift)
+    _, m, _ = _measured(clip, _ground(clip, riser_at))
+    assert m["pops"] == 0, m
+    assert m["float_mean"] <= float_goal(m["float_mean_source"]), m

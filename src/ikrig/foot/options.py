@@ -61,6 +61,7 @@ LIMITS: dict[str, Rule] = {
     "lock.halflife": TIME,
     "plan.pelvis_window": TIME,
     "plan.smoothing": TIME,
+    "plan.lift_ahead": TIME,
     "plan.knee_smoothing": TIME,
     "plan.knee_jerk_limit": POSITIVE,
     "plan.plant_ramp": TIME,
@@ -229,6 +230,13 @@ class PlanOptions:
             a need and back up after it, without kinks.
         smoothing: half-width of the zero-lag (Hann) window that smooths the planned foot
             offsets, held at or above the ground (0.12 s; 0 off).
+        lift_ahead: half-width of the smooth envelope that lifts the smoothed plan where
+            it would still cut into the ground (a toe at a riser right after lift-off, a
+            corner the smoothing cuts just before a landing): the lift starts twice this
+            ahead and is gone twice this after (0.05 s). Longer floats a foot that has
+            landed (at 0.12 s the built-in walk's feet floated up to 1.05 % of a leg for
+            0.12 s after landing on a tread; at 0.05 s, 0.47 % for 0.05 s); shorter lifts
+            more sharply, which the knee smoothing then pays for in foot height.
         knee_smoothing: full mode: half-width of the zero-lag window that smooths each
             knee's correction (result minus source angle) in time where it turns too
             sharply, the ankle target moving vertically to match (0.08 s; 0 off). Near full
@@ -256,6 +264,7 @@ class PlanOptions:
 
     pelvis_window: float = 0.1
     smoothing: float = 0.12
+    lift_ahead: float = 0.05
     knee_smoothing: float = 0.08
     knee_jerk_limit: float = 1.5
     plant_clearance: float = 1.0

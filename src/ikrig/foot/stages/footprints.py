@@ -80,8 +80,9 @@ class Footprint(NamedTuple):
     """``(spans, 2)`` the recorded clearance the plan keeps at the contact's first and last
     frame."""
     share: np.ndarray
-    """``(spans,)`` the share of the contact an early lift would take: the plan's lift
-    ahead spans twice its smoothing, at most the whole contact."""
+    """``(spans,)`` the share of the contact an early lift would take, at most the whole
+    contact: near an edge the plan's smoothing lifts a foot up to ``plan.smoothing``
+    ahead, and its envelope out of the ground twice ``plan.lift_ahead`` ahead."""
     hip: np.ndarray
     """``(spans, 3, 3)`` the hip (world) at the first, middle and last frame."""
     ankle: np.ndarray
@@ -168,13 +169,14 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         return out
     low = goals.source_clearance <= ctx.options.contacts.height_off * ctx.unit
     radius = int(round(ctx.options.plan.smoothing / goals.frame_time))
+    lift = max(int(round(ctx.options.plan.lift_ahead / goals.frame_time)), 1)
     band = 0.01 * ctx.unit  # (as the pelvis steps reckon it)
     for k in range(K):
         runs = spans(goals.contacts[:, k])
         if not runs:
             continue
         when = _footprint_frames(runs, low[:, k], radius)  # (spans, 5)
-        share = np.minimum(2.0 * radius / np.diff(runs, axis=1)[:, 0], 1.0)
+        share = np.minimum((radius + 2.0 * lift) / np.diff(runs, axis=1)[:, 0], 1.0)
         print_ = _footprints(ctx, goals, k, when, share, band)
         heel, toe = print_.sole[:, 2, 0], print_.sole[:, 2, -1]  # the middle frame's
         axis = toe - heel

@@ -44,6 +44,9 @@ class PlanHeights(NamedTuple):
     free_height: float = 0.0
     """The clearance from which a foot without contacts is smoothed in full; below it the
     smoothing fades out towards the ground (0: smoothed everywhere)."""
+    max_bump: float = 0.0
+    """The highest a swinging foot is lifted above its path from lift-off to landing to
+    clear the ground (0: never)."""
 
 
 NO_HEIGHTS = PlanHeights()
@@ -94,10 +97,10 @@ def plan_foot_offsets(
     source_clearance: np.ndarray,
     contacts: np.ndarray,
     ramp_frames: float,
-    max_bump: float,
     smooth_frames: int = 0,
     heights: PlanHeights = NO_HEIGHTS,
     keep_share: float = 1.0,
+    lift_frames: int | None = None,
 ) -> np.ndarray:
     """Offline: the vertical offset of each foot over the whole clip.
 
@@ -110,14 +113,16 @@ def plan_foot_offsets(
     moves from the lift-off value to the landing value on a smootherstep (zero velocity and
     acceleration at both ends), plus a smooth bump just high enough that the sole clears
     the ground all along (``planted``, the offset at which the sole would touch it), at
-    most ``max_bump``. Before the first and after the last contact (a clip that starts or
+    most ``heights.max_bump``. Before the first and after the last contact (a clip that starts or
     ends mid-stride) the foot follows the ground under it, keeping the animation's own
     clearance: it never holds a landing height it has not reached yet.
 
     Last, the whole plan is smoothed without lag (:func:`~ikrig.signal.filters.zero_lag_smooth`,
     half-width ``smooth_frames``) and lifted wherever it is below ``planted`` by a smooth
-    upper envelope of the deficit, which starts rising ``smooth_frames`` ahead (a toe that
-    reaches a riser's edge right after lift-off, where the bump is still low). The smoothing
+    upper envelope of the deficit (half-width ``lift_frames``), which starts rising twice
+    that ahead (a toe that reaches a riser's edge right after lift-off, where the bump is
+    still low) and is gone twice that after (the smoothing cuts the corner of a landing
+    onto higher ground, and a long envelope floats the landed foot). The smoothing
     rounds off the plan's kinks (plant ramps, the lowest sole point switching, a foot
     slapping flat), which show as knee pops. Out of contact a foot keeps its exact
     ground-following offset where it is near the ground, the smoothed one from
@@ -142,15 +147,16 @@ def plan_foot_offsets(
             (negative where it dips below it).
         contacts: ``(F, feet)`` bool.
         ramp_frames: frames over which the clearance is blended out and back in.
-        max_bump: the largest bump, in the data's units.
         smooth_frames: half-width (frames) of the final zero-lag smoothing (0: off).
         heights: :class:`PlanHeights` (data units).
         keep_share: the share of the clearance a foot keeps mid-contact, in ``[0, 1]``.
+        lift_frames: half-width (frames) of the envelope that lifts the plan out of the
+            ground (None: ``smooth_frames``).
 
     Returns:
         ``(F, feet)`` offsets. A foot with no contact at all follows the ground under it.
     """
-    lift_above, keep_dip, free_height = heights
+    lift_above, keep_dip, free_height, max_bump = heights
     # a shallow dip below the floor (mocap noise, up to ``keep_dip``) is the recorded height
     # and stays; a deeper one is lifted out of the ground
     signed = np.asarray(source_clearance, dtype=np.float64)
@@ -184,11 +190,12 @@ def plan_foot_offsets(
         out = out + weight * (smoothed - out)
     # where the sole would still cut into the ground (a toe reaching a riser's edge right
     # after lift-off), lift the foot by a smooth envelope of the deficit that starts
-    # rising ``smooth_frames`` ahead of it, instead of snapping it up there
+    # rising ahead of it, instead of snapping it up there
     deficit = planted - out
     deficit = np.where(deficit > lift_above, deficit, 0.0)
     if deficit.any():
-        out = out + upper_envelope(deficit, max(smooth_frames, 1))
+        lift = smooth_frames if lift_frames is None else lift_frames
+        out = out + upper_envelope(deficit, max(lift, 1))
     return np.maximum(out, planted)
 
 
@@ -226,14 +233,15 @@ def plan_offsets(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         goals.source_clearance,
         goals.contacts,
         o.plant_ramp / dt,
-        o.max_swing_bump * ctx.unit,
         round(o.smoothing / dt),
         PlanHeights(
             LIFT_ABOVE * ctx.unit,
             KEEP_DIP * ctx.unit,
             ctx.options.contacts.height_off * ctx.unit,
+            o.max_swing_bump * ctx.unit,
         ),
         o.plant_clearance,
+        round(o.lift_ahead / dt),
     )
 
 
