@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ikrig.foot.stages.footprints import Footprint, _drop, _footprint_frames
+from ikrig.foot.stages.footprints import Footprint, _cost, _drop, _footprint_frames
 from ikrig.foot.stages.pelvis import pelvis_drop
 
 
@@ -60,3 +60,31 @@ def test_the_drop_of_a_shift_is_the_pelvis_steps_drop(seed):
                 want = pelvis_drop(tuple(hip[s, f]), tuple(moved), float(reach[s, f]))
                 assert got[s, c, f] == pytest.approx(want, abs=1e-12)
     assert (got >= 0.0).all() and (got > 0.0).any() and (got == 0.0).any()
+
+
+@pytest.mark.parametrize("side", ["landing", "lifting off"])
+def test_only_a_step_next_to_a_footprint_costs(side):
+    """Ground that rises next to a footprint by more than a foot's contact height (a riser,
+    a block's side) costs what it rises past ``LIFT_ABOVE``, times the share of the contact
+    an early lift would float; gentler ground (a bump's flank) costs nothing, left to the
+    plan's swing bump (the Fox on the bumps crouched 1.2 % of a leg lower on average when
+    its footprints slid off 1.2-1.8 % rises, and floated no less)."""
+    from ikrig.foot.stages.swing import LIFT_ABOVE
+
+    samples = 9
+    unit, step = 1.0, 0.06
+
+    def cost(rise: float, share: float = 1.0) -> float:
+        levels = np.zeros(5)
+        levels[0 if side == "landing" else 4] = rise  # the frame before or after it
+        heights = np.repeat(levels[:, None], samples, axis=1)[None]  # (1, 5, S)
+        print_ = Footprint(
+            np.zeros((1, 5, samples, 2)), np.zeros((1, 5, samples)), np.zeros((1, 2)),
+            np.array([share]), *(None,) * 4,
+        )  # fmt: skip
+        return float(_cost(heights, print_, unit, step)[0])
+
+    assert cost(0.0) == 0.0 and cost(0.03) == 0.0 and cost(step) == 0.0
+    assert cost(0.10) == pytest.approx(0.10 - LIFT_ABOVE)
+    assert cost(0.10, share=0.5) == pytest.approx(0.5 * (0.10 - LIFT_ABOVE))
+    assert cost(-0.10) == 0.0  # ground falling away needs no lift

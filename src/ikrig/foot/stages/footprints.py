@@ -121,13 +121,16 @@ def _drop(print_: Footprint, shift: np.ndarray) -> np.ndarray:
     return np.maximum(gap[..., 1] - upright, 0.0)
 
 
-def _cost(heights: np.ndarray, print_: Footprint, unit: float) -> np.ndarray:
+def _cost(heights: np.ndarray, print_: Footprint, unit: float, step: float) -> np.ndarray:
     """``(...)`` leg lengths past what a footprint may have, the larger of: its ground past
     flat enough through the contact (:func:`_excess`), and the ground rising ahead of it
-    past :data:`~.swing.LIFT_ABOVE` (:func:`_rise`), times the share of the contact that
-    the plan's lift ahead would float (:attr:`Footprint.share`)."""
+    (or behind it) past :data:`~.swing.LIFT_ABOVE` (:func:`_rise`), times the share of
+    the contact that the plan's lift ahead would float (:attr:`Footprint.share`). A rise
+    of ``step`` or less (a foot's contact height, data units) is no step but gentle ground
+    (a bump's flank), which the plan's swing bump takes as the foot lands or lifts off."""
     flat = _excess(heights[..., CONTACT, :], unit)
-    rise = np.maximum(_rise(heights, print_) / unit - LIFT_ABOVE, 0.0) * print_.share
+    rise = _rise(heights, print_)
+    rise = np.where(rise > step, rise / unit - LIFT_ABOVE, 0.0) * print_.share
     return np.maximum(flat, rise)
 
 
@@ -167,7 +170,8 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
     out = np.zeros((F, K, 2))
     if reach <= 0.0:
         return out
-    low = goals.source_clearance <= ctx.options.contacts.height_off * ctx.unit
+    step = ctx.options.contacts.height_off * ctx.unit
+    low = goals.source_clearance <= step
     radius = int(round(ctx.options.plan.smoothing / goals.frame_time))
     lift = max(int(round(ctx.options.plan.lift_ahead / goals.frame_time)), 1)
     band = 0.01 * ctx.unit  # (as the pelvis steps reckon it)
@@ -186,7 +190,7 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         picked = np.zeros((len(runs), 2))
         # a footprint that fits already stays (no other candidate costs 0)
         h, _, hit = heights_below(ctx.ground, print_.sole, print_.ceiling[:, None, None])
-        misfit = (_cost(h, print_, ctx.unit) > 0.0) | ~hit.all(axis=(-2, -1))
+        misfit = (_cost(h, print_, ctx.unit, step) > 0.0) | ~hit.all(axis=(-2, -1))
         if misfit.any():
             picked[misfit] = _best_shifts(
                 ctx, print_.take(misfit), along[misfit], across[misfit], reach
@@ -264,7 +268,8 @@ def _best_shifts(
     first = np.argmin(edges.reshape(n, -1), axis=-1)
     drop = _drop(wide, shift).reshape(n, -1, 3)
     more = np.maximum(drop - drop[np.arange(n), first][:, None], 0.0).max(axis=-1)
-    cost = (_cost(h, wide, ctx.unit).reshape(n, -1) + more / ctx.unit) * 50.0
+    step = ctx.options.contacts.height_off * ctx.unit
+    cost = (_cost(h, wide, ctx.unit, step).reshape(n, -1) + more / ctx.unit) * 50.0
     cost = np.where(found.reshape(n, -1), cost + distance.reshape(n, -1), np.inf)
     best = np.argmin(cost, axis=-1)
     picked = shift.reshape(n, -1, 2)[np.arange(n), best]
