@@ -77,6 +77,37 @@ def test_flat_ground_at_the_floor_leaves_the_clip_as_recorded(path):
         assert m["leg_extension_max"] >= m["leg_extension_max_source"] - 1e-3, (key, m)
 
 
+DEEPER = {
+    "xia_neutral_walk": "pen p95 0.005 % of a leg against its own 0.002",
+    "bandai1_sidestep_left": "pen max 0.287 % of a leg against its own 0.137, at a landing",
+}
+"""Flat-ground clips whose feet the knee smoothing (step 7) sets lower than the recording:
+it lowers an ankle target to keep a knee that turns sharply near full extension free of
+pops (where a lock holds a foot the recording slides). Forbidding it (targets clamped to
+where the sole touches the ground) removed this and gave 3-4 knee pops on the stairs and
+the blocks."""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=DEEPER[p.stem]))
+        if p.stem in DEEPER
+        else p
+        for p in CLIPS
+    ],
+    ids=[p.stem for p in CLIPS],
+)
+def test_flat_ground_sinks_no_foot_deeper_than_the_recording(path):
+    """Issue 34: on flat ground at the floor, penetration (p95 and max) no worse than the
+    source's own on its floor."""
+    placed, r, m = _placed(path, "flat")
+    own = foot_summary(placed.source, placed.source, None, r.legs)
+    assert m["pen_p95"] <= own["pen_p95"] + 1e-9, (path.stem, m["pen_p95"], own["pen_p95"])
+    assert m["pen_max"] <= own["pen_max"] + 1e-9, (path.stem, m["pen_max"], own["pen_max"])
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("ground", ["stairs", "slope", "bumps", "blocks"])
 def test_uneven_ground_keeps_the_upper_body_and_the_bob(ground):
@@ -149,7 +180,8 @@ GLTF = [  # the shared glTF walk cycles, walked on their belts (the Fox: three c
 @pytest.mark.parametrize("name, animation, legs, placement", GLTF, ids=lambda v: str(v)[:12])
 def test_gltf_walks_on_flat_ground_stay_as_recorded(name, animation, legs, placement):
     """The glTF characters, four legs included: flat ground at the floor changes nothing but
-    skate (before issue 34 CesiumMan's pelvis sank by 3.7 % of a leg on average)."""
+    skate (before issue 34 CesiumMan's pelvis sank by 3.7 % of a leg on average); no foot
+    sinks deeper than the recording's own (CesiumMan: 1.02 % of a leg against its 1.31)."""
     path = SHARED / "data" / "gltf" / f"{name}.glb"
     if not path.is_file():
         pytest.skip(f"{path} is not present")
@@ -161,6 +193,8 @@ def test_gltf_walks_on_flat_ground_stay_as_recorded(name, animation, legs, place
     assert m["joint_disp_worst"] <= 1.0, (m["joint_disp_worst"], m["joint_disp_worst_joint"])
     assert m["skate"] <= m["skate_source"] + 1e-9 and m["pops"] == 0, m
     assert (m["float_mean"] or 0.0) <= float_goal(m["float_mean_source"]), m
+    own = foot_summary(placed.source, placed.source, None, placed.results["full"].legs)
+    assert m["pen_p95"] <= own["pen_p95"] + 1e-9 and m["pen_max"] <= own["pen_max"] + 1e-9, m
 
 
 @pytest.mark.slow
