@@ -88,3 +88,25 @@ def test_only_a_step_next_to_a_footprint_costs(side):
     assert cost(0.10) == pytest.approx(0.10 - LIFT_ABOVE)
     assert cost(0.10, share=0.5) == pytest.approx(0.5 * (0.10 - LIFT_ABOVE))
     assert cost(-0.10) == 0.0  # ground falling away needs no lift
+
+
+def test_a_footprint_on_one_surface_is_not_slid_onto_another():
+    """``bandai1_walk_back_short`` starts with a foot planted beside a block it then backs
+    into: ground rises 11 % of a leg right after it lifts off. The cheapest slide that
+    clears it put the footprint on the block's top, and the body followed it up and down
+    (pelvis change mean -0.19 -> -0.47 % of a leg, p95 0.89 -> 2.02). A footprint that
+    rests on one surface keeps its level; its pelvis is as before the rise rule."""
+    from helpers import SHARED
+
+    from ikrig.app.placement import place_clip, result_summary
+    from ikrig.character import detect_up, to_y_up
+    from ikrig.io import read_bvh
+
+    path = SHARED / "data" / "bvh_more" / "bandai1_walk_back_short.bvh"
+    if not path.is_file():
+        pytest.skip(f"{path} is not present")
+    motion = read_bvh(path).motion
+    placed = place_clip(to_y_up(motion, detect_up(motion)), "blocks", ["full"])
+    m = result_summary(placed.results["full"], placed.source, placed.world(), placed.source_fk)
+    assert m["pelvis_change_mean"] >= -0.25 and m["pelvis_change_p95"] <= 1.0, m
+    assert m["pops"] == 0 and m["pelvis_acc_ratio"] <= 1.05, m

@@ -34,6 +34,8 @@ ALONG = np.linspace(-1.0, 1.0, 17)
 """Candidate shifts along the foot, in units of ``options.plan.footprint_reach``."""
 ACROSS = np.array([0.0, -0.5, 0.5])
 """Candidate shifts across the foot, in the same unit."""
+STAY = int(np.flatnonzero(ALONG == 0.0)[0]) * len(ACROSS) + int(np.flatnonzero(ACROSS == 0.0)[0])
+"""The candidate (flat index over :data:`ALONG` x :data:`ACROSS`) that does not move."""
 SAMPLES = np.linspace(-0.1, 1.1, 9)
 """Where the ground is read from heel (0) to toe (1), a little beyond both."""
 FLAT_ENOUGH = 0.004
@@ -248,10 +250,11 @@ def _best_shifts(
 
     Ground past flat enough (:func:`_excess`) costs 50 per leg length and distance 1 per
     leg length: the cheapest by these alone is where a footprint across an edge goes. Ground
-    rising ahead (:func:`_cost`) costs 50 per leg length too, but so does any pelvis drop a
-    candidate adds over that one's (:func:`_drop`): an early lift floats a foot a little
-    for a few frames, a lowered pelvis crouches the body. ``along``, ``across`` ``(spans,
-    2)`` unit axes."""
+    rising ahead (:func:`_cost`) costs 50 per leg length too, but so do any pelvis drop a
+    candidate adds over that one's (:func:`_drop`) and any change of the level it stands on:
+    an early lift floats a foot a little for a few frames, a lowered pelvis crouches the
+    body, and a footprint slid onto a block takes the body up with it. ``along``,
+    ``across`` ``(spans, 2)`` unit axes."""
     n = len(print_.sole)
     # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, 5, S, 2)
     shift = reach * (
@@ -264,12 +267,21 @@ def _best_shifts(
     wide = print_._replace(**{f: getattr(print_, f)[:, None, None] for f in fields})
     distance = np.linalg.norm(shift, axis=-1) / ctx.unit
     found = hit.all(axis=(-2, -1))
-    edges = np.where(found, _excess(h[..., CONTACT, :], ctx.unit) * 50.0 + distance, np.inf)
+    flat = _excess(h[..., CONTACT, :], ctx.unit)
+    edges = np.where(found, flat * 50.0 + distance, np.inf)
     first = np.argmin(edges.reshape(n, -1), axis=-1)
     drop = _drop(wide, shift).reshape(n, -1, 3)
     more = np.maximum(drop - drop[np.arange(n), first][:, None], 0.0).max(axis=-1)
+    # nor may it move a footprint that rests on one surface onto another (a block it backs
+    # up to, the next tread): the body would follow it up or down (one across an edge has
+    # no surface of its own to keep)
     step = ctx.options.contacts.height_off * ctx.unit
-    cost = (_cost(h, wide, ctx.unit, step).reshape(n, -1) + more / ctx.unit) * 50.0
+    stand = -np.min(wide.over - h, axis=-1)[..., CONTACT].reshape(n, -1, 3)
+    level = np.abs(stand - stand[np.arange(n), first][:, None]).max(axis=-1)
+    resting = (flat.reshape(n, -1)[:, STAY] == 0.0) & found.reshape(n, -1)[:, STAY]
+    level = np.where((level > step) & resting[:, None], level, 0.0)
+    rise = _cost(h, wide, ctx.unit, step).reshape(n, -1)
+    cost = (rise + (more + level) / ctx.unit) * 50.0
     cost = np.where(found.reshape(n, -1), cost + distance.reshape(n, -1), np.inf)
     best = np.argmin(cost, axis=-1)
     picked = shift.reshape(n, -1, 2)[np.arange(n), best]
