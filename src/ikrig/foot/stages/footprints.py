@@ -13,7 +13,9 @@ behind it: a foot that lifts off level, as a trot's paw does, meets the riser in
 frames of its swing, and a paw that comes down right past a block's edge is still over the
 block a frame or two before it lands. There the plan's bump has barely begun (or has
 nearly ended), so the plan would lift the foot within its contact
-(:func:`~.swing.plan_foot_offsets`).
+(:func:`~.swing.plan_foot_offsets`). Only a step counts (a rise past a foot's contact
+height, not a bump's flank), and the slide may neither ask the pelvis to come down further
+nor take a footprint that rests on one surface onto another.
 """
 
 from __future__ import annotations
@@ -272,9 +274,9 @@ def _best_shifts(
     first = np.argmin(edges.reshape(n, -1), axis=-1)
     drop = _drop(wide, shift).reshape(n, -1, 3)
     more = np.maximum(drop - drop[np.arange(n), first][:, None], 0.0).max(axis=-1)
-    # nor may it move a footprint that rests on one surface onto another (a block it backs
-    # up to, the next tread): the body would follow it up or down (one across an edge has
-    # no surface of its own to keep)
+    # a candidate may not take a footprint that rests on one surface onto another (a block
+    # it backs up to, the next tread): the body would follow it up or down (one across an
+    # edge has no surface of its own to keep)
     step = ctx.options.contacts.height_off * ctx.unit
     stand = -np.min(wide.over - h, axis=-1)[..., CONTACT].reshape(n, -1, 3)
     level = np.abs(stand - stand[np.arange(n), first][:, None]).max(axis=-1)
