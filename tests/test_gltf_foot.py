@@ -230,8 +230,9 @@ def assert_feet_down(m: dict, ground: str) -> None:
         pytest.param(
             "stairs",
             marks=_open(
-                "front paws 1.38 and 2.52 %, hind 0.07 and 0.05 (before:"
-                " 0.88-2.58; the treadmill across risers)"
+                "paws over the ground: hind 0.63 and 0.05 %, front 1.38 and 2.52 (0.88,"
+                " 1.07, 1.77 and 2.58 before issue 34's footprint slides; the treadmill"
+                " across risers)"
             ),
         ),
     ],
