@@ -285,6 +285,14 @@ def test_knee_smoothing_removes_pops_near_full_extension_and_leaves_smooth_paths
     assert jerk_excess(knee(out), src_knee, dt, 1 / 30).max() <= 1.5 + 1e-9
     assert np.abs(out - targets).max() < 0.005  # moved by less than the kink itself
     np.testing.assert_array_equal(out[:, :, [0, 2]], targets[:, :, [0, 2]])  # vertically
+    assert (out[:, 0, 1] - targets[:, 0, 1]).min() < -0.002  # the kink's top comes down
+    # given the ground as a bound (here: no lower than the kinked path), the knee is
+    # smoothed by holding the foot up around the kink instead, a little and without a kink
+    lowest = targets[:, :, 1].copy()
+    held = smooth_knee_targets(src, hips, targets, 7, dt, 1.5, lowest)
+    assert (held[:, :, 1] - lowest).min() >= -1e-12
+    assert jerk_excess(knee(held), src_knee, dt, 1 / 30).max() <= 1.5 + 1e-9
+    assert (held[:, :, 1] - targets[:, :, 1]).max() < 0.005
     # a smooth path is left exactly as it is
     smooth_targets = src[:, :, 2] + 0.01 * np.sin(np.arange(F) * dt * 2)[:, None, None]
     same = smooth_knee_targets(src, hips, smooth_targets, 7, dt, 1.5)

@@ -236,7 +236,8 @@ class PlanOptions:
             ahead and is gone twice this after (0.05 s). Longer floats a foot that has
             landed (at 0.12 s the built-in walk's feet floated up to 1.05 % of a leg for
             0.12 s after landing on a tread; at 0.05 s, 0.47 % for 0.05 s); shorter lifts
-            more sharply, which the knee smoothing then pays for in foot height.
+            more sharply, which the knee smoothing then rounds off by holding the foot up
+            a little.
         knee_smoothing: full mode: half-width of the zero-lag window that smooths each
             knee's correction (result minus source angle) in time where it turns too
             sharply, the ankle target moving vertically to match (0.08 s; 0 off). Near full

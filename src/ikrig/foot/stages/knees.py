@@ -31,9 +31,10 @@ def smooth_knee_targets(
     radius: int,
     frame_time: float,
     limit: float,
+    lowest: np.ndarray | None = None,
 ) -> np.ndarray:
     """Move ankle targets vertically where needed so that no knee turns more sharply than
-    its source nearby, by more than ``limit`` (rad/s).
+    its source nearby, by more than ``limit`` (rad/s), and never below ``lowest``.
 
     Near full extension the knee angle turns fast for the smallest change of the
     hip-to-ankle distance, so small kinks in a foot's path (a plant, a lock switch, the
@@ -44,7 +45,10 @@ def smooth_knee_targets(
     :func:`~ikrig.signal.filters.angular_jump` exceeds ``limit``, blending in and out
     smoothly, a few passes until none does; then each target moves up or down until the IK
     gives the smoothed angle. The source's own knee motion passes through untouched, and so
-    does every stretch where the correction is already smooth.
+    does every stretch where the correction is already smooth. Where the smoothed knee
+    would be straighter than a target at ``lowest`` allows (a sole taken into the ground),
+    the correction comes down by a smooth upper envelope of the excess (half-width
+    ``radius``): the foot is held up a little around there instead, with no kink.
 
     Args:
         source_joints: ``(F, feet, 3, 3)`` hip, knee and ankle world positions (source).
@@ -52,6 +56,7 @@ def smooth_knee_targets(
         targets: ``(F, feet, 3)`` ankle targets (world).
         radius: frames; ``< 1`` returns the targets unchanged.
         frame_time: seconds per frame; limit: rad/s.
+        lowest: ``(F, feet)`` the lowest world height each target may take (None: none).
 
     Returns:
         ``(F, feet, 3)`` targets (a copy).
@@ -61,11 +66,13 @@ def smooth_knee_targets(
         return out
     window = max(1, int(round(POP_WINDOW / frame_time)))
     F, K = out.shape[:2]
+    floor = np.full((F, K), -np.inf) if lowest is None else np.asarray(lowest, dtype=np.float64)
     notify_compiling()
     _knees_kernel(
         np.ascontiguousarray(source_joints, dtype=np.float64),
         np.ascontiguousarray(hips, dtype=np.float64),
         out,
+        np.ascontiguousarray(floor),
         (hann_window(int(radius)), int(radius), window, float(frame_time), float(limit)),
         np.empty((9, F, K)),
     )
@@ -73,9 +80,10 @@ def smooth_knee_targets(
 
 
 @njit(cache=True, **NUMPY_ERRORS)
-def _knees_kernel(joints, hips, out, smoothing, scratch):
-    """:func:`smooth_knee_targets` on ``out (F, K, 3)`` in place, with ``smoothing = (Hann
-    weights, radius, pop window in frames, frame time, limit)`` and ``scratch (9, F, K)``.
+def _knees_kernel(joints, hips, out, lowest, smoothing, scratch):
+    """:func:`smooth_knee_targets` on ``out (F, K, 3)`` in place, ``lowest (F, K)``, with
+    ``smoothing = (Hann weights, radius, pop window in frames, frame time, limit)`` and
+    ``scratch (9, F, K)``.
     The filters are :mod:`ikrig.signal.filters`' own, on ``(F, K)`` arrays."""
     w, radius, window, dt, limit = smoothing
     F, K = out.shape[0], out.shape[1]
@@ -130,6 +138,24 @@ def _knees_kernel(joints, hips, out, smoothing, scratch):
             for k in range(K):
                 blend = min(max(over[f, k], 0.0), 1.0)
                 correction[f, k] = correction[f, k] + blend * (jump[f, k] - correction[f, k])
+    # no straighter than a target at ``lowest`` allows: the excess comes off smoothly
+    sunk = False
+    for f in range(F):
+        for k in range(K):
+            over[f, k] = 0.0
+            if lowest[f, k] > -np.inf and correction[f, k] != first[f, k]:
+                dx = hips[f, k, 0] - out[f, k, 0]
+                dy = hips[f, k, 1] - lowest[f, k]
+                dz = hips[f, k, 2] - out[f, k, 2]
+                most = _knee_angle(np.sqrt(dx * dx + dy * dy + dz * dz), l1[f, k], l2[f, k])
+                over[f, k] = max(source[f, k] + correction[f, k] - most, 0.0)
+                sunk = sunk or over[f, k] > 0.0
+    if sunk:
+        max_rows(over, radius, work)
+        smooth_rows(work, w, over)
+        for f in range(F):
+            for k in range(K):
+                correction[f, k] -= over[f, k]
     for f in range(F):
         for k in range(K):
             angle = min(source[f, k] + correction[f, k], np.pi)
@@ -154,12 +180,16 @@ def _knee_angle(d, l1, l2):
 
 def smooth_knees(ctx: FootContext, goals: FootGoals, plan: LegPlan) -> LegPlan:
     """Step 7 on a whole clip's ``plan``: :func:`smooth_knee_targets` with the context's
-    ``plan.knee_smoothing`` and ``plan.knee_jerk_limit``."""
+    ``plan.knee_smoothing`` and ``plan.knee_jerk_limit``, no target lower than where its
+    sole touches the ground (``goals.planted``, or the recorded dip the plan keeps)."""
     o, dt = ctx.options.plan, goals.frame_time
     joints = goals.positions_world[:, ctx.leg_joints]
     hips = joints[:, :, 0] + (plan.root_offset - plan.pelvis_drop)[:, None, None] * UP
     radius = round(o.knee_smoothing / dt)
-    targets = smooth_knee_targets(joints, hips, plan.targets_world, radius, dt, o.knee_jerk_limit)
+    lowest = plan.targets_world[..., 1] - np.maximum(goals.offsets - goals.planted, 0.0)
+    targets = smooth_knee_targets(
+        joints, hips, plan.targets_world, radius, dt, o.knee_jerk_limit, lowest
+    )
     return plan._replace(targets_world=targets)
 
 
