@@ -3,9 +3,10 @@ behind their landing (step 3d's rise rule).
 
 The whole outcome is tested where it shows: a trot on the stairs (``test_quadruped.py``),
 the Fox over the blocks and every shared clip over stairs and blocks
-(``test_do_no_harm.py``). Here, the parts: which frames a footprint is judged at, and the
+(``test_do_no_harm.py``). Here, the parts: which frames a footprint is judged at; the
 pelvis drop a candidate shift would add, which must agree with what the pelvis step
-reckons (:func:`~ikrig.foot.stages.pelvis.pelvis_drop`).
+reckons (:func:`~ikrig.foot.stages.pelvis.pelvis_drop`); which rises cost; and a shared
+clip whose footprint must not be slid onto another surface.
 """
 
 from __future__ import annotations
