@@ -44,6 +44,7 @@ from ikrig.math import (
     quat_to_matrix,
     quat_to_rotvec,
     signed_angle_2d,
+    triangle_angle,
 )
 
 TAIT_BRYAN = ["XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX"]
@@ -271,3 +272,18 @@ def test_nan_passes_through_the_math():
     """Values are not looked at: NaN gives NaN (the solvers and readers check values)."""
     assert np.isnan(quat_mul([np.nan, 0, 0, 1], [0, 0, 0, 1])).any()
     assert np.isnan(cross([np.nan, 0, 0], [0, 1, 0])).any()
+
+
+@given(shape=batch_shapes, dtype=dtypes, seed=seeds)
+@settings(max_examples=30, deadline=None)
+def test_triangle_angle_is_the_angle_between_the_sides(shape, dtype, seed):
+    """The angle at the vertex shared by sides ``a`` and ``b`` of a real triangle, read off
+    its points with :func:`angle_between`; clamped to straight and folded beyond."""
+    rng = np.random.default_rng(seed)
+    p, q = (rng.normal(size=shape + (3,)).astype(dtype) for _ in range(2))
+    a, b, c = (np.linalg.norm(x, axis=-1) for x in (p, q, p - q))
+    got = triangle_angle(a, b, c)
+    assert got.shape == shape
+    np.testing.assert_allclose(got, angle_between(p, q), atol=3e-3 if dtype == np.float32 else 1e-6)
+    np.testing.assert_allclose(triangle_angle(a, b, a + b + 1.0), np.pi)
+    np.testing.assert_allclose(triangle_angle(a, a, 0.0), 0.0, atol=1e-7)

@@ -41,6 +41,7 @@ import numpy as np
 from ..character.legs import Leg, find_legs
 from ..errors import InputError
 from ..math.quat import quat_conj, quat_mul, quat_rotate
+from ..math.vec import triangle_angle
 from ..pose import Motion
 from ..signal.easing import smoothstep
 from ..signal.filters import upper_envelope, zero_lag_smooth
@@ -215,8 +216,7 @@ def _leg_hint(
     facing = (pelvis + agree[:, None] * foot) / (1.0 + agree)[:, None]
     side = facing - np.sum(facing * u, axis=-1, keepdims=True) * u
     n_side = np.linalg.norm(side, axis=-1)
-    cos_knee = (upper**2 + lower**2 - reach**2) / (2 * upper * lower)
-    bend = np.pi - np.arccos(np.clip(cos_knee, -1.0, 1.0))
+    bend = np.pi - triangle_angle(upper, lower, reach)
     strength = smoothstep((bend - BEND_FROM) / (BEND_FULL - BEND_FROM)) * on  # 5.
     strength = np.clip(upper_envelope(strength, hold), 0.0, 1.0)
     strength *= np.clip(zero_lag_smooth(smoothstep(n_side / SIDEWAYS) * on, hold), 0.0, 1.0)

@@ -35,6 +35,7 @@ from .vec import (
     normalize,
     project_on_plane,
     signed_angle_2d,
+    triangle_angle,
 )
 
 __all__ = [
@@ -71,5 +72,6 @@ __all__ = [
     "quat_to_matrix",
     "quat_to_rotvec",
     "signed_angle_2d",
+    "triangle_angle",
     "to_y_up_quat",
 ]

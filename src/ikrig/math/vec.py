@@ -101,6 +101,21 @@ def angle_between(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     return np.arctan2(norm(cross(a, b)), dot(a, b))
 
 
+def triangle_angle(a: ArrayLike, b: ArrayLike, c: ArrayLike) -> np.ndarray:
+    """The angle in radians, in ``[0, pi]``, between sides ``a`` and ``b`` of a triangle whose
+    third side is ``c`` (law of cosines), ``c`` clamped to what ``a`` and ``b`` can span:
+    ``pi`` for ``c >= a + b`` (a straight two-bone limb), 0 for ``c <= |a - b|``. Arrays
+    broadcast; a zero side gives NaN.
+
+    Example:
+        >>> round(float(triangle_angle(3.0, 4.0, 5.0)), 6) == round(np.pi / 2, 6)
+        True
+    """
+    a, b, c = (np.asarray(x) for x in (a, b, c))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.arccos(np.clip((a * a + b * b - c * c) / (2 * a * b), -1.0, 1.0))
+
+
 def project_on_plane(v: ArrayLike, normal: ArrayLike) -> np.ndarray:
     """Remove the component of ``v`` along ``normal``. ``v, normal: (..., 3)`` -> ``(..., 3)``.
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..._jit.setup import NUMPY_ERRORS, njit, notify_compiling
 from ...kernels.qmath import v_get, v_norm, v_sub
+from ...math.vec import triangle_angle
 from ...metrics import POP_WINDOW
 from ...signal.filters import hann_window, jump_rows, max_rows, smooth_rows
 from ..context import UP, FootContext
@@ -21,7 +22,7 @@ KNEE_PASSES = 8
 def knee_angles_from_reach(d: np.ndarray, l1: np.ndarray, l2: np.ndarray) -> np.ndarray:
     """Knee angles (radians, ``pi`` straight) of two-bone legs with bones ``l1, l2`` whose
     hip and ankle are ``d`` apart (clamped to what the bones can span)."""
-    return np.arccos(np.clip((l1 * l1 + l2 * l2 - d * d) / (2 * l1 * l2), -1.0, 1.0))
+    return triangle_angle(l1, l2, d)
 
 
 def smooth_knee_targets(
