@@ -125,17 +125,21 @@ def _drop(print_: Footprint, shift: np.ndarray) -> np.ndarray:
     return np.maximum(gap[..., 1] - upright, 0.0)
 
 
-def _cost(heights: np.ndarray, print_: Footprint, unit: float, step: float) -> np.ndarray:
-    """``(...)`` leg lengths past what a footprint may have, the larger of: its ground past
-    flat enough through the contact (:func:`_excess`), and the ground rising ahead of it
-    (or behind it) past :data:`~.swing.LIFT_ABOVE` (:func:`_rise`), times the share of
-    the contact that the plan's lift ahead would float (:attr:`Footprint.share`). A rise
-    of ``step`` or less (a foot's contact height, data units) is no step but gentle ground
-    (a bump's flank), which the plan's swing bump takes as the foot lands or lifts off."""
-    flat = _excess(heights[..., CONTACT, :], unit)
+def _rise_cost(heights: np.ndarray, print_: Footprint, unit: float, step: float) -> np.ndarray:
+    """``(...)`` leg lengths: the ground rising ahead of a footprint (or behind it) past
+    :data:`~.swing.LIFT_ABOVE` (:func:`_rise`), times the share of the contact that the
+    plan's lift ahead would float (:attr:`Footprint.share`). A rise of ``step`` or less (a
+    foot's contact height, data units) is no step but gentle ground (a bump's flank), which
+    the plan's swing bump takes as the foot lands or lifts off: it costs nothing."""
     rise = _rise(heights, print_)
-    rise = np.where(rise > step, rise / unit - LIFT_ABOVE, 0.0) * print_.share
-    return np.maximum(flat, rise)
+    return np.where(rise > step, rise / unit - LIFT_ABOVE, 0.0) * print_.share
+
+
+def _cost(heights: np.ndarray, print_: Footprint, unit: float, step: float) -> np.ndarray:
+    """``(...)`` leg lengths past what a footprint may have: the larger of its ground past
+    flat enough through the contact (:func:`_excess`) and :func:`_rise_cost`."""
+    flat = _excess(heights[..., CONTACT, :], unit)
+    return np.maximum(flat, _rise_cost(heights, print_, unit, step))
 
 
 @njit(cache=True)
@@ -252,7 +256,7 @@ def _best_shifts(
 
     Ground past flat enough (:func:`_excess`) costs 50 per leg length and distance 1 per
     leg length: the cheapest by these alone is where a footprint across an edge goes. Ground
-    rising ahead (:func:`_cost`) costs 50 per leg length too, but so do any pelvis drop a
+    rising ahead (:func:`_rise_cost`) costs 50 per leg length too, but so do any pelvis drop a
     candidate adds over that one's (:func:`_drop`) and any change of the level it stands on:
     an early lift floats a foot a little for a few frames, a lowered pelvis crouches the
     body, and a footprint slid onto a block takes the body up with it. ``along``,
@@ -282,8 +286,8 @@ def _best_shifts(
     level = np.abs(stand - stand[np.arange(n), first][:, None]).max(axis=-1)
     resting = (flat.reshape(n, -1)[:, STAY] == 0.0) & found.reshape(n, -1)[:, STAY]
     level = np.where((level > step) & resting[:, None], level, 0.0)
-    rise = _cost(h, wide, ctx.unit, step).reshape(n, -1)
-    cost = (rise + (more + level) / ctx.unit) * 50.0
+    fit = np.maximum(flat, _rise_cost(h, wide, ctx.unit, step)).reshape(n, -1)
+    cost = (fit + (more + level) / ctx.unit) * 50.0
     cost = np.where(found.reshape(n, -1), cost + distance.reshape(n, -1), np.inf)
     best = np.argmin(cost, axis=-1)
     picked = shift.reshape(n, -1, 2)[np.arange(n), best]
