@@ -174,13 +174,11 @@ class _Goal:
     """One goal, resolved: its kernel kind, joint, vector, share row, and its target,
     weight and strength arrays (their own batch shapes)."""
 
-    def __init__(
-        self, kind, joint, vec, share, target, weight, pole=None, look=None, strength=None
-    ):
+    def __init__(self, kind, joint, vec, share, target, weight, pole=None, look=None):
         self.kind, self.joint, self.vec, self.share = kind, joint, vec, share
         self.target, self.weight, self.pole = target, weight, pole
         self.look = np.zeros_like(share) if look is None else look
-        self.strength = np.ones(()) if strength is None else strength  # a PositionGoal's
+        self.strength = np.ones(())  # a PositionGoal's own, set by _resolve
 
 
 def _resolve(skeleton: Skeleton, goal: Goal, i: int, tree: Tree, keep_pos) -> _Goal:
@@ -194,7 +192,9 @@ def _resolve(skeleton: Skeleton, goal: Goal, i: int, tree: Tree, keep_pos) -> _G
     if isinstance(goal, PositionGoal):
         if goal.offset_local is not None:
             vec[:3] = goal.offset_local
-        return _Goal(POS, j, vec, share, goal.target_world, goal.weight, strength=goal.strength)
+        resolved = _Goal(POS, j, vec, share, goal.target_world, goal.weight)
+        resolved.strength = goal.strength
+        return resolved
     if isinstance(goal, KeepGoal):
         return _Goal(POS, j, vec, share, keep_pos(j), goal.weight)
     if isinstance(goal, OrientationGoal):
