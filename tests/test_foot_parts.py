@@ -404,3 +404,60 @@ def test_smoothing_lifts_a_short_contact_by_at_most_lift_above():
     dipped[16:] = -0.03
     deep = plan_foot_offsets(planted, dipped[:, None], *args)
     assert np.max(deep[16:] - (exact - 0.01)) > 0.005  # lifted by the smoothing
+
+
+def _landing_on_a_step():
+    """One foot: a contact on the ground at 0, a low swing (5 % clearance) over two risers of
+    0.15 (one early in the swing, which asks for a high bump, one four frames before the
+    landing), a contact on the upper tread from frame 40."""
+    frames = 60
+    t = np.arange(frames)
+    ground = 0.15 * (t >= 23) + 0.15 * (t >= 36)
+    clearance = 0.05 * np.sin(np.pi * np.clip((t - 19) / 21, 0, 1)) ** 2
+    contacts = ((t < 20) | (t >= 40))[:, None]
+    return ground, clearance, contacts
+
+
+def test_a_foot_landing_on_a_step_stands_on_it_from_the_first_frame():
+    """Issue 34: near a riser the whole plan was smoothed, so the swing's steep descent from
+    its bump was averaged into the first frames of the contact, and the landed foot hovered
+    over the tread (the built-in walk after a stand, on the stairs: 2.9 % of a leg at the
+    landing, float p95 4.22 against the recording's own 3.99). The smoothing now fades out
+    towards a landing whose planned swing clears the ground on its own: the foot stands on
+    the tread from its first frame, its descent no sharper than the planned swing's own."""
+    from ikrig.foot.stages.swing import PlanHeights, plan_foot_offsets
+
+    ground, clearance, contacts = _landing_on_a_step()
+    planted = (ground - clearance)[:, None]
+    heights = PlanHeights(0.005, 0.01, 0.06, 0.3)
+    args = (planted, clearance[:, None], contacts, 3.0)
+    plan = plan_foot_offsets(*args, 7, heights, 1.0, 3)
+    raw = plan_foot_offsets(*args, 0, heights, 1.0, 3)  # the planned swing, unsmoothed
+    over = (plan - ground[:, None])[40:, 0]  # in contact on the tread
+    assert over[0] == pytest.approx(0.0, abs=1e-12) and over.max() <= 0.005, over
+    assert np.all(plan >= planted - 1e-12)
+    descent = np.abs(np.diff(plan[33:48, 0], 2)).max()
+    assert descent <= np.abs(np.diff(raw[:, 0], 2)).max(), descent
+
+
+def test_the_smoothing_fades_only_at_landings_onto_steps_the_swing_clears():
+    """:func:`_landing_fades`: 0 at a landing with a riser crossed just before it, smoothly
+    back to 1 within the window; 1 everywhere when no riser was crossed, when one lies under
+    the foot right after the landing (the smoothing's lift ahead of it is needed), or when
+    the planned swing cuts into the ground before the landing (a foot stepping down past an
+    edge: the lift out of the ground needs the smoothed plan)."""
+    from ikrig.foot.stages.swing import _landing_fades, _steps
+
+    ground, _, contacts = _landing_on_a_step()
+    steps = _steps(ground[:, None], 0.06)
+    clears = np.ones_like(contacts)
+    fade = _landing_fades(clears, steps, contacts, 7)[:, 0]
+    assert fade[40] == 0.0 and np.all(fade[:34] == 1.0) and np.all(fade[47:] == 1.0)
+    assert np.all(np.diff(fade[33:41]) <= 0) and np.all(np.diff(fade[40:48]) >= 0)
+    flat = _steps(np.zeros((60, 1)), 0.06)
+    assert np.all(_landing_fades(clears, flat, contacts, 7) == 1.0)
+    later = _steps((0.15 * (np.arange(60) >= 44))[:, None], 0.06)  # a riser under the stance
+    assert np.all(_landing_fades(clears, steps | later, contacts, 7) == 1.0)
+    cut = clears.copy()
+    cut[38] = False
+    assert np.all(_landing_fades(cut, steps, contacts, 7) == 1.0)

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import float_goal
+from helpers import FLOAT_SLACK, float_goal
 
 from ikrig.app.placement import place_clip
+from ikrig.app.report import foot_report
 from ikrig.character import find_legs, pelvis_joint
 from ikrig.data.walk import walk_clip, walk_contacts
 from ikrig.foot import FootOptions, place_feet
@@ -138,33 +139,38 @@ def test_standing_feet_stay_planted_on_stairs(lift, riser_at):
     assert m["pen_p95"] <= 0.5 and m["pen_max"] <= 2.0, m
 
 
-RAISED = (
-    "float p95 %s against the baseline's %s (before standing feet were contacts: %s): the"
-    " stand is no contact of the metrics (8 %% over the floor), so the walk's own float on"
-    " the stairs decides (full 2.8-3.7 %% p95 against the baseline's 0.0-1.4, which sinks"
-    " 17-27 %%)"
-)
-
-
-@pytest.mark.parametrize("lift, riser_at", [
-    *((lift, r) for lift in (0.0, 0.055) for r in RISERS),
-    pytest.param(0.08, -0.45, marks=pytest.mark.xfail(strict=True, reason=(
-        "float p95 4.24 (4.44 before issue 34's footprint and lift changes) against the"
-        " baseline's 4.17 (4.57 before): the baseline's root follows the planned foot offsets,"
-        " which those changes moved too; the walk's own float on the stairs decides, as"
-        " below"))),
-    pytest.param(0.08, -0.15, marks=pytest.mark.xfail(
-        strict=True, reason=RAISED % ("4.23", "3.22", "4.49"))),
-    pytest.param(0.08, "built-in", marks=pytest.mark.xfail(
-        strict=True, reason=RAISED % ("4.22", "3.56", "4.43"))),
-])  # fmt: skip
-def test_a_stand_on_stairs_floats_no_more_than_doing_nothing(lift, riser_at):
-    """Full mode's float p95 (over the source's contacts, against its own floors) is no
-    worse than the do-nothing baseline's: the standing frames float as the stand does over
-    its floor (5.5 % raised: 5.5 in full, 5.5 to 8.7 in the baseline)."""
+@pytest.mark.parametrize("lift", [0.0, 0.055, 0.08])
+@pytest.mark.parametrize("riser_at", RISERS)
+def test_a_stand_on_stairs_floats_no_more_than_the_recording(lift, riser_at):
+    """Full mode's float p95 (over the source's contacts, against its own floors) is the
+    recording's own on its floor, within :data:`~helpers.FLOAT_SLACK` (issue 34: float
+    relative to the recording). The stands float as recorded (5.5 % raised: 5.5); a stand
+    raised 8 % is no contact of the metrics, so the walk up the stairs decides: 4.00-4.02
+    against its own 3.99. Before the smoothing faded out at landings onto a step it was
+    4.22-4.24, the foot hovering up to 2.9 % of a leg over a tread it had landed on."""
     clip = stand_then_walk(lift)
-    _, m, base = _measured(clip, _ground(clip, riser_at))
-    assert m["float_p95"] <= base["float_p95"] + 1e-9, (m["float_p95"], base["float_p95"])
+    _, m, _ = _measured(clip, _ground(clip, riser_at))
+    assert m["float_p95"] <= m["float_p95_source"] + FLOAT_SLACK, m
+
+
+@pytest.mark.parametrize("lift", [0.0, 0.055, 0.08])
+@pytest.mark.parametrize("riser_at", RISERS)
+def test_a_stand_on_stairs_floats_no_more_than_doing_nothing_or_says_so(lift, riser_at):
+    """Issue 36: full mode's float p95 is no worse than the do-nothing baseline's
+    (:func:`~ikrig.metrics.worse_than`), or the report and its table mark it. It is worse
+    only where the baseline sinks into the steps (penetration p95 17-27 % of a leg, against
+    full mode's 0), and so stands on lower ground than the stairs: two stands raised 8 %,
+    4.00-4.02 against the baseline's 3.22-3.56."""
+    clip = stand_then_walk(lift)
+    ground = _ground(clip, riser_at)
+    r = place_feet(clip, ground, FootOptions())
+    world = RaisedGround(ground, r.datum) if r.datum else ground
+    report, table = foot_report({"full": r}, clip, world)
+    full, base = report["rows"]["full"], report["rows"]["baseline"]
+    assert full["pen_p95"] <= 0.5, full["pen_p95"]
+    if "float_p95" in full["worse_than_baseline"]:
+        assert base["pen_p95"] >= 10.0, (full["float_p95"], base["float_p95"], base["pen_p95"])
+        assert "!" in table.splitlines()[-1], table
 
 
 @pytest.mark.parametrize("lift", [0.0, 0.055, 0.08])
