@@ -150,6 +150,7 @@ GLTF = [  # the shared glTF walk cycles, walked on their belts (the Fox: three c
     ("GodotPlatformerPlayer", "walk", None, WALK),
     ("GodotPlatformerPlayer", "run", None, WALK),
     ("Fox", "Walk", None, WALK._replace(cycles=3)),  # its four legs found (issue 36)
+    ("Fox", "Run", None, WALK._replace(cycles=3)),  # 20.7 fps, front paws never slow
 ]
 
 
@@ -228,7 +229,10 @@ def test_held_out_kinds_meet_the_bar(kind, ground):
 
 
 CHARACTERS = dict(
-    zip(("CesiumMan", "GodotPlatformerPlayer-walk", "GodotPlatformerPlayer-run", "Fox"), GLTF)
+    zip(
+        ("CesiumMan", "GodotPlatformerPlayer-walk", "GodotPlatformerPlayer-run", "Fox", "Fox-run"),
+        GLTF,
+    )
 )
 
 
@@ -239,10 +243,31 @@ sole still over the block two frames before landing, and the plan's lift over th
 ran on into the contact. Its footprint now slides off the edge (issue 34): 2.14, no pop."""
 
 
+FOX_RUN_SINKS = (
+    "float mean %s against the goal of 1.10 (its own 0.96, plus FLOAT_SLACK): at each landing"
+    " the recorded paw sinks 1.2-1.7 %% of a leg below its floor and is lifted to 1 %%, which"
+    " reads as float over the run's 11 contact samples (1.096 on flat ground)"
+)
+FOX_RUN_OPEN = {
+    "stairs": "13 knee pops, all but two in the front legs (%s)" % (FOX_RUN_SINKS % "1.108"),
+    "slope": "6 knee pops, five in the front left leg (%s)" % (FOX_RUN_SINKS % "1.110"),
+    "bumps": FOX_RUN_SINKS % "1.1105",
+}
+"""The Fox's run (issue 34, open): at 20.7 fps its front paws slide at 2-2.7 legs/s while
+down, so neither the pipeline nor the metrics find a contact for them; swinging over a riser
+or up the 12 degree slope at a run's speed, the elbows' angular velocity jumps."""
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "character, ground",
-    [(c, g) for c in CHARACTERS for g in GROUNDS_UNEVEN],
+    [
+        pytest.param(c, g, marks=pytest.mark.xfail(strict=True, reason=FOX_RUN_OPEN[g]))
+        if c == "Fox-run" and g in FOX_RUN_OPEN
+        else (c, g)
+        for c in CHARACTERS
+        for g in GROUNDS_UNEVEN
+    ],
 )
 def test_gltf_walks_on_uneven_ground_meet_the_bar(character, ground):
     """The glTF walk cycles walked over every uneven ground: issue 11's bar with issue 34's
