@@ -237,7 +237,7 @@ def _landing_fades(
     fade = np.ones(contacts.shape)
     F = len(contacts)
     landing = contacts.copy()
-    landing[0] = False
+    landing[:1] = False
     landing[1:] &= ~contacts[:-1]
     zero = np.zeros((1, contacts.shape[1]), dtype=np.int64)
     n_steps = np.concatenate([zero, np.cumsum(steps, axis=0)])  # steps before each frame
