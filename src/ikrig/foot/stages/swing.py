@@ -195,7 +195,7 @@ def plan_foot_offsets(
         smoothed = np.where(held, np.minimum(smoothed, out + lift_above), smoothed)
         weight = _smoothing_weights(clearance, flags, free_height, edge)
         out = out + weight * (smoothed - out)
-        # a landing onto a step whose planned swing clears the ground keeps it
+        # near a landing onto a step, the planned swing (when it clears the ground)
         clears = planned >= planted - lift_above
         out = planned + _landing_fades(clears, steps, flags, smooth_frames) * (out - planned)
     # where the sole would still cut into the ground (a toe reaching a riser's edge right
@@ -230,7 +230,7 @@ def _landing_fades(
     clears: np.ndarray, steps: np.ndarray, contacts: np.ndarray, radius: int
 ) -> np.ndarray:
     """``(F, feet)`` in [0, 1]: the share of the smoothing each frame keeps (see
-    :func:`plan_foot_offsets`). 1 but around a landing (a contact's first frame ``b``) with
+    :func:`plan_foot_offsets`). 1 except around a landing (a contact's first frame ``b``) with
     a step (:func:`_steps`) in ``[b - radius, b]``, none in ``(b, b + radius]``, and the
     planned swing clearing the ground (``clears (F, feet)`` bool) over ``[b - radius, b)``:
     there ``smoothstep(|f - b| / radius)``, 0 at the landing."""
