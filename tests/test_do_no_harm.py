@@ -21,6 +21,7 @@ from ikrig.foot import FootPlacer
 from ikrig.io import read_bvh, read_clip
 from ikrig.metrics import foot_summary
 from ikrig.metrics.fidelity import fidelity_values, leg_extensions, upper_body_joints
+from ikrig.solvers.two_bone import solve_two_bone
 
 SINKING = {"cmu_01_01_jumps", "cmu_131_02_walk"}
 """Clips whose feet sink below their floor (4.2 and 7.0 % of a leg, against each foot
@@ -59,6 +60,7 @@ def test_flat_ground_at_the_floor_leaves_the_clip_as_recorded(path):
     assert m["joint_disp_p95"] <= 1.0, (key, m["joint_disp_p95"], m["joint_disp_worst_joint"])
     assert m["joint_disp_worst"] <= 1.0, (key, m["joint_disp_worst"], m["joint_disp_worst_joint"])
     assert m["upper_body_change"] <= 1e-6, (key, m["upper_body_change"])
+    assert abs(m["leg_fold"]) <= 0.5, (key, m["leg_fold"], m["leg_fold_leg"])
     assert m["skate"] <= m["skate_source"] + 1e-9, (key, m["skate"], m["skate_source"])
     assert (m["float_mean"] or 0.0) <= float_goal(m["float_mean_source"]), (key, m)
     assert m["pops"] == 0, key
@@ -142,6 +144,19 @@ def test_fidelity_values_read_what_changed():
     moved[1][:, upper[-1]] += [0.05 * legs.leg_length, 0.0, 0.0]
     arm = fidelity_values(moved, fk, clip.skeleton, legs, stance, clip.frame_time)
     assert arm["upper_body_change"] == pytest.approx(5.0)
+    assert same["leg_fold"] == 0 and lifted["leg_fold"] == pytest.approx(0.0, abs=1e-9)
+    # one leg bent by two-bone IK (bones kept): its ankle 3 % of its thigh plus shin nearer
+    # its hip, every frame
+    leg = legs.legs[1]
+    hip, knee, ankle = (fk[1][:, j] for j in leg.joints)
+    bones = np.linalg.norm(knee - hip, axis=-1) + np.linalg.norm(ankle - knee, axis=-1)
+    toward = (hip - ankle) / np.linalg.norm(hip - ankle, axis=-1, keepdims=True)
+    target = ankle + 0.03 * bones[:, None] * toward
+    bent = solve_two_bone(clip, leg.joints, target).motion.fk()
+    folded = fidelity_values(bent, fk, clip.skeleton, legs, stance, clip.frame_time)
+    assert folded["leg_fold"] == pytest.approx(3.0) and folded["leg_fold_leg"] == leg.side
+    straighter = fidelity_values(fk, bent, clip.skeleton, legs, stance, clip.frame_time)
+    assert straighter["leg_fold"] == pytest.approx(0.0, abs=1e-9)  # the other leg's 0
 
 
 WALK = FootPlacement(at=(0.0, 0.0), heading=0.5, walk=True)
@@ -169,6 +184,7 @@ def test_gltf_walks_on_flat_ground_stay_as_recorded(name, animation, legs, place
     assert abs(m["pelvis_change_mean"]) <= 0.2 and m["pelvis_change_p95"] <= 0.5, m
     assert m["joint_disp_p95"] <= 1.0 and m["upper_body_change"] <= 1e-6, m
     assert m["joint_disp_worst"] <= 1.0, (m["joint_disp_worst"], m["joint_disp_worst_joint"])
+    assert abs(m["leg_fold"]) <= 0.5, (m["leg_fold"], m["leg_fold_leg"])
     assert m["skate"] <= m["skate_source"] + 1e-9 and m["pops"] == 0, m
     assert (m["float_mean"] or 0.0) <= float_goal(m["float_mean_source"]), m
     own = foot_summary(placed.source, placed.source, None, placed.results["full"].legs)

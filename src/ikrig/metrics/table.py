@@ -22,6 +22,7 @@ TABLE_COLUMNS = (  # (key, header, format)
     ("joint_disp_p95", "joints p95", "{:.2f}"),
     ("upper_body_change", "upper body", "{:.1e}"),
     ("leg_extension_max", "ext max", "{:.4f}"),
+    ("leg_fold", "leg fold", "{:+.2f}"),
     ("misses", "misses", "{:d}"),
 )
 """The columns of :func:`metrics_table` (and the benchmark's table): ``(key, header, format)``."""
@@ -38,6 +39,7 @@ BETTER = {
         )
     },
     "pelvis_change_mean": "nearer 0",
+    "leg_fold": "nearer 0",
 }  # fmt: skip
 """Which way each measure is better: ``"lower"``, or ``"nearer 0"`` (a signed change).
 Measures not listed (leg extension, the source's own values) have no better way."""
@@ -105,8 +107,9 @@ def metrics_table(rows) -> str:
         "(% of leg length against each foot joint's floor in the source, contacts from the"
         " source; hdev: a planted joint's height off its recorded one; acc ratio: pelvis"
         " vertical acceleration p99 over the source's; pelvis dy, joints p95, upper body: what"
-        " changed, ikrig.metrics.fidelity; ext max: straightest leg, 1 is straight; lower is"
-        " better, pelvis dy nearer 0; ! worse than the baseline, which does nothing)",
+        " changed, ikrig.metrics.fidelity; ext max: straightest leg, 1 is straight; leg fold:"
+        " the most bent leg's mean bend over its recorded one; lower is better, pelvis dy and"
+        " leg fold nearer 0; ! worse than the baseline, which does nothing)",
         "-" * len(header),
     ]
     for (label, _), row in zip(rows, cells):
