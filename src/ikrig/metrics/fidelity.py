@@ -34,8 +34,9 @@ no pipeline model). Lengths are in **% of the leg length**; extensions are plain
     How much more a leg is bent than recorded, on average: per leg, the mean over frames of
     the source's hip-to-ankle distance less the result's, in % of that leg's thigh plus
     shin; the largest over the legs (negative: every leg straighter than recorded), and
-    that leg's side. On flat ground at the floor ~0; a person walking up stairs bends a
-    leg 1-9 % more; a crouch shows here before it shows anywhere else.
+    that leg's side. On flat ground at the floor ~0 (a foot lifted out of a recorded sink
+    bends its leg a little); the shared clips walking up the built-in stairs bend a leg
+    2-13 % more; a crouch shows here before it shows anywhere else.
 """
 
 from __future__ import annotations
