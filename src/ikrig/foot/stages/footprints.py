@@ -201,7 +201,7 @@ def footprint_shifts(ctx: FootContext, goals: FootGoals) -> np.ndarray:
         misfit = (_cost(h, print_, ctx.unit, step) > 0.0) | ~hit.all(axis=(-2, -1))
         if misfit.any():
             picked[misfit] = _best_shifts(
-                ctx, print_.take(misfit), along[misfit], across[misfit], reach
+                ctx, print_.take(misfit), (along[misfit], across[misfit]), reach, step
             )
         out[:, k] = _through_time(runs, picked, F)
     return out
@@ -249,7 +249,11 @@ def _footprints(
 
 
 def _best_shifts(
-    ctx: FootContext, print_: Footprint, along: np.ndarray, across: np.ndarray, reach: float
+    ctx: FootContext,
+    print_: Footprint,
+    axes: tuple[np.ndarray, np.ndarray],
+    reach: float,
+    step: float,
 ) -> np.ndarray:
     """The cheapest shift ``(spans, 2)`` of each footprint among the :data:`ALONG` x
     :data:`ACROSS` candidates, zero where no candidate has the ground under every sample.
@@ -259,8 +263,10 @@ def _best_shifts(
     rising ahead (:func:`_rise_cost`) costs 50 per leg length too, but so do any pelvis drop a
     candidate adds over that one's (:func:`_drop`) and any change of the level it stands on:
     an early lift floats a foot a little for a few frames, a lowered pelvis crouches the
-    body, and a footprint slid onto a block takes the body up with it. ``along``,
-    ``across`` ``(spans, 2)`` unit axes."""
+    body, and a footprint slid onto a block takes the body up with it. ``axes``: the
+    ``(along, across)`` unit axes ``(spans, 2)`` of each footprint; ``step``: a foot's
+    contact height (data units), the least rise that counts as a step."""
+    along, across = axes
     n = len(print_.sole)
     # candidates (spans, A, C, 2) and the sole samples under each (spans, A, C, 5, S, 2)
     shift = reach * (
@@ -281,7 +287,6 @@ def _best_shifts(
     # a candidate may not take a footprint that rests on one surface onto another (a block
     # it backs up to, the next tread): the body would follow it up or down (one across an
     # edge has no surface of its own to keep)
-    step = ctx.options.contacts.height_off * ctx.unit
     stand = -np.min(wide.over - h, axis=-1)[..., CONTACT].reshape(n, -1, 3)
     level = np.abs(stand - stand[np.arange(n), first][:, None]).max(axis=-1)
     resting = (flat.reshape(n, -1)[:, STAY] == 0.0) & found.reshape(n, -1)[:, STAY]
