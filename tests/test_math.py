@@ -108,6 +108,20 @@ def test_euler_gimbal_lock_round_trips(order):
     assert_quat_close(quat_from_euler(e, order), q, 1e-9)
 
 
+@pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.parametrize("off", [1e-9, 1e-8, 3e-8, 1e-7])
+def test_euler_near_gimbal_lock_round_trips_exactly(order, off):
+    """A middle angle just short of its limit is not snapped to it: Blender's rig writer
+    found a rotation 1e-8 rad from the lock (a curve passing -pi/2) coming back 5.7e-9
+    off, from the gimbal branch setting one outer angle to 0."""
+    idx, _ = parse_order(order)
+    limit = np.pi / 2 if idx[0] != idx[2] else 0.0
+    mids = [limit - off, -limit + off] if limit else [off, np.pi - off]
+    angles = np.array([[3.0565, m, -2.3944] for m in mids])
+    q = quat_from_euler(angles, order)
+    assert_quat_close(quat_from_euler(quat_to_euler(q, order), order), q, 1e-12)
+
+
 def test_euler_order_errors():
     for bad in ["XY", "XXY", "xYz", "abc", 3]:
         with pytest.raises(InputError):
