@@ -18,6 +18,7 @@ from ikrig.app.placement import FootPlacement, place_clip, result_summary
 from ikrig.character import detect_up, find_legs, to_y_up
 from ikrig.data.walk import walk_clip
 from ikrig.foot import FootPlacer
+from ikrig.foot.stages.swing import KEEP_DIP
 from ikrig.io import read_bvh, read_clip
 from ikrig.metrics import foot_summary
 from ikrig.metrics.fidelity import fidelity_values, leg_extensions, upper_body_joints
@@ -25,7 +26,8 @@ from ikrig.solvers.two_bone import solve_two_bone
 
 SINKING = {"cmu_01_01_jumps", "cmu_131_02_walk"}
 """Clips whose feet sink below their floor (4.2 and 7.0 % of a leg, against each foot
-joint's floor): the sink is lifted out to 1 %, the leg bending for it."""
+joint's floor): the sink is lifted out to :data:`~ikrig.foot.stages.swing.KEEP_DIP` (1.8 %),
+the leg bending for it."""
 
 CLIPS = [
     p
@@ -68,7 +70,7 @@ def test_flat_ground_at_the_floor_leaves_the_clip_as_recorded(path):
     # a foot the recording sinks below its floor is lifted out, its leg bending for it)
     if path.stem in SINKING:
         own = foot_summary(placed.source, placed.source, None, r.legs)
-        assert own["pen_max"] > 2.0 and m["pen_max"] <= 1.0 + 1e-9, (key, own["pen_max"], m)
+        assert own["pen_max"] > 2.0 and m["pen_max"] <= 100 * KEEP_DIP + 1e-9, (key, own, m)
     else:
         assert m["leg_extension_max"] >= m["leg_extension_max_source"] - 1e-3, (key, m)
 
@@ -192,6 +194,30 @@ def test_gltf_walks_on_flat_ground_stay_as_recorded(name, animation, legs, place
 
 
 @pytest.mark.slow
+def test_a_recording_that_sinks_a_little_keeps_its_heights_on_flat_ground():
+    """Issue 34, never worse than the source: the Fox's run sinks its hind paws 1.2-1.7 % of
+    a leg below their floor at each landing, less than the dip foot placement keeps
+    (:data:`~ikrig.foot.stages.swing.KEEP_DIP`), so on flat ground at its floor every paw
+    stays at its recorded height: its float and penetration are the recording's own. Kept
+    to 1 %, the lifted paws raised the toes in contact: float 1.096 against its own 0.956."""
+    path = SHARED / "data" / "gltf" / "Fox.glb"
+    if not path.is_file():
+        pytest.skip(f"{path} is not present")
+    name, animation, legs, placement = CHARACTERS["Fox-run"]
+    clip = read_clip(path, animation=animation)
+    placed = place_clip(clip.motion, "flat", ["full"], legs, placement)
+    r = placed.results["full"]
+    m = result_summary(r, placed.source, placed.world(), placed.source_fk)
+    own = foot_summary(placed.source, placed.source, None, r.legs)
+    assert 1.2 < own["pen_max"] < 100 * KEEP_DIP, own["pen_max"]
+    assert abs(m["pen_max"] - own["pen_max"]) <= 1e-6, (m["pen_max"], own["pen_max"])
+    assert abs(m["float_mean"] - m["float_mean_source"]) <= 1e-6, m
+    # a planted paw within a third of a percent of its recorded height, every joint within
+    # a fifth (lifted to 1 %: 0.71 and 0.54)
+    assert m["height_dev_max"] <= 0.35 and m["joint_disp_worst"] <= 0.2, m
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("ground", ["flat", "stairs", "blocks"])
 def test_live_with_the_plan_replays_full_mode(ground):
     """Live placement given the offline plan replays the offline frames, so every goal
@@ -259,19 +285,19 @@ sole still over the block two frames before landing, and the plan's lift over th
 ran on into the contact. Its footprint now slides off the edge (issue 34): 2.14, no pop."""
 
 
-FOX_RUN_SINKS = (
-    "float mean %s against the goal of 1.10 (its own 0.96, plus FLOAT_SLACK): at each landing"
-    " the recorded paw sinks 1.2-1.7 %% of a leg below its floor and is lifted to 1 %%, which"
-    " reads as float over the run's 11 contact samples (1.096 on flat ground)"
-)
 FOX_RUN_OPEN = {
-    "stairs": "13 knee pops, all but two in the front legs (%s)" % (FOX_RUN_SINKS % "1.108"),
-    "slope": "6 knee pops, five in the front left leg (%s)" % (FOX_RUN_SINKS % "1.110"),
-    "bumps": FOX_RUN_SINKS % "1.1105",
+    "stairs": "13 knee pops, all but two in the front legs (the front legs fold 27 % of a leg)",
+    "slope": "6 knee pops, five in the front left leg (the front legs fold 24 % of a leg)",
 }
 """The Fox's run (issue 34, open): at 20.7 fps its front paws slide at 2-2.7 legs/s while
-down, so neither the pipeline nor the metrics find a contact for them; swinging over a riser
-or up the 12 degree slope at a run's speed, the elbows' angular velocity jumps."""
+down, so neither the pipeline nor the metrics find a contact for them; their shoulders are
+1.4-2.1 legs ahead of the pelvis and the body does not pitch, so up the stairs or the 12
+degree slope the front legs fold under the higher ground (to a third of their length at
+times) and straighten fully to reach its swing heights, and the elbows' angular velocity
+jumps. Its float met the goal once recorded dips were kept to
+:data:`~ikrig.foot.stages.swing.KEEP_DIP` (its hind paws sink 1.2-1.7 % at each landing;
+lifted to 1 %, the float mean was 1.108-1.1105 against the goal of 1.10 on the stairs, the
+slope and the bumps; now 0.97, 1.01 and 0.99)."""
 
 
 @pytest.mark.slow
