@@ -200,10 +200,10 @@ def test_a_recording_that_sinks_a_little_keeps_its_heights_on_flat_ground():
     (:data:`~ikrig.foot.stages.swing.KEEP_DIP`), so on flat ground at its floor every paw
     stays at its recorded height: its float and penetration are the recording's own. Kept
     to 1 %, the lifted paws raised the toes in contact: float 1.096 against its own 0.956."""
-    path = SHARED / "data" / "gltf" / "Fox.glb"
+    name, animation, legs, placement = CHARACTERS["Fox-run"]
+    path = SHARED / "data" / "gltf" / f"{name}.glb"
     if not path.is_file():
         pytest.skip(f"{path} is not present")
-    name, animation, legs, placement = CHARACTERS["Fox-run"]
     clip = read_clip(path, animation=animation)
     placed = place_clip(clip.motion, "flat", ["full"], legs, placement)
     r = placed.results["full"]
