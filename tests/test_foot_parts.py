@@ -443,9 +443,11 @@ def test_a_foot_landing_on_a_step_stands_on_it_from_the_first_frame():
 def test_the_smoothing_fades_only_at_landings_onto_steps_the_swing_clears():
     """:func:`_landing_fades`: 0 at a landing with a riser crossed just before it, smoothly
     back to 1 within the window; 1 everywhere when no riser was crossed, when one lies under
-    the foot right after the landing (the smoothing's lift ahead of it is needed), or when
+    the foot right after the landing (the smoothing's lift ahead of it is needed), when
     the planned swing cuts into the ground before the landing (a foot stepping down past an
-    edge: the lift out of the ground needs the smoothed plan)."""
+    edge: the lift out of the ground needs the smoothed plan), or when no contact came
+    before it (no swing was planned, only the ground under the foot, whose jump at a riser
+    the smoothing rounds off)."""
     from ikrig.foot.stages.swing import _landing_fades, _steps
 
     ground, _, contacts = _landing_on_a_step()
@@ -461,3 +463,38 @@ def test_the_smoothing_fades_only_at_landings_onto_steps_the_swing_clears():
     cut = clears.copy()
     cut[38] = False
     assert np.all(_landing_fades(cut, steps, contacts, 7) == 1.0)
+    first = contacts & (np.arange(60) >= 40)[:, None]  # no contact before: no swing planned
+    assert np.all(_landing_fades(clears, steps, first, 7) == 1.0)
+
+
+def test_a_foot_lifting_off_a_step_stands_on_it_to_its_last_frame():
+    """Issue 34: the landing run backwards. The smoothing averaged the swing's rise into the
+    last frames of a contact on a tread and lifted the foot before it left (a trot's front
+    paw on the stairs: 2.2 % of a leg at its last contact frame). It now fades out there
+    too: the foot stands on the tread to its last contact frame."""
+    from ikrig.foot.stages.swing import PlanHeights, plan_foot_offsets
+
+    ground, clearance, contacts = (a[::-1] for a in _landing_on_a_step())
+    planted = (ground - clearance)[:, None]
+    heights = PlanHeights(0.005, 0.01, 0.06, 0.3)
+    plan = plan_foot_offsets(planted, clearance[:, None], contacts, 3.0, 7, heights, 1.0, 3)
+    over = (plan - ground[:, None])[:20, 0]  # in contact on the tread
+    assert over[-1] == pytest.approx(0.0, abs=1e-12) and over.max() <= 0.005, over
+    assert np.all(plan >= planted - 1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_smoothing_fades_the_same_run_forwards_or_backwards(seed):
+    """:func:`_edge_fades` is symmetric in time: a clip run backwards fades at its lift-offs
+    as the clip does at its landings (random risers, contacts and cuts)."""
+    from ikrig.foot.stages.swing import _edge_fades, _steps
+
+    rng = np.random.default_rng(seed)
+    F, feet = 120, 2
+    ground = np.cumsum(rng.choice([0.0, 0.15, -0.15], (F, feet), p=[0.9, 0.05, 0.05]), axis=0)
+    contacts = np.repeat(rng.random((F // 6, feet)) < 0.5, 6, axis=0)
+    clears = rng.random((F, feet)) < 0.97
+    fade = _edge_fades(clears, _steps(ground, 0.06), contacts, 5)
+    back = _edge_fades(clears[::-1], _steps(ground[::-1], 0.06), contacts[::-1], 5)[::-1]
+    assert np.array_equal(fade, back)
+    assert (fade < 1.0).any()

@@ -25,6 +25,7 @@ from ..character.legs import Legs, find_legs
 from ..character.sole import estimate_sole
 from ..errors import InputError
 from ..pose import Motion
+from ..signal.springs import smooth
 from ..skeleton import Skeleton
 from .context import FootContext, check_clip, lift_pelvis
 from .offline import FramePlan
@@ -34,6 +35,7 @@ from .stages.contacts import detect_live
 from .stages.goals import FootGoals, crowd_ceilings, plant_feet, sole_goals
 from .stages.legs_ik import LegPlan, solve_legs
 from .stages.pelvis import hold_pelvis
+from .stages.pitch import pitch_goals, turn_goals, turn_pelvis
 from .stages.swing import live_offsets
 from .state import FootState
 
@@ -45,12 +47,14 @@ class FootPlacer:
 
     Runs the same steps as :func:`~ikrig.foot.offline.place_feet`. Given the same frames,
     frame time and the offline plan of the clip being played (``result.plan(frame)``: pins,
-    contacts, root offset, pelvis drop and ankle targets per frame, as an engine would store
-    them with the clip), it returns the same frames as the offline pipeline. Without them it
-    works causally: contacts from the pose (height and speed with hysteresis; ramps start
-    when a contact starts, not before), swing heights from the ground under the foot, the
-    pelvis coming down when a leg needs it and back on a spring; the offline pipeline,
-    seeing the whole clip, does better.
+    contacts, root offset, pelvis drop, ankle targets and the body's pitch per frame, as an
+    engine would store them with the clip), it returns the same frames as the offline
+    pipeline. Without them it works causally: contacts from the pose (height and speed with
+    hysteresis; ramps start when a contact starts, not before), swing heights from the
+    ground under the foot, a long body (a quadruped) pitching with the ground on a spring,
+    the pelvis coming down when a leg needs it and back on a spring; the offline pipeline,
+    seeing the whole clip, does better (and brings each end of a long body down as far as
+    its own legs need).
 
     Example:
         >>> from ikrig.data.walk import walk_clip
@@ -154,33 +158,42 @@ class FootPlacer:
             step(ctx, goals, state)
         plant_feet(ctx, goals)
         # 3. the causal estimates, or the plan's decisions
-        legs = self._estimate(goals) if plan is None else _replay(plan)
+        legs = self._estimate(goals) if plan is None else self._replay(goals, plan)
         # 4. leg IK and ankle turn
         rl, pl = frame.rotations_local.copy(), frame.positions_local.copy()
         self.last_info = solve_legs(ctx, goals, legs, state, rl)
+        turn_pelvis(ctx, goals, legs.pitch, rl)
         lift_pelvis(ctx, goals.rotations_world, pl, self.last_info.root_offset)
         shape = pose.rotations_local.shape[:-1]
         return Motion._trusted(frame.skeleton, rl.reshape(shape + (4,)), pl.reshape(shape + (3,)))
 
     def _estimate(self, goals: FootGoals) -> LegPlan:
-        """Steps 4, 5 and 6 of one frame, causally."""
+        """Steps 4, 5 and 6 of one frame, causally (the goals' pose turned by step 5c)."""
         ctx, state = self.context, self.state
         goals.offsets = live_offsets(ctx, goals, state)
         halflife = ctx.options.live.target_halflife
         root_offset, targets, found = self.recipe.targets(ctx, goals, state, halflife)
+        axes = self.recipe.body(ctx, goals.positions_world)
+        turn = np.stack(pitch_goals(ctx, goals, axes, root_offset), axis=1)
+        pitch, lift = smooth(turn, goals.frame_time, ctx.options.root.halflife, state.pitch).T
+        turn_goals(ctx, goals, axes, pitch)
+        root_offset = root_offset + lift
         need = self.recipe.pelvis_need(ctx, goals, root_offset, targets)
         drop = hold_pelvis(ctx, need, goals.frame_time, state)
-        return LegPlan(root_offset, drop, targets, found)
+        return LegPlan(root_offset, drop, targets, found, pitch)
 
-
-def _replay(plan: FramePlan) -> LegPlan:
-    """The :class:`~ikrig.foot.stages.legs_ik.LegPlan` of one frame of an offline result."""
-    return LegPlan(
-        np.array([plan.root_offset + plan.pelvis_drop]),
-        np.array([plan.pelvis_drop]),
-        np.array(plan.targets_world, dtype=np.float64).reshape(1, -1, 3),
-        np.array(plan.ground_found, dtype=np.bool_).reshape(1, -1),
-    )
+    def _replay(self, goals: FootGoals, plan: FramePlan) -> LegPlan:
+        """The :class:`~ikrig.foot.stages.legs_ik.LegPlan` of one frame of an offline result
+        (the goals' pose turned by its pitch)."""
+        ctx, pitch = self.context, np.array([plan.pitch], dtype=np.float64)
+        turn_goals(ctx, goals, self.recipe.body(ctx, goals.positions_world), pitch)
+        return LegPlan(
+            np.array([plan.root_offset + plan.pelvis_drop]),
+            np.array([plan.pelvis_drop]),
+            np.array(plan.targets_world, dtype=np.float64).reshape(1, -1, 3),
+            np.array(plan.ground_found, dtype=np.bool_).reshape(1, -1),
+            pitch,
+        )
 
 
 def _check_rig(given: Skeleton, placer: Skeleton) -> None:
@@ -213,5 +226,5 @@ def _check_plan(plan: FramePlan, feet: int) -> None:
     if t.shape != (feet, 3) or not np.isfinite(t).all():
         raise InputError(f"plan.targets_world: expected finite ({feet}, 3), got {t.shape}")
     _per_foot(plan.ground_found, "plan.ground_found", (1, feet), bool)
-    for name in ("root_offset", "pelvis_drop"):
+    for name in ("root_offset", "pelvis_drop", "pitch"):
         _per_foot(getattr(plan, name), f"plan.{name}", (1, 1), np.float64)

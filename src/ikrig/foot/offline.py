@@ -14,8 +14,10 @@ is the one the live placer, the recipes, the state and every step's docstring us
    counts).
 4. **Swings**: every foot's vertical offset, planned from lift-off to landing.
 5. **Root and targets** (*recipe*): (5a) the root follows the ground under the planted
-   feet; (5b) the ankle targets.
-6. **Pelvis**: (6a) what the legs need (*recipe*); (6b) as a smooth upper envelope.
+   feet; (5b) the ankle targets; (5c) a body whose hips lie along it (a quadruped) pitches
+   with the ground along it (*recipe*).
+6. **Pelvis**: (6a) what the legs need (*recipe*); (6b) as a smooth upper envelope, at
+   each end of a long body (which pitches further by the difference).
 7. **Knees** (*recipe*): the knees' corrections smoothed in time (no knee pops).
 8. **Leg IK**: (8a) two-bone IK, (8b) the ankle turned, in chunks (the state carries over).
 9. **Baseline**: the do-nothing baseline (root on the ground, no IK) for comparison.
@@ -47,6 +49,7 @@ from .stages.contacts import detect_foot_contacts
 from .stages.goals import FootGoals, plant_feet, reach_ceilings, sole_goals
 from .stages.legs_ik import FrameInfo, LegPlan, solve_legs
 from .stages.pelvis import plan_pelvis
+from .stages.pitch import pitch_goals, turn_goals, turn_pelvis
 from .stages.swing import plan_offsets
 from .stages.targets import root_offsets
 from .state import FootState
@@ -63,6 +66,7 @@ class FramePlan:
         pelvis_drop: the pelvis drop part of it.
         targets_world: ``(feet, 3)`` ankle targets.
         ground_found: ``(feet,)`` bool, the ground was found (IK weight goal).
+        pitch: radians, front up: the body's turn with the ground (0 for a biped; step 5c).
     """
 
     pins: np.ndarray
@@ -71,6 +75,7 @@ class FramePlan:
     pelvis_drop: float
     targets_world: np.ndarray
     ground_found: np.ndarray
+    pitch: float = 0.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,6 +114,7 @@ class FootResult:
             float(i.pelvis_drop[frame]),
             i.targets_world[frame],
             i.ground_found[frame],
+            float(i.pitch[frame]),
         )
 
 
@@ -220,17 +226,29 @@ def place_feet(
     goals.offsets = plan_offsets(ctx, goals)
     # 5. the root following the ground, and the ankle targets (already smooth: no spring)
     root_offset, targets, found = recipe.targets(ctx, goals, state, 0.0)
-    root_offset = zero_lag_smooth(root_offset, round(options.root.halflife / goals.frame_time))
-    # 6. the pelvis drop: what the legs need, as a smooth upper envelope
+    smoothing = round(options.root.halflife / goals.frame_time)
+    root_offset = zero_lag_smooth(root_offset, smoothing)
+    # 5c. a long body pitching with the ground along it (recipe), smoothed as the root is
+    axes = recipe.body(ctx, goals.positions_world)
+    turn = zero_lag_smooth(np.stack(pitch_goals(ctx, goals, axes, root_offset), 1), smoothing)
+    root_offset = root_offset + turn[:, 1]
+    source = goals.rotations_world, goals.positions_world, goals.align
+    turned = turn_goals(ctx, goals, axes, turn[:, 0])
+    # 6. the pelvis drop: what the legs need, as a smooth upper envelope at each end
     need = recipe.pelvis_need(ctx, goals, root_offset, targets)
-    plan = LegPlan(root_offset, plan_pelvis(ctx, need, goals.frame_time), targets, found)
+    drop, more = plan_pelvis(ctx, need, turned, goals.frame_time)
+    pitch = turn[:, 0] + more
+    goals.rotations_world, goals.positions_world, goals.align = source  # one turn in all
+    turn_goals(ctx, goals, axes, pitch)
+    plan = LegPlan(root_offset, drop, targets, found, pitch)
     # 7. the knees' corrections smoothed in time (recipe)
     plan = recipe.knees(ctx, goals, plan)
     # 8. leg IK and ankle turn, in chunks (the state carries over)
     lift = baseline_lift(ctx, goals)  # (step 9's, while the goals are here)
-    offsets, rot_w = goals.offsets, goals.rotations_world
+    offsets, rot_w = goals.offsets, source[0]
     motion, info = _solve_in_chunks(ctx, clip, goals, plan, state, (chunk, progress))
-    del goals, fk, plan  # the world positions and goals are done with: free them first
+    turn_pelvis(ctx, goals, pitch, motion.rotations_local)
+    del goals, fk, plan, source  # the world positions and goals are done with: free them
     # 9. the do-nothing baseline
     baseline = _lifted(ctx, clip, rot_w, lift)
     return FootResult(motion, baseline, legs, sole, flags, pins, info, offsets, ctx.datum)

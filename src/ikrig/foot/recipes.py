@@ -1,11 +1,13 @@
 """Recipes: which steps a foot-placement mode runs, as data. No step compares a mode.
 
 =================  =============================  =====================  ==============
-recipe             sole steps (3b, 3c)            targets (5a, 5b)       pelvis, knees
+recipe             sole steps (3b, 3c)            targets (5a, 5b),      pelvis, knees
+                                                  body (5c)
 =================  =============================  =====================  ==============
 ``full``           align (``align.enabled``),     root on the planted    need + plan or
                    lock (``lock.enabled``),       feet, feet at their    hold; knees
-                   offline footprints (3d)        offsets and locks      smoothed (7)
+                   offline footprints (3d)        offsets and locks;     smoothed (7)
+                                                  a long body pitches
 ``goal-blend``     none                           rays hip -> ankle,     need + plan or
                                                   blended by the pins    hold
 ``trace-offset``   none                           trace down from each   none (its body
@@ -34,6 +36,7 @@ from .stages.knees import keep_knees, smooth_knees
 from .stages.legs_ik import LegPlan
 from .stages.lock import hold_feet
 from .stages.pelvis import no_pelvis_need, pelvis_needs
+from .stages.pitch import BodyAxes, body_axes, level_body_axes
 from .stages.targets import Targets, full_targets, goal_blend_targets, trace_offset_targets
 from .state import FootState
 
@@ -42,6 +45,7 @@ TargetStep = Callable[[FootContext, FootGoals, FootState, float], Targets]
 NeedStep = Callable[[FootContext, FootGoals, np.ndarray, np.ndarray], np.ndarray]
 KneeStep = Callable[[FootContext, FootGoals, LegPlan], LegPlan]
 PlannedSoleStep = Callable[[FootContext, FootGoals], None]
+AxesStep = Callable[[FootContext, np.ndarray], BodyAxes]
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Recipe:
         soles: steps that turn and move the sole points (3b, 3c), in order.
         planned_soles: offline only, steps that see whole contacts (3d), after ``soles``.
         targets: the root offset and ankle targets (5a, 5b).
+        body: the body's axis and the share of a turn it takes with the ground (5c).
         pelvis_need: how far the pelvis must come down (6a).
         knees: offline, the knee smoothing (7).
     """
@@ -61,6 +66,7 @@ class Recipe:
     soles: tuple[SoleStep, ...]
     planned_soles: tuple[PlannedSoleStep, ...]
     targets: TargetStep
+    body: AxesStep
     pelvis_need: NeedStep
     knees: KneeStep
 
@@ -77,15 +83,19 @@ def _full(options: FootOptions) -> Recipe:
     if options.lock.enabled:
         soles += (hold_feet,)
     planned = (fit_footprints,) if options.plan.footprint_reach > 0 else ()
-    return Recipe("full", soles, planned, full_targets, pelvis_needs, smooth_knees)
+    return Recipe("full", soles, planned, full_targets, body_axes, pelvis_needs, smooth_knees)
 
 
 def _goal_blend(options: FootOptions) -> Recipe:
-    return Recipe("goal-blend", (), (), goal_blend_targets, pelvis_needs, keep_knees)
+    return Recipe(
+        "goal-blend", (), (), goal_blend_targets, level_body_axes, pelvis_needs, keep_knees
+    )
 
 
 def _trace_offset(options: FootOptions) -> Recipe:
-    return Recipe("trace-offset", (), (), trace_offset_targets, no_pelvis_need, keep_knees)
+    return Recipe(
+        "trace-offset", (), (), trace_offset_targets, level_body_axes, no_pelvis_need, keep_knees
+    )
 
 
 _RECIPES: dict[str, Callable[[FootOptions], Recipe]] = {

@@ -70,25 +70,30 @@ class LegPlan(NamedTuple):
         pelvis_drop: ``(F,)`` the pelvis drop.
         targets_world: ``(F, feet, 3)`` ankle targets.
         ground_found: ``(F, feet)`` bool, the ground was found (the IK weight's goal).
+        pitch: ``(F,)`` radians, front up: the body's turn with the ground (step 5c,
+            :mod:`~ikrig.foot.stages.pitch`), already made in the goals' pose.
     """
 
     root_offset: np.ndarray
     pelvis_drop: np.ndarray
     targets_world: np.ndarray
     ground_found: np.ndarray
+    pitch: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
 class FrameInfo:
     """Per-frame by-products of a solve: ``root_offset (F,)`` (the net vertical move of the
     root, pelvis drop included), ``pelvis_drop (F,)``, ``targets_world (F, feet, 3)``,
-    ``reached (F, feet)``, ``ground_found (F, feet)``."""
+    ``reached (F, feet)``, ``ground_found (F, feet)``, ``pitch (F,)`` (radians, front up:
+    the body's turn with the ground, 0 for a biped)."""
 
     root_offset: np.ndarray
     pelvis_drop: np.ndarray
     targets_world: np.ndarray
     reached: np.ndarray
     ground_found: np.ndarray
+    pitch: np.ndarray
 
 
 STRAIGHT_BEND = math.radians(1.0)
@@ -342,4 +347,4 @@ def solve_legs(
         rotations_local,
         reached,
     )
-    return FrameInfo(root, plan.pelvis_drop, targets, reached, found)
+    return FrameInfo(root, plan.pelvis_drop, targets, reached, found, plan.pitch)

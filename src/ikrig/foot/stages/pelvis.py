@@ -1,8 +1,9 @@
 """Step 6: the pelvis comes down (limited) when a foot target would need the leg straighter
 than the source at that moment and ``pelvis.max_extension``; the other leg bends.
-:func:`pelvis_needs` measures how far (6a); offline the drop is a smooth upper envelope of
-that need, coming down ahead of it (:func:`plan_pelvis`), live it follows the need and comes
-back on a spring (:func:`hold_pelvis`) (6b)."""
+:func:`pelvis_needs` measures how far, for each leg (6a); offline the drop is a smooth upper
+envelope of that need, coming down ahead of it, at each end of a body that has two (a
+quadruped), which then pitches by the difference (:func:`plan_pelvis`); live it follows the
+largest need and comes back on a spring (:func:`hold_pelvis`) (6b)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from ...signal.springs import lane, spring_advance, spring_rate
 from ..context import FootContext
 from ..options import PelvisOptions
 from .goals import FootGoals
+from .pitch import BodyAxes
 
 if TYPE_CHECKING:
     from ..state import FootState
@@ -67,10 +69,10 @@ def pelvis_drop(hip, target, reach):
 
 @njit(cache=True)
 def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
-    """Step 6a: how far the pelvis must come down so that no leg straightens beyond the
-    source's extension at that frame or ``max_extension`` (a smooth maximum of the two: no
-    kink, never below the source's, so a leg the source holds straight needs no drop; at
-    most a straight leg, or the source's stretch), the largest over the legs, clipped to
+    """Step 6a: how far the pelvis must come down so that a leg does not straighten beyond
+    the source's extension at that frame or ``max_extension`` (a smooth maximum of the two:
+    no kink, never below the source's, so a leg the source holds straight needs no drop; at
+    most a straight leg, or the source's stretch), for each leg, clipped to
     ``[0, max_drop]``.
 
     Args:
@@ -79,12 +81,11 @@ def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
             offset.
         lengths: ``(K,)`` leg lengths (thigh plus shin).
         reach: ``(1,)`` :data:`REACH` record.
-        need: ``(F,)`` out.
+        need: ``(F, K)`` out.
     """
     reach = reach[0]
     band = 0.01 * reach.unit
     for f in range(targets.shape[0]):
-        top = 0.0
         for k in range(targets.shape[1]):
             sx = joints_p[f, k, 2, 0] - joints_p[f, k, 0, 0]
             sy = joints_p[f, k, 2, 1] - joints_p[f, k, 0, 1]
@@ -93,17 +94,17 @@ def pelvis_need_run(joints_p, targets, root, lengths, reach, need):
             r = allowed_reach(src, lengths[k], reach.max_extension, band)
             hip = (joints_p[f, k, 0, 0], joints_p[f, k, 0, 1] + root[f], joints_p[f, k, 0, 2])
             tgt = (targets[f, k, 0], targets[f, k, 1], targets[f, k, 2])
-            top = max(top, pelvis_drop(hip, tgt, r))
-        need[f] = min(top, reach.max_drop)
+            need[f, k] = min(pelvis_drop(hip, tgt, r), reach.max_drop)
 
 
 def pelvis_needs(
     ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, targets: np.ndarray
 ) -> np.ndarray:
-    """Step 6a: how far the pelvis must come down ``(F,)`` so that no leg straightens beyond
-    the source's extension at that frame or ``max_extension``, at most ``max_drop``, with
-    the root at ``root_offset (F,)`` and the ankles at ``targets (F, feet, 3)``."""
-    need = np.zeros(len(root_offset))
+    """Step 6a: how far the pelvis must come down ``(F, feet)`` so that each leg does not
+    straighten beyond the source's extension at that frame or ``max_extension``, at most
+    ``max_drop``, with the root at ``root_offset (F,)`` and the ankles at ``targets (F, feet,
+    3)``."""
+    need = np.zeros(targets.shape[:2])
     pelvis_need_run(
         goals.positions_world[:, ctx.leg_joints],
         targets,
@@ -123,8 +124,8 @@ def pelvis_reach(ctx: FootContext) -> np.ndarray:
 def no_pelvis_need(
     ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, targets: np.ndarray
 ) -> np.ndarray:
-    """Step 6a of a recipe whose body offset already is its pelvis drop: zeros ``(F,)``."""
-    return np.zeros(len(root_offset))
+    """Step 6a of a recipe whose body offset already is its pelvis drop: zeros ``(F, feet)``."""
+    return np.zeros(targets.shape[:2])
 
 
 @njit(cache=True)
@@ -142,18 +143,50 @@ def pelvis_hold_run(need, band, rate, spring, drop):
 def hold_pelvis(
     ctx: FootContext, need: np.ndarray, frame_time: float, state: FootState
 ) -> np.ndarray:
-    """Step 6b, live without a plan: the pelvis drop ``(F,)`` follows ``need`` at once when
-    it grows and comes back up on a spring (``live.pelvis_halflife``)."""
+    """Step 6b, live without a plan: the pelvis drop ``(F,)`` follows the largest leg's
+    ``need (F, feet)`` at once when it grows and comes back up on a spring
+    (``live.pelvis_halflife``)."""
     drop = np.empty(len(need))
     rate = spring_rate(ctx.options.live.pelvis_halflife, float(frame_time))
-    pelvis_hold_run(need, 0.01 * ctx.unit, rate, state.pelvis, drop)
+    pelvis_hold_run(need.max(axis=1, initial=0.0), 0.01 * ctx.unit, rate, state.pelvis, drop)
     return drop
 
 
-def plan_pelvis(ctx: FootContext, need: np.ndarray, frame_time: float) -> np.ndarray:
-    """Step 6b, offline: the pelvis drop ``(F,)``, a smooth upper envelope of ``need``
+def plan_pelvis(
+    ctx: FootContext, need: np.ndarray, axes: BodyAxes, frame_time: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Step 6b, offline: the pelvis drop ``(F,)`` and the body's further pitch ``(F,)``
+    (radians, front up) that meet each leg's ``need (F, feet)``.
+
+    The drop is a smooth upper envelope of the largest need
     (:func:`~ikrig.signal.filters.upper_envelope` over ``plan.pelvis_window``): never less
     than a leg needs, equal to it where the need holds steady, and coming down ahead of a
     rise and back up after it without kinks, so a leg nearing its reach slows down instead
-    of stopping at once (a knee pop)."""
-    return upper_envelope(need, round(ctx.options.plan.pelvis_window / frame_time))
+    of stopping at once (a knee pop).
+
+    A body with two ends (``axes.share``, :func:`~.pitch.body_axes`: a quadruped) takes
+    that envelope at each end instead: over the legs ahead of the middle of its hips and
+    over those behind it. The body then comes down along the line through the two ends (the
+    drop at the pelvis, the pitch its slope), so a hind leg that cannot reach lowers the
+    hind end, not the front legs with it. A biped (share 0) has the one envelope and no
+    pitch.
+    """
+    window = round(ctx.options.plan.pelvis_window / frame_time)
+    drop = upper_envelope(need.max(axis=1, initial=0.0), window)
+    along, share = axes.along, axes.share
+    if not np.any(share):  # a biped: one envelope
+        return drop, np.zeros(len(drop))
+    front = along >= 0.5 * (along.min(axis=1) + along.max(axis=1))[:, None]
+    ends = []
+    for end in (front, ~front):
+        here = np.maximum(end.sum(axis=1), 1)
+        ends.append(
+            (
+                upper_envelope(np.where(end, need, 0.0).max(axis=1, initial=0.0), window),
+                np.sum(np.where(end, along, 0.0), axis=1) / here,
+            )
+        )
+    (d_front, a_front), (d_hind, a_hind) = ends
+    slope = (d_front - d_hind) / np.maximum(a_front - a_hind, 1e-9 * ctx.unit)
+    drop = drop + share * (d_hind - a_hind * slope - drop)
+    return drop, share * np.arcsin(np.clip(-slope, -1.0, 1.0))

@@ -143,9 +143,14 @@ def plan_foot_offsets(
     the swing around it and held the paw off the slope it stands on. Around a landing onto a
     step (a riser crossed within the window before it, none under the foot within the window
     after it) whose planned swing clears the ground on its own, the smoothing fades out
-    towards the landing frame (:func:`_landing_fades`): the swing's descent is already smooth,
+    towards the landing frame (:func:`_edge_fades`): the swing's descent is already smooth,
     and averaging it into the first frames of the contact floated the landed foot (up to 3 %
-    of a leg for 4 frames on a tread of the built-in stairs). Offline it replaces
+    of a leg for 4 frames on a tread of the built-in stairs). The same holds, in reverse, at
+    a lift-off from a step: the smoothing averaged the swing's rise into the contact's last
+    frames and lifted the foot before it left (a trot's front paw on a tread, 2.2 % of a leg
+    at its last contact frame). Only a swing between two contacts fades: before a clip's
+    first contact and after its last one there is no planned swing, only the ground under
+    the foot, whose jump at a riser the smoothing has to round off. Offline it replaces
     the causal target spring (``live.target_halflife``), whose lag lets a path sink below
     ``planted`` where that rises. The lift is rarely active: a symmetric window lowers a
     curve only near its peaks, and there by a second-order amount, while the kinks of
@@ -200,9 +205,10 @@ def plan_foot_offsets(
         smoothed = np.where(held, np.minimum(smoothed, out + lift_above), smoothed)
         weight = _smoothing_weights(clearance, flags, free_height, edge)
         out = out + weight * (smoothed - out)
-        # near a landing onto a step, the planned swing (when it clears the ground)
+        # near a landing onto a step or a lift-off from one, the planned swing (when it
+        # clears the ground)
         clears = planned >= planted - lift_above
-        out = planned + _landing_fades(clears, steps, flags, smooth_frames) * (out - planned)
+        out = planned + _edge_fades(clears, steps, flags, smooth_frames) * (out - planned)
     # where the sole would still cut into the ground (a toe reaching a riser's edge right
     # after lift-off), lift the foot by a smooth envelope of the deficit that starts
     # rising ahead of it, instead of snapping it up there
@@ -231,14 +237,26 @@ def _near_edges(steps: np.ndarray, radius: int) -> np.ndarray:
     return running_max(edge.astype(np.float64), radius) > 0  # (the float64 kernel)
 
 
-def _landing_fades(
+def _edge_fades(
     clears: np.ndarray, steps: np.ndarray, contacts: np.ndarray, radius: int
 ) -> np.ndarray:
     """``(F, feet)`` in [0, 1]: the share of the smoothing each frame keeps (see
-    :func:`plan_foot_offsets`). 1 except around a landing (a contact's first frame ``b``) with
-    a step (:func:`_steps`) in ``[b - radius, b]``, none in ``(b, b + radius]``, and the
-    planned swing clearing the ground (``clears (F, feet)`` bool) over ``[b - radius, b)``:
-    there ``smoothstep(|f - b| / radius)``, 0 at the landing."""
+    :func:`plan_foot_offsets`), around landings and lift-offs (:func:`_landing_fades` of the
+    clip and of the clip run backwards)."""
+    back = np.zeros_like(steps)
+    back[:-1] = steps[1:]  # a step into frame f + 1 is, backwards, one into frame f
+    lift_offs = _landing_fades(clears[::-1], back[::-1], contacts[::-1], radius)[::-1]
+    return np.minimum(_landing_fades(clears, steps, contacts, radius), lift_offs)
+
+
+def _landing_fades(
+    clears: np.ndarray, steps: np.ndarray, contacts: np.ndarray, radius: int
+) -> np.ndarray:
+    """``(F, feet)`` in [0, 1]: the share of the smoothing each frame keeps around landings.
+    1 except around a landing (a contact's first frame ``b``, after an earlier contact)
+    with a step (:func:`_steps`) in ``[b - radius, b]``, none in ``(b, b + radius]``, and
+    the planned swing clearing the ground (``clears (F, feet)`` bool) over ``[b - radius,
+    b)``: there ``smoothstep(|f - b| / radius)``, 0 at the landing."""
     fade = np.ones(contacts.shape)
     F = len(contacts)
     landing = contacts.copy()
@@ -252,7 +270,8 @@ def _landing_fades(
     crossed = n_steps[b + 1, k] > n_steps[lo, k]
     ahead = n_steps[hi, k] > n_steps[b + 1, k]
     cuts = n_cuts[b, k] > n_cuts[lo, k]
-    keep = crossed & ~ahead & ~cuts
+    swung = np.cumsum(contacts, axis=0)[b, k] > 1  # (this landing's frame, and one before)
+    keep = crossed & ~ahead & ~cuts & swung
     b, k = b[keep], k[keep]
     for off in range(1 - radius, radius):
         f = b + off
