@@ -131,7 +131,7 @@ def test_the_trot_pitches_up_the_ground_and_keeps_its_legs(trot, ground_name):
 
 
 def test_a_biped_never_pitches():
-    """The built-in walk over the slope: no frame pitches, in full mode and live."""
+    """The built-in walk over the slope: no frame pitches, offline and live."""
     walk = walk_clip(seconds=1.0)
     legs = find_legs(walk.skeleton)
     ground = _ground(walk, legs, "slope")
@@ -143,24 +143,23 @@ def test_a_biped_never_pitches():
 
 
 @pytest.mark.parametrize("ground_name", ["slope", "stairs"])
-def test_live_replays_the_pitch_and_pitches_on_its_own(trot, ground_name):
+def test_live_replays_the_pitch_and_stays_level_without_a_plan(trot, ground_name):
     """Live with the offline plan, each frame equals the offline one, the body's turn
-    included; live without it the body pitches up the ground too, by a median within a
-    fifth of the offline one's (a spring towards the same goal: 11.7 against 11.6 degrees
-    on the slope), and nothing is NaN."""
+    included. Live without it the body stays level: pitched on a spring towards the same
+    goal, without the pelvis drop's two ends, the Fox's walk up the slope popped its knees
+    8 times against 3, at 5.3 times the source's pelvis acceleration against 1.2."""
     legs = find_legs(trot.skeleton, LEGS)
     ground = _ground(trot, legs, ground_name)
     r = place_feet(trot, ground, legs=LEGS)
+    assert np.median(r.info.pitch) > np.radians(10.0)
     replay = FootPlacer.from_clip(trot, ground, legs=LEGS)
     causal = FootPlacer.from_clip(trot, ground, legs=LEGS)
-    own = []
     for f in range(trot.num_frames):
         pose = replay.update(trot[f], trot.frame_time, plan=r.plan(f))
         assert np.abs(pose.positions_world() - r.motion[f].positions_world()).max() < 1e-9
+        assert replay.last_info.pitch[0] == r.info.pitch[f]
         causal.update(trot[f], trot.frame_time)
-        own.append(float(causal.last_info.pitch[0]))
-    offline = np.median(r.info.pitch)
-    assert np.isfinite(own).all() and abs(np.median(own) - offline) <= 0.2 * offline
+        assert causal.last_info.pitch[0] == 0.0
 
 
 @pytest.mark.parametrize("ground_name", ["stairs", "slope"])

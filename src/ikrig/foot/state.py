@@ -66,7 +66,6 @@ class FootState:
         lock: ``(feet,)`` :data:`LOCK` records (step 3c).
         root: 1 spring, the root's vertical offset (step 5a).
         targets: ``feet`` springs, live: each foot's vertical offset (step 5b).
-        pitch: 2 springs, live: the body's turn and the root's lift with it (step 5c).
         pelvis: 1 spring, live: the pelvis coming back up (step 6b).
         weight: ``feet`` springs, the IK weight, 0 where the ground is missing (step 8a).
         offsets: ``feet + 1`` springs, ``trace-offset``: the foot and body offsets.
@@ -82,7 +81,6 @@ class FootState:
         self.lock: LockBank = new_lock_state(feet, lanes)
         self.root: SpringBank = spring_lanes(lanes, 1)
         self.targets: SpringBank = spring_lanes(lanes, feet)
-        self.pitch: SpringBank = spring_lanes(lanes, 2)
         self.pelvis: SpringBank = spring_lanes(lanes, 1)
         self.weight: SpringBank = spring_lanes(lanes, feet)
         self.offsets: SpringBank = spring_lanes(lanes, feet + 1)

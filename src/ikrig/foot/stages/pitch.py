@@ -16,10 +16,11 @@ horizontal axis across it, the way the ground along it slopes:
    at most what lifts a planted foot's hip by what the ground under it rises, and the lift
    of the root that holds the lowered end's hip and brings the pelvis part of the way
    (:data:`LINE_LIFT`) to that line. Flat ground at the floor asks for neither;
-3. the driver smooths both (zero-lag offline, a spring live) and turns the goals' pose by
-   the turn (:func:`turn_goals`) for the legs' needs (step 6a). Offline the pelvis drop's
-   two ends add a turn of their own (:func:`~.pelvis.plan_pelvis`), and the source pose is
-   turned once by the sum: a frame plan carries the sum, which live placement replays.
+3. the offline driver smooths both (zero-lag) and turns the goals' pose by the turn
+   (:func:`turn_goals`) for the legs' needs (step 6a). The pelvis drop's two ends add a
+   turn of their own (:func:`~.pelvis.plan_pelvis`), and the source pose is turned once by
+   the sum: a frame plan carries the sum, which live placement replays. Live placement
+   without a plan does not pitch (:meth:`~ikrig.foot.live.FootPlacer.update`).
 
 The turn is rigid: the pose below the pelvis keeps its shape in the pelvis's frame (the
 upper body's pose relative to the pelvis is kept), and each ankle's turn to the ground
