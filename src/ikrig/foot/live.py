@@ -181,8 +181,8 @@ class FootPlacer:
     def _replay(self, goals: FootGoals, plan: FramePlan) -> LegPlan:
         """The :class:`~ikrig.foot.stages.legs_ik.LegPlan` of one frame of an offline result
         (the goals' pose turned by its pitch)."""
-        ctx, pitch = self.context, np.array([plan.pitch], dtype=np.float64)
-        turn_goals(ctx, goals, self.recipe.body(ctx, goals.positions_world), pitch)
+        pitch = np.array([plan.pitch], dtype=np.float64)
+        turn_goals(self.context, goals, None, pitch)
         return LegPlan(
             np.array([plan.root_offset + plan.pelvis_drop]),
             np.array([plan.pelvis_drop]),

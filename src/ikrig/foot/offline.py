@@ -49,7 +49,7 @@ from .stages.contacts import detect_foot_contacts
 from .stages.goals import FootGoals, plant_feet, reach_ceilings, sole_goals
 from .stages.legs_ik import FrameInfo, LegPlan, solve_legs
 from .stages.pelvis import plan_pelvis
-from .stages.pitch import pitch_goals, turn_goals, turn_pelvis
+from .stages.pitch import levers, pitch_goals, turn_goals, turn_pelvis
 from .stages.swing import plan_offsets
 from .stages.targets import root_offsets
 from .state import FootState
@@ -233,10 +233,11 @@ def place_feet(
     turn = zero_lag_smooth(np.stack(pitch_goals(ctx, goals, axes, root_offset), 1), smoothing)
     root_offset = root_offset + turn[:, 1]
     source = goals.rotations_world, goals.positions_world, goals.align
-    turned = turn_goals(ctx, goals, axes, turn[:, 0])
+    turn_goals(ctx, goals, axes, turn[:, 0])
     # 6. the pelvis drop: what the legs need, as a smooth upper envelope at each end
     need = recipe.pelvis_need(ctx, goals, root_offset, targets)
-    drop, more = plan_pelvis(ctx, need, turned, goals.frame_time)
+    ends = levers(ctx, goals.positions_world, axes)
+    drop, more = plan_pelvis(ctx, need, ends, goals.frame_time)
     pitch = turn[:, 0] + more
     goals.rotations_world, goals.positions_world, goals.align = source  # one turn in all
     turn_goals(ctx, goals, axes, pitch)

@@ -204,23 +204,32 @@ def turned_pose(
     return rot, pos, turn
 
 
-def turn_goals(ctx: FootContext, goals: FootGoals, axes: BodyAxes, pitch: np.ndarray) -> BodyAxes:
+def turn_goals(
+    ctx: FootContext, goals: FootGoals, axes: BodyAxes | None, pitch: np.ndarray
+) -> None:
     """Turn the pose of ``goals`` (world rotations and positions, replaced by new arrays)
     below the pelvis by ``pitch (F,)`` (:func:`turned_pose`); each ankle's turn to the
     ground ``goals.align`` takes the body's turn back. Nothing happens where every
     ``pitch`` is 0 (a biped).
 
-    Returns:
-        ``axes`` as the turned pose lies: each hip's place along the body is now its
-        horizontal lever about the pelvis (shorter by the turn's cosine, about).
+    Args:
+        axes: :func:`body_axes` of the goals' pose, or None to find them only if anything
+            turns (a live frame: a biped's costs nothing).
     """
     if not np.any(pitch):
-        return axes
+        return
+    if axes is None:
+        axes = body_axes(ctx, goals.positions_world)
     source = (goals.rotations_world, goals.positions_world)
     goals.rotations_world, goals.positions_world, turn = turned_pose(ctx, source, axes, pitch)
     goals.align = quat_mul(goals.align, quat_conj(turn)[:, None]).astype(goals.align.dtype)
-    pos = goals.positions_world
-    rel = pos[:, ctx.leg_joints[:, 0]] - pos[:, ctx.pelvis, None]
+
+
+def levers(ctx: FootContext, positions_world: np.ndarray, axes: BodyAxes) -> BodyAxes:
+    """``axes`` with each hip's place along the body read from ``positions_world (F, J,
+    3)``: in a turned pose (:func:`turn_goals`), its horizontal lever about the pelvis
+    (shorter by the turn's cosine, about), which the pelvis drop's two ends use."""
+    rel = positions_world[:, ctx.leg_joints[:, 0]] - positions_world[:, ctx.pelvis, None]
     return axes._replace(along=np.einsum("nki,ni->nk", rel, axes.forward))
 
 
