@@ -85,6 +85,12 @@ class BodyAxes(NamedTuple):
 def body_axes(ctx: FootContext, positions_world: np.ndarray) -> BodyAxes:
     """The body's axis and each hip's place along it (:class:`BodyAxes`).
 
+    Each frame's axis is found from that frame alone, so a live frame finds the offline
+    one. A rig whose pelvis lies midway between its end hips (none of the shared ones:
+    their pelvis is at the hind hips) could see the axis flip where the two ends are as
+    far; the turn it asks for is the same, but the smoothing of step 5c would average
+    across the flip.
+
     Args:
         positions_world: ``(N, J, 3)`` world positions of the source pose.
     """
