@@ -232,24 +232,23 @@ def place_feet(
     axes = recipe.body(ctx, goals.positions_world)
     turn = zero_lag_smooth(np.stack(pitch_goals(ctx, goals, axes, root_offset), 1), smoothing)
     root_offset = root_offset + turn[:, 1]
-    source = goals.rotations_world, goals.positions_world, goals.align
+    rot_w = goals.rotations_world  # (the source's, for step 9)
     turn_goals(ctx, goals, axes, turn[:, 0])
-    # 6. the pelvis drop: what the legs need, as a smooth upper envelope at each end
+    # 6. the pelvis drop: what the legs need, as a smooth upper envelope at each end, whose
+    # difference turns the body further (about the same axis: the turns add up)
     need = recipe.pelvis_need(ctx, goals, root_offset, targets)
-    ends = levers(ctx, goals.positions_world, axes)
-    drop, more = plan_pelvis(ctx, need, ends, goals.frame_time)
+    drop, more = plan_pelvis(ctx, need, levers(ctx, goals.positions_world, axes), goals.frame_time)
+    turn_goals(ctx, goals, axes, more)
     pitch = turn[:, 0] + more
-    goals.rotations_world, goals.positions_world, goals.align = source  # one turn in all
-    turn_goals(ctx, goals, axes, pitch)
     plan = LegPlan(root_offset, drop, targets, found, pitch)
     # 7. the knees' corrections smoothed in time (recipe)
     plan = recipe.knees(ctx, goals, plan)
     # 8. leg IK and ankle turn, in chunks (the state carries over)
     lift = baseline_lift(ctx, goals)  # (step 9's, while the goals are here)
-    offsets, rot_w = goals.offsets, source[0]
+    offsets = goals.offsets
     motion, info = _solve_in_chunks(ctx, clip, goals, plan, state, (chunk, progress))
     turn_pelvis(ctx, goals, pitch, motion.rotations_local)
-    del goals, fk, plan, source  # the world positions and goals are done with: free them
+    del goals, fk, plan  # the world positions and goals are done with: free them first
     # 9. the do-nothing baseline
     baseline = _lifted(ctx, clip, rot_w, lift)
     return FootResult(motion, baseline, legs, sole, flags, pins, info, offsets, ctx.datum)

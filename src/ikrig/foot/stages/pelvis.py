@@ -177,16 +177,18 @@ def plan_pelvis(
     if not np.any(share):  # a biped: one envelope
         return drop, np.zeros(len(drop))
     front = along >= 0.5 * (along.min(axis=1) + along.max(axis=1))[:, None]
-    ends = []
-    for end in (front, ~front):
-        here = np.maximum(end.sum(axis=1), 1)
-        ends.append(
-            (
-                upper_envelope(np.where(end, need, 0.0).max(axis=1, initial=0.0), window),
-                np.sum(np.where(end, along, 0.0), axis=1) / here,
-            )
-        )
-    (d_front, a_front), (d_hind, a_hind) = ends
+    d_front, a_front = _end_drop(need, along, front, window)
+    d_hind, a_hind = _end_drop(need, along, ~front, window)
     slope = (d_front - d_hind) / np.maximum(a_front - a_hind, 1e-9 * ctx.unit)
     drop = drop + share * (d_hind - a_hind * slope - drop)
     return drop, share * np.arcsin(np.clip(-slope, -1.0, 1.0))
+
+
+def _end_drop(
+    need: np.ndarray, along: np.ndarray, end: np.ndarray, window: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """One end of a long body (:func:`plan_pelvis`): the smooth upper envelope ``(F,)`` of
+    the largest ``need`` of its legs (``end (F, feet)`` bool) and their mean place along
+    the body ``(F,)``."""
+    drop = upper_envelope(np.where(end, need, 0.0).max(axis=1, initial=0.0), window)
+    return drop, np.sum(np.where(end, along, 0.0), axis=1) / np.maximum(end.sum(axis=1), 1)

@@ -18,9 +18,9 @@ horizontal axis across it, the way the ground along it slopes:
    (:data:`LINE_LIFT`) to that line. Flat ground at the floor asks for neither;
 3. the offline driver smooths both (zero-lag) and turns the goals' pose by the turn
    (:func:`turn_goals`) for the legs' needs (step 6a). The pelvis drop's two ends add a
-   turn of their own (:func:`~.pelvis.plan_pelvis`), and the source pose is turned once by
-   the sum: a frame plan carries the sum, which live placement replays. Live placement
-   without a plan does not pitch (:meth:`~ikrig.foot.live.FootPlacer.update`).
+   turn of their own (:func:`~.pelvis.plan_pelvis`), made about the same axis, so the two
+   add up: a frame plan carries the sum, which live placement replays in one turn. Live
+   placement without a plan does not pitch (:meth:`~ikrig.foot.live.FootPlacer.update`).
 
 The turn is rigid: the pose below the pelvis keeps its shape in the pelvis's frame (the
 upper body's pose relative to the pelvis is kept), and each ankle's turn to the ground
@@ -94,8 +94,7 @@ def body_axes(ctx: FootContext, positions_world: np.ndarray) -> BodyAxes:
     Args:
         positions_world: ``(N, J, 3)`` world positions of the source pose.
     """
-    pelvis = positions_world[:, ctx.pelvis]
-    xz = (positions_world[:, ctx.leg_joints[:, 0]] - pelvis[:, None])[..., ::2]
+    xz = _hips(ctx, positions_world)[..., ::2]
     c = xz - xz.mean(axis=1, keepdims=True)
     # the principal axis of the 2 x 2 scatter [[a, b], [b, d]], in closed form
     a, b, d = (np.sum(c[..., i] * c[..., j], axis=1) for i, j in ((0, 0), (0, 1), (1, 1)))
@@ -104,10 +103,10 @@ def body_axes(ctx: FootContext, positions_world: np.ndarray) -> BodyAxes:
     far = np.argmax(np.einsum("nki,nki->nk", xz, xz), axis=1)
     toward = np.take_along_axis(xz, far[:, None, None], axis=1)[:, 0]
     axis = np.where(np.einsum("ni,ni->n", axis, toward)[:, None] < 0.0, -axis, axis)
-    along = np.einsum("nki,ni->nk", xz, axis)
+    forward = np.stack([axis[:, 0], np.zeros(len(axis)), axis[:, 1]], axis=-1)
+    along = _along(ctx, positions_world, forward)
     spread = (along.max(axis=1) - along.min(axis=1)) / ctx.unit
     share = smoothstep((spread - BODY_SPREAD) / BODY_SPREAD)
-    forward = np.stack([axis[:, 0], np.zeros(len(axis)), axis[:, 1]], axis=-1)
     return BodyAxes(forward, along, share)
 
 
@@ -235,8 +234,7 @@ def levers(ctx: FootContext, positions_world: np.ndarray, axes: BodyAxes) -> Bod
     """``axes`` with each hip's place along the body read from ``positions_world (F, J,
     3)``: in a turned pose (:func:`turn_goals`), its horizontal lever about the pelvis
     (shorter by the turn's cosine, about), which the pelvis drop's two ends use."""
-    rel = positions_world[:, ctx.leg_joints[:, 0]] - positions_world[:, ctx.pelvis, None]
-    return axes._replace(along=np.einsum("nki,ni->nk", rel, axes.forward))
+    return axes._replace(along=_along(ctx, positions_world, axes.forward))
 
 
 def turn_pelvis(
@@ -254,11 +252,17 @@ def turn_pelvis(
     rotations_local[:, ctx.pelvis] = pelvis
 
 
+def _hips(ctx: FootContext, positions_world: np.ndarray) -> np.ndarray:
+    """``(N, feet, 3)`` each hip's offset from the pelvis (world)."""
+    return positions_world[:, ctx.leg_joints[:, 0]] - positions_world[:, ctx.pelvis, None]
+
+
+def _along(ctx: FootContext, positions_world: np.ndarray, forward: np.ndarray) -> np.ndarray:
+    """``(N, feet)`` each hip's horizontal place along the body's ``forward (N, 3)`` axis."""
+    return np.einsum("nki,ni->nk", _hips(ctx, positions_world), forward)
+
+
 def _below(ctx: FootContext) -> np.ndarray:
     """``(J,)`` bool: the pelvis and every joint below it."""
-    parents = ctx.skeleton.parents
-    below = np.zeros(len(parents), dtype=bool)
-    below[ctx.pelvis] = True
-    for j in range(ctx.pelvis + 1, len(parents)):  # (parents come before their children)
-        below[j] = parents[j] >= 0 and below[parents[j]]
-    return below
+    sk, p = ctx.skeleton, ctx.pelvis
+    return np.array([j == p or p in sk.ancestors(j) for j in range(sk.num_joints)])
