@@ -162,20 +162,28 @@ def test_live_replays_the_pitch_and_stays_level_without_a_plan(trot, ground_name
         assert causal.last_info.pitch[0] == 0.0
 
 
-@pytest.mark.parametrize("ground_name", ["stairs", "slope"])
-def test_the_fox_walks_up_without_a_crouch(ground_name):
-    """The Fox's walk up the stairs and the slope: its front legs folded 31 and 26 % of a
-    leg with the body level; pitched, at most 12 % (9.8 and 7.2 measured), with no knee
-    pop and the float within its goal."""
-    from ikrig.app.placement import FootPlacement, place_clip, result_summary
+def fox_placed(animation: str, ground_name: str):
+    """``Fox.glb``'s ``animation`` walked (three cycles) over the built-in ``ground_name``
+    in full mode (:func:`~ikrig.app.placement.place_clip`); skips when the file is absent."""
+    from ikrig.app.placement import FootPlacement, place_clip
     from ikrig.io import read_clip
 
     path = SHARED / "data" / "gltf" / "Fox.glb"
     if not path.is_file():
         pytest.skip(f"{path} is not present")
-    clip = read_clip(path, animation="Walk")
+    clip = read_clip(path, animation=animation)
     walk = FootPlacement(at=(0.0, 0.0), heading=0.5, walk=True)._replace(cycles=3)
-    placed = place_clip(clip.motion, ground_name, ["full"], None, walk)
+    return place_clip(clip.motion, ground_name, ["full"], None, walk)
+
+
+@pytest.mark.parametrize("ground_name", ["stairs", "slope"])
+def test_the_fox_walks_up_without_a_crouch(ground_name):
+    """The Fox's walk up the stairs and the slope: its front legs folded 31 and 26 % of a
+    leg with the body level; pitched, at most 12 % (9.8 and 7.2 measured), with no knee
+    pop and the float within its goal."""
+    from ikrig.app.placement import result_summary
+
+    placed = fox_placed("Walk", ground_name)
     m = result_summary(placed.results["full"], placed.source, placed.world(), placed.source_fk)
     assert m["leg_fold"] <= 12.0 and m["pops"] == 0, m
 

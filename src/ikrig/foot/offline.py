@@ -15,9 +15,11 @@ is the one the live placer, the recipes, the state and every step's docstring us
 4. **Swings**: every foot's vertical offset, planned from lift-off to landing.
 5. **Root and targets** (*recipe*): (5a) the root follows the ground under the planted
    feet; (5b) the ankle targets; (5c) a body whose hips lie along it (a quadruped) pitches
-   with the ground along it (*recipe*).
+   with the ground along it (*recipe*); (5d) a foot that never plants is carried by its
+   hip, out of the ground (*recipe*).
 6. **Pelvis**: (6a) what the legs need (*recipe*); (6b) as a smooth upper envelope, at
-   each end of a long body (which pitches further by the difference).
+   each end of a long body (which pitches further by the difference; an end whose feet
+   never plant comes up part of the way their landings need).
 7. **Knees** (*recipe*): the knees' corrections smoothed in time (no knee pops).
 8. **Leg IK**: (8a) two-bone IK, (8b) the ankle turned, in chunks (the state carries over).
 9. **Baseline**: the do-nothing baseline (root on the ground, no IK) for comparison.
@@ -45,6 +47,7 @@ from ..signal.springs import spring_bank
 from .context import FootContext, check_clip, lift_pelvis
 from .options import FootOptions
 from .recipes import recipe_for
+from .stages.carry import carry_free_feet, rise_needs, settle_free_feet
 from .stages.contacts import detect_foot_contacts
 from .stages.goals import FootGoals, plant_feet, reach_ceilings, sole_goals
 from .stages.legs_ik import FrameInfo, LegPlan, solve_legs
@@ -88,7 +91,8 @@ class FootResult:
         legs, sole: step 1 as used.
         contacts: ``(F, feet)`` bool; pins: ``(F, feet)`` pinning curve.
         info: :class:`~ikrig.foot.stages.legs_ik.FrameInfo` of the result.
-        offsets: ``(F, feet)`` the planned vertical foot offsets (step 4).
+        offsets: ``(F, feet)`` the planned vertical foot offsets (step 4; a foot that never
+            plants: where its hip carries it, step 5d).
         datum: how far the given ground was raised to meet the clip (its floor with
             ``datum="clip"``, else 0), in clip units.
     """
@@ -234,17 +238,24 @@ def place_feet(
     root_offset = root_offset + turn[:, 1]
     rot_w = goals.rotations_world  # (the source's, for step 9)
     turn_goals(ctx, goals, axes, turn[:, 0])
+    lift = baseline_lift(ctx, goals)  # (step 9's, from the planned offsets of step 4)
+    # 5d. feet that never plant carried by their hips (recipe), and how far up they need them
+    free = recipe.free(goals)
+    rise = rise_needs(ctx, goals, root_offset, free) if free.any() else None
     # 6. the pelvis drop: what the legs need, as a smooth upper envelope at each end, whose
     # difference turns the body further (about the same axis: the turns add up)
-    need = recipe.pelvis_need(ctx, goals, root_offset, targets)
-    drop, more = plan_pelvis(ctx, need, levers(ctx, goals.positions_world, axes), goals.frame_time)
+    carried = carry_free_feet(ctx, goals, root_offset, targets, free)
+    need = recipe.pelvis_need(ctx, goals, root_offset, carried)
+    body = levers(ctx, goals.positions_world, axes)
+    drop, more = plan_pelvis(ctx, need, body, goals.frame_time, rise)
     turn_goals(ctx, goals, axes, more)
+    targets = carry_free_feet(ctx, goals, root_offset - drop, targets, free)  # turned further
+    settle_free_feet(ctx, goals, targets, free)
     pitch = turn[:, 0] + more
     plan = LegPlan(root_offset, drop, targets, found, pitch)
     # 7. the knees' corrections smoothed in time (recipe)
     plan = recipe.knees(ctx, goals, plan)
     # 8. leg IK and ankle turn, in chunks (the state carries over)
-    lift = baseline_lift(ctx, goals)  # (step 9's, while the goals are here)
     offsets = goals.offsets
     motion, info = _solve_in_chunks(ctx, clip, goals, plan, state, (chunk, progress))
     turn_pelvis(ctx, goals, pitch, motion.rotations_local)

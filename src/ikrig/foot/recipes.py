@@ -7,7 +7,9 @@ recipe             sole steps (3b, 3c)            targets (5a, 5b),      pelvis,
 ``full``           align (``align.enabled``),     root on the planted    need + plan or
                    lock (``lock.enabled``),       feet, feet at their    hold; knees
                    offline footprints (3d)        offsets and locks;     smoothed (7)
-                                                  a long body pitches
+                                                  a long body pitches;
+                                                  feet that never plant
+                                                  carried (5d)
 ``goal-blend``     none                           rays hip -> ankle,     need + plan or
                                                   blended by the pins    hold
 ``trace-offset``   none                           trace down from each   none (its body
@@ -30,6 +32,7 @@ import numpy as np
 from .context import FootContext
 from .options import FootOptions
 from .stages.align import align_feet
+from .stages.carry import free_feet, no_free_feet
 from .stages.footprints import fit_footprints
 from .stages.goals import FootGoals
 from .stages.knees import keep_knees, smooth_knees
@@ -46,6 +49,7 @@ NeedStep = Callable[[FootContext, FootGoals, np.ndarray, np.ndarray], np.ndarray
 KneeStep = Callable[[FootContext, FootGoals, LegPlan], LegPlan]
 PlannedSoleStep = Callable[[FootContext, FootGoals], None]
 AxesStep = Callable[[FootContext, np.ndarray], BodyAxes]
+FreeStep = Callable[[FootGoals], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Recipe:
         planned_soles: offline only, steps that see whole contacts (3d), after ``soles``.
         targets: the root offset and ankle targets (5a, 5b).
         body: the body's axis and the share of a turn it takes with the ground (5c).
+        free: offline, the feet its hips carry (5d): ``(feet,)`` bool.
         pelvis_need: how far the pelvis must come down (6a).
         knees: offline, the knee smoothing (7).
     """
@@ -67,6 +72,7 @@ class Recipe:
     planned_soles: tuple[PlannedSoleStep, ...]
     targets: TargetStep
     body: AxesStep
+    free: FreeStep
     pelvis_need: NeedStep
     knees: KneeStep
 
@@ -83,18 +89,34 @@ def _full(options: FootOptions) -> Recipe:
     if options.lock.enabled:
         soles += (hold_feet,)
     planned = (fit_footprints,) if options.plan.footprint_reach > 0 else ()
-    return Recipe("full", soles, planned, full_targets, body_axes, pelvis_needs, smooth_knees)
+    return Recipe(
+        "full", soles, planned, full_targets, body_axes, free_feet, pelvis_needs, smooth_knees
+    )
 
 
 def _goal_blend(options: FootOptions) -> Recipe:
     return Recipe(
-        "goal-blend", (), (), goal_blend_targets, level_body_axes, pelvis_needs, keep_knees
+        "goal-blend",
+        (),
+        (),
+        goal_blend_targets,
+        level_body_axes,
+        no_free_feet,
+        pelvis_needs,
+        keep_knees,
     )
 
 
 def _trace_offset(options: FootOptions) -> Recipe:
     return Recipe(
-        "trace-offset", (), (), trace_offset_targets, level_body_axes, no_pelvis_need, keep_knees
+        "trace-offset",
+        (),
+        (),
+        trace_offset_targets,
+        level_body_axes,
+        no_free_feet,
+        no_pelvis_need,
+        keep_knees,
     )
 
 

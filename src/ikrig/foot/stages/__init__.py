@@ -13,6 +13,7 @@ step     module              what it does
 4        ``swing``           vertical foot offsets: planned swings, or live estimates
 5a, 5b   ``targets``         the root following the ground, and the ankle targets
 5c       ``pitch``           a long body (a quadruped) turned with the ground
+5d       ``carry``           offline: a foot that never plants carried by its hip
 6a, 6b   ``pelvis``          the pelvis coming down where a leg needs it
 7        ``knees``           offline: knee corrections smoothed in time
 8a, 8b   ``legs_ik``         two-bone leg IK and the ankle turn

@@ -153,7 +153,11 @@ def hold_pelvis(
 
 
 def plan_pelvis(
-    ctx: FootContext, need: np.ndarray, axes: BodyAxes, frame_time: float
+    ctx: FootContext,
+    need: np.ndarray,
+    axes: BodyAxes,
+    frame_time: float,
+    rise: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Step 6b, offline: the pelvis drop ``(F,)`` and the body's further pitch ``(F,)``
     (radians, front up) that meet each leg's ``need (F, feet)``.
@@ -168,8 +172,11 @@ def plan_pelvis(
     that envelope at each end instead: over the legs ahead of the middle of its hips and
     over those behind it. The body then comes down along the line through the two ends (the
     drop at the pelvis, the pitch its slope), so a hind leg that cannot reach lowers the
-    hind end, not the front legs with it. A biped (share 0) has the one envelope and no
-    pitch.
+    hind end, not the front legs with it. An end all of whose feet are free comes up
+    instead by the smooth upper envelope of their ``rise (F, feet)``
+    (:func:`~.carry.rise_needs`, NaN for a foot that plants), where that is more than its
+    drop: nothing planted holds it down, and its feet land with their legs as recorded. A
+    biped (share 0) has the one envelope, no pitch and no rise.
     """
     window = round(ctx.options.plan.pelvis_window / frame_time)
     drop = upper_envelope(need.max(axis=1, initial=0.0), window)
@@ -177,18 +184,22 @@ def plan_pelvis(
     if not np.any(share):  # a biped: one envelope
         return drop, np.zeros(len(drop))
     front = along >= 0.5 * (along.min(axis=1) + along.max(axis=1))[:, None]
-    d_front, a_front = _end_drop(need, along, front, window)
-    d_hind, a_hind = _end_drop(need, along, ~front, window)
+    d_front, a_front = _end_drop(need, along, front, window, rise)
+    d_hind, a_hind = _end_drop(need, along, ~front, window, rise)
     slope = (d_front - d_hind) / np.maximum(a_front - a_hind, 1e-9 * ctx.unit)
     drop = drop + share * (d_hind - a_hind * slope - drop)
     return drop, share * np.arcsin(np.clip(-slope, -1.0, 1.0))
 
 
 def _end_drop(
-    need: np.ndarray, along: np.ndarray, end: np.ndarray, window: int
+    need: np.ndarray, along: np.ndarray, end: np.ndarray, window: int, rise: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     """One end of a long body (:func:`plan_pelvis`): the smooth upper envelope ``(F,)`` of
-    the largest ``need`` of its legs (``end (F, feet)`` bool) and their mean place along
-    the body ``(F,)``."""
+    the largest ``need`` of its legs (``end (F, feet)`` bool), less that of their ``rise``
+    where every one of them is free, and their mean place along the body ``(F,)``."""
     drop = upper_envelope(np.where(end, need, 0.0).max(axis=1, initial=0.0), window)
+    if rise is not None:
+        free = np.all(~np.isnan(rise) | ~end, axis=1)
+        up = upper_envelope(np.where(end & free[:, None], rise, 0.0).max(axis=1), window)
+        drop = drop - up
     return drop, np.sum(np.where(end, along, 0.0), axis=1) / np.maximum(end.sum(axis=1), 1)

@@ -27,7 +27,7 @@ upper body's pose relative to the pelvis is kept), and each ankle's turn to the 
 (step 3b) takes the body's turn back, so the feet stand on the ground as before. The Fox's
 walk now crouches 7-10 % of a leg on the stairs and the slope, with no knee pop. Its legs,
 as straight as recorded again, cost a little float where step 7 smooths their knees and
-holds a foot up (its walk on the bumps: 2.15 % of a leg over its contacts, 2.12 level).
+holds a foot up (its walk on the bumps: 2.14 % of a leg over its contacts, 2.12 level).
 """
 
 from __future__ import annotations
