@@ -126,7 +126,7 @@ stands as high over the ground as over its recorded floor, but the float is read
 joint against that joint's own floor, so lifting a foot out of a dip below the clip's floor
 (cmu_131_02_walk's left foot sinks 7 % for a second; penetration 7.0 -> 1.8 %) and standing
 a sole on tilted ground read as a little more float. Measured uses: the Fox's walk on the
-bumps 0.087 and on the blocks 0.085, its run on the blocks 0.046 (0.067, 0.084 and none
+bumps 0.073 and on the blocks 0.084, its run on the blocks 0.046 (0.067, 0.084 and none
 before its body pitched with the ground: its legs, straighter now, are held up a little
 where step 7 smooths their knees), CesiumMan in place on the slope 0.084, cmu_131_02_walk
 on the bumps 0.069 (0.047 of it on flat ground, all of it the sink)."""

@@ -96,11 +96,11 @@ def _open(reason: str):
 CASES = [
     ("CesiumMan", None, "slope"),
     pytest.param("CesiumMan", None, "stairs",
-                 marks=_open("float mean 2.15 % (2.42 before the plan's shorter lift out of the"
+                 marks=_open("float mean 2.06 % (2.42 before the plan's shorter lift out of the"
                              " ground, 4.0 before issue 34), its own 1.55")),
     ("GodotPlatformerPlayer", "walk", "slope"),
     pytest.param("GodotPlatformerPlayer", "walk", "stairs",
-                 marks=_open("float mean 2.48 %, its own 1.58 (1.89 while the smoothing"
+                 marks=_open("float mean 2.44 %, its own 1.58 (1.89 while the smoothing"
                              " also faded out at a foot's first landing onto a step, which"
                              " floats the walked cycle up the stairs 1.16 % against 1.05, its"
                              " own 1.21; 3.08 before the plan's shorter lift out of the"

@@ -14,9 +14,9 @@ is the one the live placer, the recipes, the state and every step's docstring us
    counts).
 4. **Swings**: every foot's vertical offset, planned from lift-off to landing.
 5. **Root and targets** (*recipe*): (5a) the root follows the ground under the planted
-   feet; (5b) the ankle targets; (5c) a body whose hips lie along it (a quadruped) pitches
-   with the ground along it (*recipe*); (5d) a foot that never plants is carried by its
-   hip, out of the ground (*recipe*).
+   feet (offline without lag, *recipe*); (5b) the ankle targets; (5c) a body whose hips
+   lie along it (a quadruped) pitches with the ground along it (*recipe*); (5d) a foot
+   that never plants is carried by its hip, out of the ground (*recipe*).
 6. **Pelvis**: (6a) what the legs need (*recipe*); (6b) as a smooth upper envelope, at
    each end of a long body (which pitches further by the difference; an end whose feet
    never plant comes up part of the way their landings need).
@@ -228,12 +228,13 @@ def place_feet(
     check_coverage(goals.found, goals.points, stacklevel=2)
     # 4. every swing planned from lift-off to landing
     goals.offsets = plan_offsets(ctx, goals)
-    # 5. the root following the ground, and the ankle targets (already smooth: no spring)
+    # 5. the root following the ground, and the ankle targets (already smooth: no spring);
+    # the root as a plan, without lag (recipe), by the body's axes (recipe)
     root_offset, targets, found = recipe.targets(ctx, goals, state, 0.0)
-    smoothing = round(options.root.halflife / goals.frame_time)
-    root_offset = zero_lag_smooth(root_offset, smoothing)
-    # 5c. a long body pitching with the ground along it (recipe), smoothed as the root is
     axes = recipe.body(ctx, goals.positions_world)
+    root_offset = recipe.root(ctx, goals, root_offset, axes)
+    # 5c. a long body pitching with the ground along it (recipe), smoothed as the root is
+    smoothing = round(options.root.halflife / goals.frame_time)
     turn = zero_lag_smooth(np.stack(pitch_goals(ctx, goals, axes, root_offset), 1), smoothing)
     root_offset = root_offset + turn[:, 1]
     rot_w = goals.rotations_world  # (the source's, for step 9)

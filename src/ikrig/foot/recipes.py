@@ -40,7 +40,14 @@ from .stages.legs_ik import LegPlan
 from .stages.lock import hold_feet
 from .stages.pelvis import no_pelvis_need, pelvis_needs
 from .stages.pitch import BodyAxes, body_axes, level_body_axes
-from .stages.targets import Targets, full_targets, goal_blend_targets, trace_offset_targets
+from .stages.targets import (
+    Targets,
+    full_targets,
+    goal_blend_targets,
+    keep_root,
+    plan_root,
+    trace_offset_targets,
+)
 from .state import FootState
 
 SoleStep = Callable[[FootContext, FootGoals, FootState], None]
@@ -50,6 +57,7 @@ KneeStep = Callable[[FootContext, FootGoals, LegPlan], LegPlan]
 PlannedSoleStep = Callable[[FootContext, FootGoals], None]
 AxesStep = Callable[[FootContext, np.ndarray], BodyAxes]
 FreeStep = Callable[[FootGoals], np.ndarray]
+RootStep = Callable[[FootContext, FootGoals, np.ndarray, BodyAxes], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,8 @@ class Recipe:
         planned_soles: offline only, steps that see whole contacts (3d), after ``soles``.
         targets: the root offset and ankle targets (5a, 5b).
         body: the body's axis and the share of a turn it takes with the ground (5c).
+        root: offline, the root's offset as a plan (5a), from the target step's and the
+            body's axes.
         free: offline, the feet its hips carry (5d): ``(feet,)`` bool.
         pelvis_need: how far the pelvis must come down (6a).
         knees: offline, the knee smoothing (7).
@@ -72,6 +82,7 @@ class Recipe:
     planned_soles: tuple[PlannedSoleStep, ...]
     targets: TargetStep
     body: AxesStep
+    root: RootStep
     free: FreeStep
     pelvis_need: NeedStep
     knees: KneeStep
@@ -90,7 +101,15 @@ def _full(options: FootOptions) -> Recipe:
         soles += (hold_feet,)
     planned = (fit_footprints,) if options.plan.footprint_reach > 0 else ()
     return Recipe(
-        "full", soles, planned, full_targets, body_axes, free_feet, pelvis_needs, smooth_knees
+        "full",
+        soles,
+        planned,
+        full_targets,
+        body_axes,
+        plan_root,
+        free_feet,
+        pelvis_needs,
+        smooth_knees,
     )
 
 
@@ -101,6 +120,7 @@ def _goal_blend(options: FootOptions) -> Recipe:
         (),
         goal_blend_targets,
         level_body_axes,
+        plan_root,
         no_free_feet,
         pelvis_needs,
         keep_knees,
@@ -114,6 +134,7 @@ def _trace_offset(options: FootOptions) -> Recipe:
         (),
         trace_offset_targets,
         level_body_axes,
+        keep_root,
         no_free_feet,
         no_pelvis_need,
         keep_knees,

@@ -1,4 +1,5 @@
-"""Step 5 (5a and 5b): how far the root moves up, and the ankle targets.
+"""Step 5 (5a and 5b): how far the root moves up, and the ankle targets; offline, the root
+as a plan (:func:`plan_root`).
 
 Each recipe (:mod:`ikrig.foot.recipes`) picks one target step; all share the signature
 ``(ctx, goals, state, halflife) -> (root_offset (F,), targets_world (F, feet, 3), found
@@ -15,13 +16,23 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._jit.setup import njit
-from ...signal.springs import SpringBank, as_lanes, lane, smooth, spring_advance, spring_rate
+from ...signal.filters import zero_lag_smooth
+from ...signal.springs import (
+    SpringBank,
+    as_lanes,
+    lane,
+    smooth,
+    spring_advance,
+    spring_bank,
+    spring_rate,
+)
 from ..context import UP, FootContext
 from .goals import FootGoals, ground_heights
 from .swing import KEEP_DIP
 
 if TYPE_CHECKING:
     from ..state import FootState
+    from .pitch import BodyAxes
 
 ROOT_FLOOR_WEIGHT = 0.02
 """Weight of every foot in the root's soft minimum besides its pin (so a character in the
@@ -66,17 +77,72 @@ def root_offsets(
 ) -> np.ndarray:
     """Step 5a: the root's vertical offset ``(F,)`` following the feet's ``offsets (F, feet)``
     where they are planted (``weights (F, feet)``), on the root spring ``spring``."""
-    o = ctx.options.root
+    rate = spring_rate(ctx.options.root.halflife, float(frame_time))
+    return _soft_root(ctx, offsets, weights, rate, spring)
+
+
+def _soft_root(
+    ctx: FootContext, offsets: np.ndarray, weights: np.ndarray, rate: np.ndarray, spring: SpringBank
+) -> np.ndarray:
+    """:func:`root_run` with the context's softness, on a spring of ``rate``."""
     out = np.empty(len(offsets))
     root_run(
         np.ascontiguousarray(offsets, dtype=np.float64),
         np.ascontiguousarray(weights, dtype=np.float64),
-        o.softness * ctx.unit,
-        spring_rate(o.halflife, float(frame_time)),
+        ctx.options.root.softness * ctx.unit,
+        rate,
         as_lanes(spring, 1),
         out,
     )
     return out
+
+
+ROOT_WINDOW = 2.0
+"""Offline, the root of a body whose hips lie across it (a biped) follows its goal (the
+soft minimum of step 5a) through a zero-lag window of this many times ``root.halflife``
+either side, not the live spring. The spring lags a climb by 1.4 half-lives (0.22 s): up
+the stairs and the slope the legs folded under the late body, a crouch of up to 20 % of a
+leg more than recorded (bandai2_run_normal up the stairs). Measured over the 12 shared BVH
+clips with the pelvis window of 0.12 s (leg fold, mean and largest, % of a leg; the
+pelvis's vertical acceleration, largest ratio to the source's): up the stairs 6.9 and 19.8
+with the spring, 5.2 and 10.5 at 2 (up the slope 4.9 and 17.8, 3.4 and 9.2), the
+acceleration at most 2.7 (aalto_walk_slow on the blocks; 2.2 with the spring); at 1, 4.8
+and 9.4 up the stairs, but an acceleration of 3.35. The window anticipates a climb as much
+as it trails it, and the pelvis drop (step 6b) keeps every leg within reach; what it costs
+is a planted joint held up a little more at a push-off up the stairs, where step 7 smooths
+the knee of a body that now rises on time (the largest height deviation of a planted
+joint: xia_old_run 1.8 -> 2.9 % of a leg, for a frame or two, its float mean 0.94 -> 1.0).
+A long body (:func:`~.pitch.body_axes`) keeps the spring by its share: its pitch and
+two-end drop were measured with it, and without it the Fox's walk up the slope floated
+2.17 % of a leg (its goal 2.15), its run 1.12-1.14 (goal 1.10), and the trot's ankle stood
+1.27 % off its recorded height up the stairs (bar 1.0)."""
+
+
+def plan_root(
+    ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, axes: BodyAxes
+) -> np.ndarray:
+    """Step 5a offline (recipes whose root follows the planted feet): the root's vertical
+    offset ``(F,)`` as a plan, without lag: the soft minimum of step 5a with no spring,
+    smoothed by a zero-lag window of :data:`ROOT_WINDOW` half-lives; blended by
+    ``axes.share`` towards ``root_offset (F,)``, the spring's (as :func:`keep_root` smooths
+    it)."""
+    kept = keep_root(ctx, goals, root_offset, axes)
+    if np.all(axes.share >= 1.0):
+        return kept
+    weights = goals.pins * goals.found
+    no_spring = spring_rate(0.0, goals.frame_time)
+    goal = _soft_root(ctx, ground_offsets(ctx, goals), weights, no_spring, spring_bank(1))
+    radius = round(ROOT_WINDOW * ctx.options.root.halflife / goals.frame_time)
+    planned = zero_lag_smooth(goal, radius)
+    return planned + axes.share * (kept - planned)
+
+
+def keep_root(
+    ctx: FootContext, goals: FootGoals, root_offset: np.ndarray, axes: BodyAxes
+) -> np.ndarray:
+    """Step 5a offline, a recipe's own root ``root_offset (F,)`` smoothed by a zero-lag
+    window of ``root.halflife`` either side (``axes``: unused)."""
+    return zero_lag_smooth(root_offset, round(ctx.options.root.halflife / goals.frame_time))
 
 
 @njit(cache=True)
