@@ -98,13 +98,27 @@ def _float32_spread(source, ground, legs, up, truth):
     return np.abs(moved).max(axis=(1, 2)) / legs.leg_length
 
 
+ACCELERATIONS = ("pelvis_acc", "pelvis_acc_source")
+"""Measures in % of a leg per second squared: no length, so compared within
+:data:`ACCELERATION_SHARE` of their value."""
+
+ACCELERATION_SHARE = 0.01
+"""Blender's evaluated pelvis differs from ikrig's by up to 0.1 % of a leg (the clip as
+Blender imports it, on float32 keys), which a second difference over one frame turns into
+up to 2 % of a frame's acceleration (bandai2_walk_normal on the stairs: 1067 against 1057
+at one frame, 20 units apart at another before issue 34's root plan); the p99 moved by
+0.3 % (3.2 units), over the 0.5 units a length's tolerance would allow."""
+
+
 def _same_measures(mine, theirs):
     """Every overall measure of the two metric dicts (in % of a leg) within 0.5 % of a
-    leg; the same misses."""
+    leg, an acceleration within :data:`ACCELERATION_SHARE` of its value; the same
+    misses."""
     assert mine["misses"] == theirs["misses"]
     for key, value in theirs.items():
         if isinstance(value, float) and mine[key] is not None:
-            assert abs(mine[key] - value) <= 100 * LEG_SHARE, (key, mine[key], value)
+            tol = ACCELERATION_SHARE * abs(value) if key in ACCELERATIONS else 100 * LEG_SHARE
+            assert abs(mine[key] - value) <= tol, (key, mine[key], value)
 
 
 @pytest.mark.parametrize("kind", sorted(MESHES))
