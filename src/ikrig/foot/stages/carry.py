@@ -11,16 +11,16 @@ its planted feet (steps 5a, 5c, 6b), never came up for it.
 
 So such a *free* foot (:func:`free_feet`):
 
-1. :func:`carried` moves it as the body carries its hip: the ankle of the turned pose
-   (step 5c) lifted with the root, the sole kept out of the ground there
-   (:func:`sole_lift`). The leg keeps its recorded shape;
+1. :func:`carried` says where the body carries it with its hip: the ankle of the turned
+   pose (step 5c) lifted with the root, the leg in its recorded shape;
 2. :func:`rise_needs` says how far its hip would have to come up for that sole to touch
    the ground where it is lower than that (a paw landing on a higher step): the pelvis
    plan raises an end of the body all of whose feet are free by :data:`RISE_SHARE` of
    that (:func:`~.pelvis.plan_pelvis`);
 3. :func:`carry_free_feet` blends each free foot's target from the ground-following one
    (near the ground, where the recording has it touch down) to the carried one (from
-   :data:`FREE_HEIGHT` of clearance up), after the pelvis plan, in the finally turned pose;
+   :data:`FREE_HEIGHT` of clearance up), and keeps the sole out of the ground where it is
+   (:func:`sole_lift`), after the pelvis plan, in the finally turned pose;
    :func:`settle_free_feet` then writes the offsets those targets stand at, so that the
    knee smoothing (step 7) lowers none of them into the ground where it is carried.
 

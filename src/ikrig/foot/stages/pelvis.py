@@ -172,11 +172,11 @@ def plan_pelvis(
     that envelope at each end instead: over the legs ahead of the middle of its hips and
     over those behind it. The body then comes down along the line through the two ends (the
     drop at the pelvis, the pitch its slope), so a hind leg that cannot reach lowers the
-    hind end, not the front legs with it. An end all of whose feet are free comes up
-    instead by the smooth upper envelope of their ``rise (F, feet)``
-    (:func:`~.carry.rise_needs`, NaN for a foot that plants), where that is more than its
-    drop: nothing planted holds it down, and its feet land with their legs as recorded. A
-    biped (share 0) has the one envelope, no pitch and no rise.
+    hind end, not the front legs with it. An end all of whose feet are free also comes up
+    by the smooth upper envelope of their ``rise (F, feet)`` (:func:`~.carry.rise_needs`,
+    NaN for a foot that plants), less its drop: nothing planted holds it down, and its
+    feet land nearer their recorded legs. A biped (share 0) has the one envelope, no pitch
+    and no rise.
     """
     window = round(ctx.options.plan.pelvis_window / frame_time)
     drop = upper_envelope(need.max(axis=1, initial=0.0), window)
