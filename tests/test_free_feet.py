@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_body_pitch import _ground, fox_placed
+from test_body_pitch import _context, _ground, fox_placed
 from test_quadruped import LEGS, _trot
 
 from ikrig.character import find_legs
@@ -104,8 +104,6 @@ def test_an_end_whose_feet_are_free_comes_up_for_them(trot):
     front foot planting, or a biped's body (share 0), nothing comes up."""
     clip, _ = trot
     legs = find_legs(clip.skeleton, LEGS)
-    from test_body_pitch import _context
-
     ctx = _context(clip, legs)
     F = 200
     need = np.zeros((F, 4))
