@@ -356,22 +356,7 @@ def _hexapod_name(role: str, tag: str) -> str:
     return f"{word}_{dict(f='front', m='mid', h='back')[tag[0]]}_{tag[1]}"
 
 
-HEXAPOD_STAIRS = (
-    "front left ankle 1.02 % of a leg over its recorded height in a contact core (0.04"
-    " before the body pitched, issue 34: as the pitch ramps from 4 to 12 degrees onto the"
-    " stairs, step 7's knee smoothing holds the straighter leg's foot up)"
-)
-
-
-@pytest.mark.parametrize(
-    "ground_name",
-    [
-        "slope",
-        "blocks",
-        "bumps",
-        pytest.param("stairs", marks=pytest.mark.xfail(strict=True, reason=HEXAPOD_STAIRS)),
-    ],
-)
+@pytest.mark.parametrize("ground_name", ["stairs", "slope", "blocks", "bumps"])
 def test_a_hexapod_found_by_name_plants_all_six_feet(ground_name):
     """Six legs (a tripod gait: front and hind left with middle right, then the others)
     found by name and placed without ``--legs``, as with the legs named by hand."""
