@@ -35,7 +35,7 @@ GLTF = [  # (file, animation, legs, placement)
 ]
 COLUMNS = (  # (key, header, format)
     ("pelvis_change_mean", "pelvis dy mean", "{:+.2f}"),
-    ("pelvis_change_p95", "pelvis |dy| p95", "{:.2f}"),
+    ("pelvis_change_p95", "pelvis dy p95 (size)", "{:.2f}"),
     ("joint_disp_p95", "joints p95", "{:.2f}"),
     ("upper_body_change", "upper body", "{:.1e}"),
     ("leg_extension_max", "ext max", "{:.4f}"),
