@@ -110,10 +110,11 @@ def rise_needs(
 def carry_free_feet(
     ctx: FootContext, goals: FootGoals, lift: np.ndarray, targets: np.ndarray, free: np.ndarray
 ) -> np.ndarray:
-    """The ankle ``targets (F, feet, 3)`` (world; a new array) with each free foot's
-    blended from its ground-following target to the carried one (:func:`carried`, with
-    ``lift (F,)``) by its recorded clearance (:data:`FREE_HEIGHT`), then lifted out of the
-    ground (:func:`sole_lift`) where it is."""
+    """The ankle ``targets (F, feet, 3)`` (world) with each free foot's blended from its
+    ground-following target to the carried one (:func:`carried`, with ``lift (F,)``) by
+    its recorded clearance (:data:`FREE_HEIGHT`), then lifted out of the ground
+    (:func:`sole_lift`) where it is: a new array, or ``targets`` itself where no foot is
+    free."""
     if not free.any():
         return targets
     weight = smoothstep(np.maximum(goals.source_clearance, 0.0) / (FREE_HEIGHT * ctx.unit))

@@ -126,14 +126,16 @@ def plan_root(
     smoothed by a zero-lag window of :data:`ROOT_WINDOW` half-lives; blended by
     ``axes.share`` towards ``root_offset (F,)``, the spring's (as :func:`keep_root` smooths
     it)."""
-    kept = keep_root(ctx, goals, root_offset, axes)
     if np.all(axes.share >= 1.0):
-        return kept
+        return keep_root(ctx, goals, root_offset, axes)
     weights = goals.pins * goals.found
     no_spring = spring_rate(0.0, goals.frame_time)
     goal = _soft_root(ctx, ground_offsets(ctx, goals), weights, no_spring, spring_bank(1))
     radius = round(ROOT_WINDOW * ctx.options.root.halflife / goals.frame_time)
     planned = zero_lag_smooth(goal, radius)
+    if not np.any(axes.share):  # a biped: the spring's root is not needed
+        return planned
+    kept = keep_root(ctx, goals, root_offset, axes)
     return planned + axes.share * (kept - planned)
 
 
